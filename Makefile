@@ -1,0 +1,32 @@
+# ontime — see README.md. The two commands: `make dev` and `make test`.
+SHELL := /usr/bin/env bash -o pipefail
+.DEFAULT_GOAL := help
+
+GO ?= go
+
+.PHONY: help
+help: ## List the targets.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build bin/ontime.
+	$(GO) build -o bin/ontime ./cmd/ontime
+
+.PHONY: kube-binaries
+kube-binaries: ## Build the local control plane into ~/.cache/ontime (first time ~15 min).
+	@hack/kube-binaries.sh >/dev/null
+
+.PHONY: test
+test: kube-binaries ## go vet, unit tests (race detector on), envtest integration tests, full differential tests.
+	$(GO) vet ./...
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -race -short -count=1 ./...
+	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone)"
+	$(GO) test -count=1 -run 'Differential|DST' ./pkg/cron/
+
+.PHONY: dev
+dev: ## Run ontime on a local kwok cluster (ontime-dev) with the samples applied.
+	@hack/dev.sh up
+
+.PHONY: dev-down
+dev-down: ## Stop the controller and delete the local cluster.
+	@hack/dev.sh down

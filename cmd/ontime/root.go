@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes: 0 success, 1 a failure at run time (for example the API
+// server is unreachable), 2 invalid input (a bad flag, schedule or zone).
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitBadInput = 2
+)
+
+// inputError marks errors the user caused; they exit with code 2.
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+func (e inputError) Unwrap() error { return e.err }
+
+func badInput(format string, args ...any) error {
+	return inputError{fmt.Errorf(format, args...)}
+}
+
+// run executes the command line and returns the process exit code. Errors
+// are printed as one line on stderr, never with a stack trace.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCommand(stdout, stderr)
+	root.SetArgs(args)
+	// SIGINT and SIGTERM cancel the context: the controller shuts down
+	// cleanly and releases its leader-election lease.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "ontime: %v\n", err)
+	var input inputError
+	if errors.As(err, &input) {
+		return exitBadInput
+	}
+	return exitFailure
+}
+
+func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ontime",
+		Short: "Scheduled Kubernetes jobs that start on time",
+		Long: `ontime runs scheduled Kubernetes jobs on time: a CronJob-compatible
+operator (ontime controller) and offline tools for cron schedules.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	// Flag errors are the user's: exit 2.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return inputError{err} })
+	root.AddCommand(
+		newVersionCommand(),
+		newControllerCommand(),
+	)
+	for _, cmd := range root.Commands() {
+		cmd.Args = wrapArgs(cmd.Args)
+	}
+	return root
+}
+
+// wrapArgs makes positional-argument errors exit with code 2.
+func wrapArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	if check == nil {
+		return nil
+	}
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return inputError{err}
+		}
+		return nil
+	}
+}
