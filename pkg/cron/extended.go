@@ -1,0 +1,138 @@
+package cron
+
+import (
+	"strconv"
+	"strings"
+)
+
+// parseExtendedTerm parses the extended dialect's terms. ok is false when
+// term is none of them, and the caller reports it as a plain term.
+//
+//	H, H/n, H(a-b), H(a-b)/n   any field: Jenkins' hashed values
+//	L, L-n, LW, nW             day of month: last day, nth day before it,
+//	                           last weekday, weekday nearest to day n
+//	dL, d#n                    day of week: last d of the month, nth d
+func (fp *fieldParser) parseExtendedTerm(k fieldKind, term string, offset int) (bits uint64, ok bool, err error) {
+	switch {
+	case term[0] == 'H':
+		bits, err = fp.parseHash(k, term, offset)
+		return bits, true, err
+	case k == domField:
+		return 0, true, fp.parseDayOfMonthTerm(term, offset)
+	case k == dowField:
+		return 0, true, fp.parseDayOfWeekTerm(term, offset)
+	}
+	return 0, false, nil
+}
+
+func (fp *fieldParser) parseDayOfMonthTerm(term string, offset int) error {
+	t := &fp.terms
+	switch {
+	case term == "L":
+		t.lastMinus |= 1
+	case term == "LW":
+		t.lastWeekday = true
+	case strings.HasPrefix(term, "L-"):
+		n, err := strconv.Atoi(term[2:])
+		if err != nil || n < 0 || n > 30 {
+			return fp.fail(domField, term, offset, "L-n needs n from 0 to 30 (days before the last day of the month)")
+		}
+		t.lastMinus |= 1 << uint(n)
+	case strings.HasSuffix(term, "W"):
+		n, err := strconv.Atoi(term[:len(term)-1])
+		if err != nil || n < 1 || n > 31 {
+			return fp.fail(domField, term, offset, "nW needs a day n from 1 to 31 (the weekday nearest to it)")
+		}
+		t.nearestWeekday |= 1 << uint(n)
+	default:
+		return fp.fail(domField, term, offset, "is not a day of month; extended forms are L, L-n, LW and nW")
+	}
+	return nil
+}
+
+func (fp *fieldParser) parseDayOfWeekTerm(term string, offset int) error {
+	t := &fp.terms
+	if day, ok := strings.CutSuffix(term, "L"); ok && day != "" {
+		w, err := fp.weekday(day, offset)
+		if err != nil {
+			return err
+		}
+		t.lastOfWeekday |= 1 << uint(w)
+		return nil
+	}
+	if day, nth, ok := strings.Cut(term, "#"); ok {
+		w, err := fp.weekday(day, offset)
+		if err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(nth)
+		if err != nil || n < 1 || n > 5 {
+			return fp.fail(dowField, term, offset, "d#n needs n from 1 to 5 (the nth such weekday of the month)")
+		}
+		t.nth[w] |= 1 << uint(n-1)
+		return nil
+	}
+	return fp.fail(dowField, term, offset, "is not a day of week; extended forms are dL (last d of the month) and d#n (nth d)")
+}
+
+// weekday parses 0-7 or a name; 7 is Sunday.
+func (fp *fieldParser) weekday(text string, offset int) (int, error) {
+	w, err := fp.value(dowField, text, offset)
+	if err != nil {
+		return 0, err
+	}
+	if w > 7 {
+		return 0, fp.fail(dowField, text, offset, strconv.Itoa(w)+" is above the maximum 7")
+	}
+	return w % 7, nil
+}
+
+// parseHash expands an H term with Jenkins' rules (BaseParser.doHash): H is
+// one value in the field's range (1-28 for day of month, 0-6 for day of
+// week, so it is valid in every month and week); H/n starts at a hashed
+// offset below n and repeats every n; H(a-b) and H(a-b)/n do the same within
+// a-b. As in Jenkins, H/1 is a single value.
+func (fp *fieldParser) parseHash(k fieldKind, term string, offset int) (uint64, error) {
+	info := &fieldInfos[k]
+	low, high := info.min, info.hashMax
+	rest := term[1:]
+	if strings.HasPrefix(rest, "(") {
+		inner, after, ok := strings.Cut(rest[1:], ")")
+		a, b, isRange := strings.Cut(inner, "-")
+		if !ok || !isRange {
+			return 0, fp.fail(k, term, offset, "H(a-b) needs a range in parentheses, such as H(0-29)")
+		}
+		var err error
+		if low, err = fp.value(k, a, offset); err != nil {
+			return 0, err
+		}
+		if high, err = fp.value(k, b, offset); err != nil {
+			return 0, err
+		}
+		if low < info.min || high > fp.maxValue(k) || low > high {
+			return 0, fp.fail(k, term, offset, "range must lie within "+strconv.Itoa(info.min)+"-"+strconv.Itoa(fp.maxValue(k))+" and start before it ends")
+		}
+		rest = after
+	}
+	step := 1
+	if rest != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(rest, "/"))
+		if !strings.HasPrefix(rest, "/") || err != nil || n < 1 {
+			return 0, fp.fail(k, term, offset, "H takes the forms H, H/n, H(a-b) and H(a-b)/n with n at least 1")
+		}
+		if n > high-low+1 {
+			return 0, fp.fail(k, term, offset, "step "+strconv.Itoa(n)+" is larger than the range "+strconv.Itoa(low)+"-"+strconv.Itoa(high))
+		}
+		step = n
+	}
+	if fp.parser.HashKey == "" {
+		return 0, fp.fail(k, term, offset, "H needs a hash key (ontime next --hash-key; a ScheduledJob uses its namespace/name)")
+	}
+	if fp.hash == nil {
+		fp.hash = newHashSource(fp.parser.HashKey)
+	}
+	if step == 1 {
+		return 1 << uint(low+fp.hash.intn(high-low+1)), nil
+	}
+	return valueBits(low+fp.hash.intn(step), high, step), nil
+}

@@ -1,0 +1,178 @@
+package cron
+
+import (
+	"math"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"weak"
+)
+
+// DSTPolicy says what a schedule does when a daylight-saving change skips or
+// repeats the wall-clock times it names.
+type DSTPolicy int
+
+const (
+	// DSTCron follows ISC/Vixie cron. A schedule at a fixed local time that
+	// does not exist that day (it falls in a spring-forward gap) fires once
+	// at the first instant after the gap; a fixed local time that occurs
+	// twice (fall back) fires once, at its first occurrence. A schedule
+	// whose minute or hour field starts with * (ISC's MIN_STAR/HR_STAR, for
+	// example "*/15 * * * *" or "0 * * * *") follows elapsed time instead:
+	// it fires in both copies of a repeated hour and not at all in a
+	// skipped one. This is the default.
+	DSTCron DSTPolicy = iota
+	// DSTKubernetes reproduces robfig/cron v3, which Kubernetes CronJob
+	// uses: every instant whose wall-clock reading matches fires, so a
+	// local time in a spring-forward gap is skipped and one that occurs
+	// twice fires twice.
+	DSTKubernetes
+)
+
+// String returns "cron" or "kubernetes", the names ParseDSTPolicy accepts.
+func (p DSTPolicy) String() string {
+	switch p {
+	case DSTCron:
+		return "cron"
+	case DSTKubernetes:
+		return "kubernetes"
+	}
+	return "DSTPolicy(" + strconv.Itoa(int(p)) + ")"
+}
+
+// ParseDSTPolicy maps "cron" and "kubernetes" (any case) to a DSTPolicy.
+func ParseDSTPolicy(name string) (DSTPolicy, error) {
+	switch strings.ToLower(name) {
+	case "cron":
+		return DSTCron, nil
+	case "kubernetes":
+		return DSTKubernetes, nil
+	}
+	return 0, &ParseError{Field: "dst policy", Value: name, Reason: `must be "cron" or "kubernetes"`}
+}
+
+// zoneTable lists the UTC offsets of a location over a window of years, so
+// that Next and Prev find the offset in effect with a binary search instead
+// of asking the time package, which with Go's embedded ("slim") tzdata
+// re-parses the zone's rule string for every instant after 2007 (~200 ns).
+type zoneTable struct {
+	loc *time.Location
+	// starts[i] is the instant (Unix seconds) from which offsets[i] applies,
+	// until starts[i+1]. starts[0] is the start of the window; before it and
+	// from end on, the time package is asked instead.
+	starts  []int64
+	offsets []int32
+	end     int64
+}
+
+// period is a stretch of time with one UTC offset: [start, end) in Unix
+// seconds. previousOffset is the offset in effect just before start, which
+// tells whether the period began with a gap (previousOffset < offset) or
+// with a repeat of wall-clock times (previousOffset > offset).
+type period struct {
+	start, end             int64
+	offset, previousOffset int64
+}
+
+const (
+	noStart = math.MinInt64
+	noEnd   = math.MaxInt64
+)
+
+var (
+	zoneTableStart = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	zoneTableEnd   = time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	// zoneTables caches one table per *time.Location, held weakly so that
+	// locations the program drops are not kept alive by the cache.
+	zoneTables sync.Map // weak.Pointer[time.Location] -> *zoneTable
+)
+
+// zoneFor returns the table for loc, or nil and the fixed offset when loc
+// never changes its offset (UTC, time.FixedZone).
+func zoneFor(loc *time.Location) (*zoneTable, int64) {
+	if loc == time.UTC {
+		return nil, 0
+	}
+	key := weak.Make(loc)
+	var table *zoneTable
+	if cached, ok := zoneTables.Load(key); ok {
+		table = cached.(*zoneTable)
+	} else {
+		table = buildZoneTable(loc)
+		if cached, loaded := zoneTables.LoadOrStore(key, table); loaded {
+			table = cached.(*zoneTable)
+		} else {
+			runtime.AddCleanup(loc, func(key weak.Pointer[time.Location]) { zoneTables.Delete(key) }, key)
+		}
+	}
+	if table.starts == nil {
+		// One offset forever: callers use plain arithmetic.
+		return nil, int64(table.offsets[0])
+	}
+	return table, 0
+}
+
+func buildZoneTable(loc *time.Location) *zoneTable {
+	table := &zoneTable{loc: loc, end: zoneTableEnd}
+	for at := zoneTableStart; at < zoneTableEnd; {
+		t := time.Unix(at, 0).In(loc)
+		_, offset := t.Zone()
+		// Transitions that change only the zone's name or DST flag do not
+		// move wall clocks; merge them away.
+		if n := len(table.offsets); n == 0 || table.offsets[n-1] != int32(offset) {
+			table.starts = append(table.starts, at)
+			table.offsets = append(table.offsets, int32(offset))
+		}
+		_, end := t.ZoneBounds()
+		if end.IsZero() {
+			break
+		}
+		at = end.Unix()
+	}
+	if len(table.starts) == 1 {
+		_, before := time.Unix(zoneTableStart-1, 0).In(loc).Zone()
+		if int32(before) == table.offsets[0] {
+			// One offset forever: UTC under another name, or a FixedZone.
+			table.starts = nil
+		}
+	}
+	return table
+}
+
+// periodAt returns the period containing instant u.
+func (z *zoneTable) periodAt(u int64) period {
+	if u < z.starts[0] || u >= z.end {
+		return z.periodFromTimePackage(u)
+	}
+	i := sort.Search(len(z.starts), func(i int) bool { return z.starts[i] > u }) - 1
+	p := period{start: z.starts[i], end: z.end, offset: int64(z.offsets[i])}
+	if i+1 < len(z.starts) {
+		p.end = z.starts[i+1]
+	}
+	if i > 0 {
+		p.previousOffset = int64(z.offsets[i-1])
+	} else {
+		p = z.periodFromTimePackage(u)
+	}
+	return p
+}
+
+// periodFromTimePackage answers periodAt outside the table's window.
+func (z *zoneTable) periodFromTimePackage(u int64) period {
+	t := time.Unix(u, 0).In(z.loc)
+	_, offset := t.Zone()
+	start, end := t.ZoneBounds()
+	p := period{start: noStart, end: noEnd, offset: int64(offset), previousOffset: int64(offset)}
+	if !start.IsZero() {
+		p.start = start.Unix()
+		_, previous := time.Unix(p.start-1, 0).In(z.loc).Zone()
+		p.previousOffset = int64(previous)
+	}
+	if !end.IsZero() {
+		p.end = end.Unix()
+	}
+	return p
+}
