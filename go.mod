@@ -3,6 +3,7 @@ module github.com/ontime-dev/ontime
 go 1.25.0
 
 require (
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/spf13/cobra v1.10.2
 	k8s.io/api v0.34.4
 	k8s.io/apimachinery v0.34.4

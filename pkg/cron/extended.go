@@ -5,24 +5,60 @@ import (
 	"strings"
 )
 
-// parseExtendedTerm parses the extended dialect's terms. ok is false when
-// term is none of them, and the caller reports it as a plain term.
+// isExtendedTerm reports whether term has the shape of an extended term:
 //
 //	H, H/n, H(a-b), H(a-b)/n   any field: Jenkins' hashed values
 //	L, L-n, LW, nW             day of month: last day, nth day before it,
 //	                           last weekday, weekday nearest to day n
 //	dL, d#n                    day of week: last d of the month, nth d
-func (fp *fieldParser) parseExtendedTerm(k fieldKind, term string, offset int) (bits uint64, ok bool, err error) {
+//
+// None of these shapes is valid in robfig's grammar, and none is a month or
+// weekday name ("JUL", "WED" and "THU" are names, not extended terms).
+func isExtendedTerm(k fieldKind, term string) bool {
+	switch {
+	case term == "H" || strings.HasPrefix(term, "H/") || strings.HasPrefix(term, "H("):
+		return true
+	case k == domField:
+		return term == "L" || term == "LW" || strings.HasPrefix(term, "L-") ||
+			(len(term) > 1 && strings.HasSuffix(term, "W") && isDigits(term[:len(term)-1]))
+	case k == dowField:
+		day, _, isNth := strings.Cut(term, "#")
+		if !isNth {
+			day = strings.TrimSuffix(term, "L")
+		}
+		return day != term && (isDigits(day) || isWeekdayName(day))
+	}
+	return false
+}
+
+func isWeekdayName(s string) bool {
+	for _, name := range fieldInfos[dowField].names {
+		if asciiEqualFold(s, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// parseExtendedTerm parses a term isExtendedTerm accepted.
+func (fp *fieldParser) parseExtendedTerm(k fieldKind, term string, offset int) (uint64, error) {
 	switch {
 	case term[0] == 'H':
-		bits, err = fp.parseHash(k, term, offset)
-		return bits, true, err
+		return fp.parseHash(k, term, offset)
 	case k == domField:
-		return 0, true, fp.parseDayOfMonthTerm(term, offset)
-	case k == dowField:
-		return 0, true, fp.parseDayOfWeekTerm(term, offset)
+		return 0, fp.parseDayOfMonthTerm(term, offset)
+	default:
+		return 0, fp.parseDayOfWeekTerm(term, offset)
 	}
-	return 0, false, nil
 }
 
 func (fp *fieldParser) parseDayOfMonthTerm(term string, offset int) error {

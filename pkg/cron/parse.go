@@ -308,13 +308,12 @@ func (fp *fieldParser) fail(k fieldKind, value string, offset int, reason string
 }
 
 func (fp *fieldParser) parseTerm(k fieldKind, term string, offset int) (uint64, bool, error) {
-	if strings.ContainsAny(term, "HLW#") {
+	if isExtendedTerm(k, term) {
 		if fp.parser.Dialect != Extended {
 			return 0, false, fp.fail(k, term, offset, "H, L, W and # are extended syntax, which Kubernetes CronJob rejects")
 		}
-		if bits, ok, err := fp.parseExtendedTerm(k, term, offset); ok || err != nil {
-			return bits, false, err
-		}
+		bits, err := fp.parseExtendedTerm(k, term, offset)
+		return bits, false, err
 	}
 	return fp.parseRange(k, term, offset)
 }

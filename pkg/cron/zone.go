@@ -118,19 +118,18 @@ func zoneFor(loc *time.Location) (*zoneTable, int64) {
 func buildZoneTable(loc *time.Location) *zoneTable {
 	table := &zoneTable{loc: loc, end: zoneTableEnd}
 	for at := zoneTableStart; at < zoneTableEnd; {
-		t := time.Unix(at, 0).In(loc)
-		_, offset := t.Zone()
+		_, offset := time.Unix(at, 0).In(loc).Zone()
 		// Transitions that change only the zone's name or DST flag do not
 		// move wall clocks; merge them away.
 		if n := len(table.offsets); n == 0 || table.offsets[n-1] != int32(offset) {
 			table.starts = append(table.starts, at)
 			table.offsets = append(table.offsets, int32(offset))
 		}
-		_, end := t.ZoneBounds()
-		if end.IsZero() {
+		end, ok := zoneEnd(loc, at)
+		if !ok {
 			break
 		}
-		at = end.Unix()
+		at = end
 	}
 	if len(table.starts) == 1 {
 		_, before := time.Unix(zoneTableStart-1, 0).In(loc).Zone()
@@ -164,15 +163,45 @@ func (z *zoneTable) periodAt(u int64) period {
 func (z *zoneTable) periodFromTimePackage(u int64) period {
 	t := time.Unix(u, 0).In(z.loc)
 	_, offset := t.Zone()
-	start, end := t.ZoneBounds()
+	start, _ := t.ZoneBounds()
 	p := period{start: noStart, end: noEnd, offset: int64(offset), previousOffset: int64(offset)}
-	if !start.IsZero() {
+	if !start.IsZero() && start.Unix() <= u {
 		p.start = start.Unix()
 		_, previous := time.Unix(p.start-1, 0).In(z.loc).Zone()
 		p.previousOffset = int64(previous)
+	} else if !start.IsZero() {
+		p.start = u // see zoneEnd: the bounds are only approximate here
 	}
-	if !end.IsZero() {
-		p.end = end.Unix()
+	if end, ok := zoneEnd(z.loc, u); ok {
+		p.end = end
 	}
 	return p
+}
+
+// zoneEnd returns the end of the zone period containing instant at: the
+// next instant at which the time package may report another offset. Periods
+// may end where the offset does not change (callers merge those), but never
+// later than a real change. ok is false when the offset never changes again.
+//
+// Past the last transition in the zone file, the time package computes
+// bounds from the zone's rule string (time.tzset), and in leap years it puts
+// the end of the year one day early (ystart + 365 days), so for instants on
+// December 31 it reports an end at or before the instant itself. When that
+// happens, step forward an hour at a time until it reports an end after the
+// instant again; no real zone changes its offset in that one day.
+func zoneEnd(loc *time.Location, at int64) (int64, bool) {
+	for probe := at; probe < at+48*3600; probe += 3600 {
+		t := time.Unix(probe, 0).In(loc)
+		_, end := t.ZoneBounds()
+		if end.IsZero() {
+			return 0, false
+		}
+		if end.Unix() > probe {
+			if probe == at {
+				return end.Unix(), true
+			}
+			return probe, true
+		}
+	}
+	return at + 48*3600, true
 }
