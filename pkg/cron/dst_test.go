@@ -23,33 +23,47 @@ func TestDSTEveryZone(t *testing.T) {
 		names = sample(names, 25)
 	}
 	cases := []struct {
-		spec   string
-		policy DSTPolicy
+		spec     string
+		policy   DSTPolicy
+		from, to time.Time
 	}{
 		// Fixed times every quarter hour (neither field starts with *), so
 		// every transition of every zone crosses a scheduled time.
-		{"0-59/15 0-23 * * *", DSTCron},
-		{"0-59/15 0-23 * * *", DSTKubernetes},
+		{spec: "0-59/15 0-23 * * *", policy: DSTCron},
+		{spec: "0-59/15 0-23 * * *", policy: DSTKubernetes},
 		// The wildcard form of the same times follows elapsed time.
-		{"*/15 * * * *", DSTCron},
+		{spec: "*/15 * * * *", policy: DSTCron},
 		// A daily time at the most common transition hours.
-		{"30 0-3 * * *", DSTCron},
+		{spec: "30 0-3 * * *", policy: DSTCron},
+		// Sparse schedules, whose Next crosses whole periods, on dates
+		// around the usual transitions in both hemispheres.
+		{spec: "30 2 * * *", policy: DSTKubernetes},
+		{spec: "30 2 * * *", policy: DSTCron},
+		{spec: "30 1,2 1-10 3,4,9,10,11 *", policy: DSTKubernetes},
+		{spec: "30 1,2 1-10 3,4,9,10,11 *", policy: DSTCron},
+		{spec: "0 0,3 1 1,7 *", policy: DSTKubernetes},
+		// Far beyond the zone files, where offsets come from the zone's
+		// rule string and the engine folds instants by 400 years.
+		{spec: "0-59/15 0-23 * * *", policy: DSTCron, from: time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC), to: time.Date(3001, 1, 1, 0, 0, 0, 0, time.UTC)},
 	}
-	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	to := time.Date(2029, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range cases {
+		if cases[i].from.IsZero() {
+			cases[i].from, cases[i].to = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2029, 1, 1, 0, 0, 0, 0, time.UTC)
+		}
+	}
 	checked := 0
 	for _, name := range names {
 		loc, err := time.LoadLocation(name)
 		if err != nil {
 			t.Fatalf("loading %s: %v", name, err)
 		}
-		offsets := zoneOffsets(loc, from.AddDate(0, 0, -2), to.AddDate(0, 0, 2))
 		for _, c := range cases {
 			s, err := Parser{Location: loc, DSTPolicy: c.policy}.Parse(c.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := expectedInstants(s, loc, offsets, from, to)
+			offsets := zoneOffsets(loc, c.from.AddDate(0, 0, -2), c.to.AddDate(0, 0, 2))
+			want := expectedInstants(s, loc, offsets, c.from, c.to)
 			checkSequence(t, s, want, name, c.spec)
 			checked++
 		}
@@ -176,7 +190,7 @@ func goTZDataZones(t *testing.T) []string {
 // sample picks n names spread over the list, always including the zones
 // with unusual transitions.
 func sample(names []string, n int) []string {
-	picked := []string{"America/New_York", "Australia/Lord_Howe", "America/Santiago", "Europe/London", "Asia/Gaza", "America/Havana"}
+	picked := []string{"America/New_York", "Australia/Sydney", "Pacific/Auckland", "Australia/Lord_Howe", "America/Santiago", "Europe/London", "Asia/Gaza", "America/Havana"}
 	for i := 0; i < len(names); i += len(names) / n {
 		picked = append(picked, names[i])
 	}

@@ -72,10 +72,18 @@ func (s *Spec) nextInstant(lo int64) (int64, bool) {
 	}
 	elapsed := s.followsElapsedTime()
 	p := s.zone.periodAt(lo)
+	// A schedule far apart crosses many periods; the wall-clock match found
+	// in one period stays the first match in the next unless wall clocks
+	// went back, so it is reused instead of searched again.
+	candidate := civilSearch{s: s}
 	for range maxPeriods {
-		if !elapsed && p.previousOffset < p.offset && p.start >= lo && s.firesBetween(p.start+p.previousOffset, p.start+p.offset) {
+		if !elapsed && p.previousOffset < p.offset && p.start >= lo {
 			// Wall-clock times in the gap fire once, when the gap ends.
-			return p.start, true
+			if c, ok := candidate.atOrAfter(ceilDiv(p.start+p.previousOffset, 60)); !ok {
+				return 0, false
+			} else if c*60 < p.start+p.offset {
+				return p.start, true
+			}
 		}
 		from := max(lo, p.start)
 		if !elapsed && p.previousOffset > p.offset {
@@ -83,7 +91,7 @@ func (s *Spec) nextInstant(lo int64) (int64, bool) {
 			from = max(from, p.start+p.previousOffset-p.offset)
 		}
 		if from < p.end {
-			c, ok := s.nextCivil(ceilDiv(from+p.offset, 60))
+			c, ok := candidate.atOrAfter(ceilDiv(from+p.offset, 60))
 			if !ok {
 				return 0, false
 			}
@@ -94,11 +102,23 @@ func (s *Spec) nextInstant(lo int64) (int64, bool) {
 		if p.end == noEnd {
 			return 0, false
 		}
+		// Under the fixed-time rules, periods that end more than maxOffset
+		// before the candidate's wall time cannot hold it, nor a gap
+		// containing it: jump over them. (When following elapsed time, a
+		// fall-back repeats wall times before the candidate, so every
+		// period must be visited.)
 		lo = p.end
-		p = s.zone.periodAt(p.end)
+		if candidate.valid && !elapsed {
+			lo = max(lo, candidate.match*60-maxOffset)
+		}
+		p = s.zone.periodAt(lo)
 	}
 	return 0, false
 }
+
+// maxOffset bounds the size of any UTC offset (real ones stay within
+// -12h..+14h; local mean times before 1900 within ±16h).
+const maxOffset = 26 * 3600
 
 // prevInstant returns the last activation at or before instant hi.
 func (s *Spec) prevInstant(hi int64) (int64, bool) {
@@ -139,4 +159,22 @@ func (s *Spec) prevInstant(hi int64) (int64, bool) {
 func (s *Spec) firesBetween(from, to int64) bool {
 	c, ok := s.nextCivil(ceilDiv(from, 60))
 	return ok && c*60 < to
+}
+
+// civilSearch remembers the last nextCivil answer: the first match at or
+// after from is match. Asked again from a later minute that is not past
+// match, the answer is the same.
+type civilSearch struct {
+	s           *Spec
+	from, match int64
+	valid       bool
+}
+
+func (c *civilSearch) atOrAfter(minute int64) (int64, bool) {
+	if c.valid && c.from <= minute && minute <= c.match {
+		return c.match, true
+	}
+	match, ok := c.s.nextCivil(minute)
+	c.from, c.match, c.valid = minute, match, ok
+	return match, ok
 }

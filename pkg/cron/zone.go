@@ -3,7 +3,6 @@ package cron
 import (
 	"math"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,6 +65,10 @@ type zoneTable struct {
 	starts  []int64
 	offsets []int32
 	end     int64
+	// periodic is true when the offsets from end-gregorianCycle on repeat
+	// every 400 years, as the zone's POSIX rule string makes them, so that
+	// later instants are looked up 400·k years earlier.
+	periodic bool
 }
 
 // period is a stretch of time with one UTC offset: [start, end) in Unix
@@ -82,9 +85,16 @@ const (
 	noEnd   = math.MaxInt64
 )
 
+// gregorianCycle is 400 years in seconds. Dates and weekdays repeat with it,
+// and so do transitions that a zone's rule string computes from them.
+const gregorianCycle = daysPer400Years * secondsPerDay
+
 var (
 	zoneTableStart = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-	zoneTableEnd   = time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	// The zone files list transitions explicitly up to 2037 at the latest;
+	// after that a rule string applies. The table ends one full cycle after
+	// 2040, so its last 400 years are all rule-based and repeat.
+	zoneTableEnd = time.Date(2440, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
 	// zoneTables caches one table per *time.Location, held weakly so that
 	// locations the program drops are not kept alive by the cache.
 	zoneTables sync.Map // weak.Pointer[time.Location] -> *zoneTable
@@ -131,22 +141,63 @@ func buildZoneTable(loc *time.Location) *zoneTable {
 		}
 		at = end
 	}
-	if len(table.starts) == 1 {
-		_, before := time.Unix(zoneTableStart-1, 0).In(loc).Zone()
-		if int32(before) == table.offsets[0] {
-			// One offset forever: UTC under another name, or a FixedZone.
-			table.starts = nil
-		}
+	table.periodic = table.repeatsAfterEnd()
+	if start, _ := time.Unix(zoneTableStart, 0).In(loc).ZoneBounds(); len(table.starts) == 1 && start.IsZero() {
+		// One offset forever: UTC under another name, or a FixedZone.
+		table.starts = nil
 	}
 	return table
 }
 
+// repeatsAfterEnd checks, at a sample of instants over the 400 years after
+// the table, that the time package agrees with the table's last cycle.
+func (z *zoneTable) repeatsAfterEnd() bool {
+	const samples = 64
+	step := int64(gregorianCycle / samples)
+	for u := z.end + step/3; u < z.end+gregorianCycle; u += step {
+		_, want := time.Unix(u, 0).In(z.loc).Zone()
+		if got := z.lookup(u - gregorianCycle).offset; got != int64(want) {
+			return false
+		}
+	}
+	return true
+}
+
 // periodAt returns the period containing instant u.
 func (z *zoneTable) periodAt(u int64) period {
+	if u >= z.end && z.periodic {
+		shift := (floorDiv(u-z.end, gregorianCycle) + 1) * gregorianCycle
+		p := z.lookup(u - shift)
+		if window := z.end - gregorianCycle; p.start < window {
+			// The period began before the repeating window; its start
+			// there is an artificial boundary with the same offset on
+			// both sides, not a transition.
+			p.start, p.previousOffset = window, p.offset
+		}
+		p.start += shift
+		if p.end != noEnd {
+			p.end += shift
+		}
+		return p
+	}
 	if u < z.starts[0] || u >= z.end {
 		return z.periodFromTimePackage(u)
 	}
-	i := sort.Search(len(z.starts), func(i int) bool { return z.starts[i] > u }) - 1
+	return z.lookup(u)
+}
+
+// lookup returns the period containing u, which lies within the table.
+func (z *zoneTable) lookup(u int64) period {
+	// Binary search for the last start at or before u.
+	lo, hi := 0, len(z.starts)
+	for lo < hi {
+		if mid := int(uint(lo+hi) >> 1); z.starts[mid] <= u {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	i := lo - 1
 	p := period{start: z.starts[i], end: z.end, offset: int64(z.offsets[i])}
 	if i+1 < len(z.starts) {
 		p.end = z.starts[i+1]
