@@ -30,3 +30,8 @@ dev: ## Run ontime on a local kwok cluster (ontime-dev) with the samples applied
 .PHONY: dev-down
 dev-down: ## Stop the controller and delete the local cluster.
 	@hack/dev.sh down
+
+.PHONY: bench
+bench: ## Schedule-engine benchmarks, ontime next to robfig/cron: the tables in docs/performance.md.
+	$(GO) test -run XXX -bench . -benchmem -count 5 ./pkg/cron | tee bench.out
+	$(GO) run ./hack/benchreport < bench.out

@@ -34,6 +34,17 @@ func badInput(format string, args ...any) error {
 // are printed as one line on stderr, never with a stack trace.
 func run(args []string, stdout, stderr io.Writer) int {
 	root := newRootCommand(stdout, stderr)
+	// Errors raised before a command starts running are about the command
+	// line itself (unknown command, missing required flag): exit 2.
+	started := false
+	for _, cmd := range root.Commands() {
+		if runE := cmd.RunE; runE != nil {
+			cmd.RunE = func(cmd *cobra.Command, args []string) error {
+				started = true
+				return runE(cmd, args)
+			}
+		}
+	}
 	root.SetArgs(args)
 	// SIGINT and SIGTERM cancel the context: the controller shuts down
 	// cleanly and releases its leader-election lease.
@@ -45,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "ontime: %v\n", err)
 	var input inputError
-	if errors.As(err, &input) {
+	if errors.As(err, &input) || !started {
 		return exitBadInput
 	}
 	return exitFailure
@@ -67,6 +78,10 @@ operator (ontime controller) and offline tools for cron schedules.`,
 	root.AddCommand(
 		newVersionCommand(),
 		newControllerCommand(),
+		newNextCommand(),
+		newExplainCommand(),
+		newPrimeCommand(),
+		newSpreadCommand(),
 	)
 	for _, cmd := range root.Commands() {
 		cmd.Args = wrapArgs(cmd.Args)

@@ -139,10 +139,10 @@ func (fp *fieldParser) parseHash(k fieldKind, term string, offset int) (uint64, 
 			return 0, fp.fail(k, term, offset, "H(a-b) needs a range in parentheses, such as H(0-29)")
 		}
 		var err error
-		if low, err = fp.value(k, a, offset); err != nil {
+		if low, err = fp.value(k, a, offset+len("H(")); err != nil {
 			return 0, err
 		}
-		if high, err = fp.value(k, b, offset); err != nil {
+		if high, err = fp.value(k, b, offset+len("H(")+len(a)+len("-")); err != nil {
 			return 0, err
 		}
 		if low < info.min || high > fp.maxValue(k) || low > high {
