@@ -15,13 +15,13 @@ import (
 type termKind int
 
 const (
-	weekdayTerm termKind = iota // w
-	dayTerm                     // d
-	lastMinusTerm               // L-n (L is L-0)
-	nearestWeekdayTerm          // dW
-	lastWeekdayTerm             // LW
-	nthWeekdayTerm              // w#n
-	lastOfWeekdayTerm           // wL
+	weekdayTerm        termKind = iota // w
+	dayTerm                            // d
+	lastMinusTerm                      // L-n (L is L-0)
+	nearestWeekdayTerm                 // dW
+	lastWeekdayTerm                    // LW
+	nthWeekdayTerm                     // w#n
+	lastOfWeekdayTerm                  // wL
 )
 
 type dayTermSpec struct {
@@ -131,9 +131,9 @@ type dayFields struct {
 // renderFailure says which month defeated rendering, with two years that
 // differ in a way the fields cannot follow.
 type renderFailure struct {
-	month    int
-	day      int
-	inYear   int
+	month     int
+	day       int
+	inYear    int
 	notInYear int
 }
 
