@@ -16,6 +16,15 @@ build: ## Build bin/ontime.
 kube-binaries: ## Build the local control plane into ~/.cache/ontime (first time ~15 min).
 	@hack/kube-binaries.sh >/dev/null
 
+CONTROLLER_GEN = $(GO) run -modfile hack/tools/controller-gen/go.mod sigs.k8s.io/controller-tools/cmd/controller-gen
+
+.PHONY: generate
+generate: ## Regenerate deepcopy code, CRDs, RBAC and webhook manifests from the markers.
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=ontime-controller paths=./internal/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook
+
 .PHONY: test
 test: kube-binaries ## go vet, unit tests (race detector on), envtest integration tests, full differential tests.
 	$(GO) vet ./...

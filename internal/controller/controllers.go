@@ -4,24 +4,35 @@
 package controller
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
 )
 
 // Scheme returns the types ontime's manager reads and writes.
 func Scheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	return scheme
+}
+
+// Options tune the controllers.
+type Options struct {
+	// Workers is how many ScheduledJobs are reconciled at once.
+	Workers int
 }
 
 // Register adds every ontime reconciler to mgr. clk is the only source of
 // the current time below cmd/, so that tests can step it.
-func Register(mgr ctrl.Manager, clk clock.PassiveClock) error {
-	_ = mgr
-	_ = clk
-	return nil
+func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opts Options) error {
+	scheduledJobs := scheduledjob.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("scheduledjob-controller"))
+	return scheduledJobs.Register(ctx, mgr, opts.Workers)
 }

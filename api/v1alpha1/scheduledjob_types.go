@@ -1,0 +1,222 @@
+package v1alpha1
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ScheduledJobSpec says when to run a Job and how. It has every field of a
+// batch/v1 CronJobSpec with the same name, type, default and validation, so
+// a CronJob moves to ontime by changing its apiVersion and kind, plus runAt
+// and dstPolicy.
+// +kubebuilder:validation:XValidation:rule="has(self.schedule) != has(self.runAt)",message="set exactly one of schedule and runAt"
+type ScheduledJobSpec struct {
+	// schedule is when to run, in cron format: five fields (minute hour
+	// day-of-month month day-of-week) or a descriptor (@hourly, @daily,
+	// @weekly, @monthly, @yearly, @every 90m). It accepts exactly what a
+	// batch/v1 CronJob accepts, for example "30 2 * * 1-5" for 02:30 on
+	// weekdays; see docs/schedules.md. Set exactly one of schedule and
+	// runAt.
+	// +optional
+	Schedule string `json:"schedule,omitempty"`
+
+	// runAt runs the Job once, at this time (RFC 3339, for example
+	// "2026-12-24T18:00:00Z"), instead of on a schedule. If the time has
+	// already passed when the ScheduledJob is created, the Job runs at once,
+	// unless startingDeadlineSeconds says that is too late. Changing runAt
+	// to another time runs the Job again then. Set exactly one of schedule
+	// and runAt.
+	// +optional
+	RunAt *metav1.Time `json:"runAt,omitempty"`
+
+	// timeZone is the IANA time zone the schedule is evaluated in, such as
+	// "Europe/Amsterdam". Unset means UTC (a CronJob uses the zone of
+	// kube-controller-manager, which is UTC in most clusters). "Local" is
+	// not allowed.
+	// +optional
+	TimeZone *string `json:"timeZone,omitempty"`
+
+	// startingDeadlineSeconds is how late, in seconds, a run may still
+	// start. A run that cannot start within it (the controller was down, or
+	// concurrencyPolicy Forbid held it back) is skipped and recorded: a
+	// MissSchedule event, status.lastMissedTime and the
+	// ontime_missed_runs_total metric. For example, with 300 a 10:00 run
+	// still starts at 10:04:59, not at 10:05:01. 0 means within the
+	// scheduled second. Unset means no deadline: after an outage the most
+	// recent missed run starts as soon as the controller is back.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
+
+	// concurrencyPolicy says what to do when a run is due while an earlier
+	// Job is still active: Allow (default) starts it anyway; Forbid skips it
+	// until the active Job finishes (it then starts late, within
+	// startingDeadlineSeconds); Replace deletes the active Jobs and starts
+	// the new one.
+	// +kubebuilder:default=Allow
+	// +optional
+	ConcurrencyPolicy ConcurrencyPolicy `json:"concurrencyPolicy,omitempty"`
+
+	// suspend stops new runs while true; Jobs already running continue.
+	// When it is set back to false, the most recent run missed meanwhile
+	// starts at once unless startingDeadlineSeconds excludes it, as with a
+	// CronJob. Default false.
+	// +kubebuilder:default=false
+	// +optional
+	Suspend *bool `json:"suspend,omitempty"`
+
+	// jobTemplate is the Job to create for each run. Its labels and
+	// annotations are copied to each Job, which also gets the annotation
+	// batch.kubernetes.io/cronjob-scheduled-timestamp with the run's
+	// scheduled time and is owned by this ScheduledJob. It is validated as
+	// a Job would be; jobTemplate.spec.selector must be unset.
+	JobTemplate batchv1.JobTemplateSpec `json:"jobTemplate"`
+
+	// successfulJobsHistoryLimit is how many finished successful Jobs to
+	// keep; older ones are deleted, oldest first. Default 3; 0 deletes each
+	// as soon as it succeeds.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	SuccessfulJobsHistoryLimit *int32 `json:"successfulJobsHistoryLimit,omitempty"`
+
+	// failedJobsHistoryLimit is how many failed Jobs to keep. Default 1.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	FailedJobsHistoryLimit *int32 `json:"failedJobsHistoryLimit,omitempty"`
+
+	// dstPolicy says what happens when a daylight-saving change in timeZone
+	// skips or repeats the local time a run is scheduled at. Cron (default)
+	// follows ISC cron: a run whose time is skipped starts right after the
+	// jump, a run whose time repeats starts once; schedules whose minute or
+	// hour field starts with * (such as "*/15 * * * *") follow elapsed time.
+	// Kubernetes reproduces the CronJob controller: a skipped time does not
+	// run, a repeated time runs twice.
+	// +kubebuilder:default=Cron
+	// +optional
+	DSTPolicy DSTPolicy `json:"dstPolicy,omitempty"`
+}
+
+// ConcurrencyPolicy says how to treat a run that is due while an earlier
+// Job is still active.
+// +kubebuilder:validation:Enum=Allow;Forbid;Replace
+type ConcurrencyPolicy string
+
+const (
+	// AllowConcurrent starts the run anyway.
+	AllowConcurrent ConcurrencyPolicy = "Allow"
+	// ForbidConcurrent skips the run while an earlier Job is active.
+	ForbidConcurrent ConcurrencyPolicy = "Forbid"
+	// ReplaceConcurrent deletes the active Jobs and starts the run.
+	ReplaceConcurrent ConcurrencyPolicy = "Replace"
+)
+
+// DSTPolicy says what a daylight-saving change does to a schedule.
+// +kubebuilder:validation:Enum=Cron;Kubernetes
+type DSTPolicy string
+
+const (
+	// DSTCron follows ISC/Vixie cron: skipped times run once right after
+	// the jump, repeated times run once, wildcard schedules follow elapsed
+	// time.
+	DSTCron DSTPolicy = "Cron"
+	// DSTKubernetes reproduces the CronJob controller (robfig/cron):
+	// skipped times do not run, repeated times run twice.
+	DSTKubernetes DSTPolicy = "Kubernetes"
+)
+
+// ScheduledJobStatus is what the controller observed and decided. It is
+// rebuilt from the ScheduledJob's Jobs on every reconcile.
+type ScheduledJobStatus struct {
+	// active lists the Jobs of this ScheduledJob that have not finished.
+	// +listType=atomic
+	// +optional
+	Active []corev1.ObjectReference `json:"active,omitempty"`
+
+	// activeCount is the number of entries in active, for the ACTIVE
+	// column of kubectl get.
+	// +optional
+	ActiveCount int32 `json:"activeCount,omitempty"`
+
+	// lastScheduleTime is the scheduled (not actual) time of the most
+	// recently started run.
+	// +optional
+	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty"`
+
+	// lastSuccessfulTime is when the most recently successful Job completed.
+	// +optional
+	LastSuccessfulTime *metav1.Time `json:"lastSuccessfulTime,omitempty"`
+
+	// nextScheduleTime is the scheduled time of the next run. When it is in
+	// the past, that run is due and waiting (for an active Job under
+	// concurrencyPolicy Forbid). Unset while suspended, after a runAt run,
+	// and while the schedule is invalid.
+	// +optional
+	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
+
+	// lastMissedTime is the scheduled time of the most recent run that did
+	// not start: too late for startingDeadlineSeconds, skipped because a
+	// later run was started in its place after an outage, or blocked by a
+	// Job of the same name that this ScheduledJob does not own.
+	// +optional
+	LastMissedTime *metav1.Time `json:"lastMissedTime,omitempty"`
+
+	// observedGeneration is the metadata.generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready is True while runs are being scheduled and False
+	// with a reason (InvalidSchedule, UnknownTimeZone, Suspended,
+	// JobNameConflict) when they are not; see docs/scheduledjob.md.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ScheduledJob runs a Job on a schedule, like a batch/v1 CronJob, or once at
+// a given time. It keeps CronJob's semantics where they are right and fixes
+// its known defects: runs are never silently stalled, missed runs are
+// visible, editing the schedule does not start a retroactive run, and
+// daylight-saving changes follow a declared policy.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=sj,categories=all
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="Time Zone",type=string,JSONPath=`.spec.timeZone`
+// +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
+// +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.activeCount`
+// +kubebuilder:printcolumn:name="Last Schedule",type=date,JSONPath=`.status.lastScheduleTime`
+// +kubebuilder:printcolumn:name="Next Schedule",type=string,JSONPath=`.status.nextScheduleTime`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ScheduledJob struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec says when to run the Job and how.
+	Spec ScheduledJobSpec `json:"spec"`
+
+	// status is what the controller observed.
+	// +optional
+	Status ScheduledJobStatus `json:"status,omitempty"`
+}
+
+// ScheduledJobList is a list of ScheduledJobs.
+//
+// +kubebuilder:object:root=true
+type ScheduledJobList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ScheduledJob `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ScheduledJob{}, &ScheduledJobList{})
+}

@@ -1,0 +1,258 @@
+// Package scheduledjob is the ScheduledJob controller: it gathers each
+// ScheduledJob's Jobs, asks the planner what to do at the current time, and
+// does it.
+package scheduledjob
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/planner"
+)
+
+// jobOwnerKey indexes Jobs by the UID of the ScheduledJob that controls
+// them, so each reconcile lists only its own Jobs from the cache.
+const jobOwnerKey = ".metadata.controller.uid"
+
+// Controller runs ScheduledJobs.
+type Controller struct {
+	kubeClient client.Client
+	// apiReader reads from the API server, not the cache: it confirms that
+	// an active Job missing from the cache is really gone.
+	apiReader client.Reader
+	clock     clock.PassiveClock
+	recorder  record.EventRecorder
+}
+
+// NewController returns the controller. clk is its only source of time.
+func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.PassiveClock, recorder record.EventRecorder) *Controller {
+	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder}
+}
+
+// Name identifies the controller in logs and metrics.
+func (c *Controller) Name() string { return "scheduledjob.run" }
+
+// +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Register adds the controller to mgr. Workers is the number of
+// ScheduledJobs reconciled at once.
+func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int) error {
+	err := mgr.GetFieldIndexer().IndexField(ctx, &batchv1.Job{}, jobOwnerKey, func(o client.Object) []string {
+		owner := metav1.GetControllerOf(o)
+		if owner == nil || owner.Kind != "ScheduledJob" || owner.APIVersion != v1alpha1.GroupVersion.String() {
+			return nil
+		}
+		return []string{string(owner.UID)}
+	})
+	if err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(c.Name()).
+		// Status writes change neither generation nor annotations, so they
+		// do not trigger another reconcile (upstream re-syncs on every one
+		// of its own status updates).
+		For(&v1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(&batchv1.Job{}).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: workers,
+			// Retry failures quickly and never wait longer than 30 s, so that
+			// a transient API error cannot push a run back by minutes (the
+			// default backoff grows to 1000 s).
+			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](10*time.Millisecond, 30*time.Second),
+		}).
+		Complete(c)
+}
+
+// Reconcile brings one ScheduledJob up to date.
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	sj := &v1alpha1.ScheduledJob{}
+	if err := c.kubeClient.Get(ctx, req.NamespacedName, sj); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	jobs, err := c.gatherJobs(ctx, sj)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	plan := planner.Compute(planner.Input{ScheduledJob: sj, Jobs: jobs, Now: c.clock.Now()})
+	c.emit(sj, plan.Events)
+	status := plan.Status
+	execErr := c.execute(ctx, sj, &plan, &status)
+	for reason, n := range plan.Missed {
+		missedRuns.WithLabelValues(string(reason)).Add(float64(n))
+	}
+	if err := c.writeStatus(ctx, sj, status); err != nil {
+		return reconcile.Result{}, err
+	}
+	if execErr != nil {
+		return reconcile.Result{}, execErr
+	}
+	log.FromContext(ctx).V(1).Info("reconciled", "requeueAfter", plan.RequeueAfter, "active", len(status.Active))
+	return reconcile.Result{RequeueAfter: plan.RequeueAfter}, nil
+}
+
+// gatherJobs lists the ScheduledJob's Jobs from the cache and reads the
+// ones status.active names but the cache lacks (just created, or the cache
+// is behind) from the API server, so that a slow cache is never taken for a
+// deleted Job.
+func (c *Controller) gatherJobs(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
+	var list batchv1.JobList
+	if err := c.kubeClient.List(ctx, &list, client.InNamespace(sj.Namespace), client.MatchingFields{jobOwnerKey: string(sj.UID)}); err != nil {
+		return nil, err
+	}
+	jobs := make([]*batchv1.Job, 0, len(list.Items))
+	cached := map[types.UID]bool{}
+	for i := range list.Items {
+		jobs = append(jobs, &list.Items[i])
+		cached[list.Items[i].UID] = true
+	}
+	for _, ref := range sj.Status.Active {
+		if cached[ref.UID] {
+			continue
+		}
+		job := &batchv1.Job{}
+		err := c.apiReader.Get(ctx, types.NamespacedName{Namespace: sj.Namespace, Name: ref.Name}, job)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			c.recorder.Eventf(sj, corev1.EventTypeWarning, planner.ReasonFailedGet, "Get job: %v", err)
+			return nil, err
+		case metav1.IsControlledBy(job, sj):
+			jobs = append(jobs, job)
+		}
+	}
+	return jobs, nil
+}
+
+// execute carries out the plan's actions in order, recording their effects
+// in status as they succeed.
+func (c *Controller) execute(ctx context.Context, sj *v1alpha1.ScheduledJob, plan *planner.Plan, status *v1alpha1.ScheduledJobStatus) error {
+	for _, deletion := range plan.Deletes {
+		if err := c.deleteJob(ctx, sj, deletion, status); err != nil {
+			return err
+		}
+	}
+	for _, run := range []*planner.Run{plan.Create, plan.Trigger} {
+		if run == nil {
+			continue
+		}
+		if err := c.createRun(ctx, sj, run, status); err != nil {
+			return err
+		}
+	}
+	if plan.ConsumeTrigger {
+		return c.consumeTrigger(ctx, sj)
+	}
+	return nil
+}
+
+// deleteJob deletes with background propagation, as the CronJob controller
+// does. A Job that is already gone is not an error (upstream emits
+// FailedDelete for it). A failed Replace deletion stops the run from
+// starting; a failed history deletion does not.
+func (c *Controller) deleteJob(ctx context.Context, sj *v1alpha1.ScheduledJob, deletion planner.Deletion, status *v1alpha1.ScheduledJobStatus) error {
+	job := deletion.Job
+	err := c.kubeClient.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
+	switch {
+	case err == nil:
+		c.recorder.Eventf(sj, corev1.EventTypeNormal, planner.ReasonSuccessfulDelete, "Deleted job %s", job.Name)
+	case apierrors.IsNotFound(err):
+	default:
+		c.recorder.Eventf(sj, corev1.EventTypeWarning, planner.ReasonFailedDelete, "Deleted job: %v", err)
+		if deletion.Reason == planner.DeleteForReplace {
+			return fmt.Errorf("could not replace job %s: %w", job.Name, err)
+		}
+		return nil
+	}
+	planner.RecordDeleted(status, job)
+	return nil
+}
+
+// createRun creates a run's Job. AlreadyExists means the run was started
+// before (a crash between creating and writing status) if the Job is ours,
+// and a name conflict otherwise.
+func (c *Controller) createRun(ctx context.Context, sj *v1alpha1.ScheduledJob, run *planner.Run, status *v1alpha1.ScheduledJobStatus) error {
+	job := run.Job.DeepCopy()
+	err := c.kubeClient.Create(ctx, job)
+	switch {
+	case err == nil:
+		c.recorder.Eventf(sj, corev1.EventTypeNormal, planner.ReasonSuccessfulCreate, "Created job %s", job.Name)
+		if value, triggered := job.Annotations[v1alpha1.TriggeredAnnotation]; triggered {
+			c.recorder.Eventf(sj, corev1.EventTypeNormal, planner.ReasonTriggered, "Started job %s on request %q", job.Name, value)
+		} else {
+			jobCreationSkew.Observe(job.CreationTimestamp.Sub(run.Scheduled).Seconds())
+		}
+		planner.RecordCreated(status, job, run.Scheduled)
+		return nil
+	case apierrors.IsAlreadyExists(err):
+		existing := &batchv1.Job{}
+		if err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(job), existing); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if metav1.IsControlledBy(existing, sj) {
+			planner.RecordCreated(status, existing, run.Scheduled)
+			return nil
+		}
+		event := planner.RecordConflict(sj, status, run.Scheduled, job.Name, c.clock.Now())
+		c.recorder.Event(sj, corev1.EventTypeWarning, event.Reason, event.Message)
+		missedRuns.WithLabelValues(string(planner.MissConflict)).Inc()
+		return nil
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		return err
+	default:
+		c.recorder.Eventf(sj, corev1.EventTypeWarning, planner.ReasonFailedCreate, "Error creating job: %v", err)
+		return err
+	}
+}
+
+// consumeTrigger removes the trigger annotation, but only if it still has
+// the value that was handled: a newer request made meanwhile survives.
+func (c *Controller) consumeTrigger(ctx context.Context, sj *v1alpha1.ScheduledJob) error {
+	value := sj.Annotations[v1alpha1.TriggerAnnotation]
+	patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/annotations/ontime.dev~1trigger","value":%q},`+
+		`{"op":"remove","path":"/metadata/annotations/ontime.dev~1trigger"}]`, value)
+	err := c.kubeClient.Patch(ctx, sj, client.RawPatch(types.JSONPatchType, []byte(patch)))
+	if apierrors.IsInvalid(err) || apierrors.IsNotFound(err) {
+		return nil // the value changed or the object is gone: nothing to remove
+	}
+	return err
+}
+
+// writeStatus writes status once, and only if it changed.
+func (c *Controller) writeStatus(ctx context.Context, sj *v1alpha1.ScheduledJob, status v1alpha1.ScheduledJobStatus) error {
+	if equality.Semantic.DeepEqual(sj.Status, status) {
+		return nil
+	}
+	updated := sj.DeepCopy()
+	updated.Status = status
+	return client.IgnoreNotFound(c.kubeClient.Status().Patch(ctx, updated, client.MergeFrom(sj)))
+}
+
+func (c *Controller) emit(sj *v1alpha1.ScheduledJob, events []planner.Event) {
+	for _, e := range events {
+		c.recorder.Event(sj, e.Type, e.Reason, e.Message)
+	}
+}

@@ -1,0 +1,28 @@
+package scheduledjob
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	// jobCreationSkew is the CronJob controller's stable
+	// cronjob_controller_job_creation_skew_duration_seconds, with its
+	// buckets, for ScheduledJobs.
+	jobCreationSkew = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "ontime_job_creation_skew_seconds",
+		Help:    "Time between when a ScheduledJob run is scheduled to start and when its Job is created.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 10),
+	})
+	// missedRuns counts runs that did not start. Upstream has no such
+	// signal: its deadline-miss event is dead code (kubernetes#111223).
+	missedRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ontime_missed_runs_total",
+		Help: "Scheduled runs that did not start, by reason: deadline (later than startingDeadlineSeconds), " +
+			"skipped (a later run started in its place after an outage), conflict (a Job of its name is not the ScheduledJob's).",
+	}, []string{"reason"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(jobCreationSkew, missedRuns)
+}

@@ -1,0 +1,296 @@
+package planner
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+func reasons(plan Plan) []string {
+	var out []string
+	for _, e := range plan.Events {
+		out = append(out, e.Reason)
+	}
+	return out
+}
+
+func ready(status v1alpha1.ScheduledJobStatus) *metav1.Condition {
+	return meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady)
+}
+
+// TestScheduleEditDoesNotRunRetroactively: upstream starts a run for a
+// time the old schedule never had (kubernetes#63371 and friends).
+func TestScheduleEditDoesNotRunRetroactively(t *testing.T) {
+	sj := scheduledJob("*/15 * * * *", justBeforeThePriorHour) // was "0 * * * *"
+	sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour}
+	sj.Status.NextScheduleTime = &metav1.Time{Time: topOfTheHour.Add(time.Hour)} // announced under the old schedule
+	now := topOfTheHour.Add(20 * time.Minute)
+	plan := Compute(Input{ScheduledJob: sj, Now: now})
+	if plan.Create != nil {
+		t.Fatalf("the edit started a run for %v", plan.Create.Scheduled)
+	}
+	if got := plan.Status.NextScheduleTime.Time; !got.Equal(topOfTheHour.Add(30 * time.Minute)) {
+		t.Errorf("nextScheduleTime %v, want 10:30 (the new schedule)", got)
+	}
+	if plan.RequeueAfter != 10*time.Minute+nextScheduleDelta {
+		t.Errorf("requeue %v", plan.RequeueAfter)
+	}
+	// At 10:30 the new schedule runs.
+	sj.Status = plan.Status
+	plan = Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(30*time.Minute + nextScheduleDelta)})
+	if plan.Create == nil || !plan.Create.Scheduled.Equal(topOfTheHour.Add(30*time.Minute)) {
+		t.Fatalf("no run at 10:30: %+v", plan.Create)
+	}
+}
+
+// TestScheduleEditedWhileControllerDown: runs due after the announced time
+// still start.
+func TestScheduleEditedWhileControllerDown(t *testing.T) {
+	sj := scheduledJob("*/15 * * * *", justBeforeThePriorHour)
+	sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour}
+	sj.Status.NextScheduleTime = &metav1.Time{Time: topOfTheHour.Add(time.Hour)}
+	plan := Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(90*time.Minute + time.Second)})
+	if plan.Create == nil || !plan.Create.Scheduled.Equal(topOfTheHour.Add(90*time.Minute)) {
+		t.Fatalf("the 11:30 run did not start: %+v", plan.Create)
+	}
+}
+
+func TestForbidWaitsThenStartsLate(t *testing.T) {
+	sj := scheduledJob(onTheHour, justBeforeThePriorHour)
+	sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
+	sj.Spec.StartingDeadlineSeconds = ptr.To[int64](600)
+	sj.Status.LastScheduleTime = &metav1.Time{Time: justAfterThePriorHour}
+	running := childJob(sj, justAfterThePriorHour, "1234", false)
+	sj.Status.Active = []corev1.ObjectReference{refOf(running)}
+
+	plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: justAfterTheHour})
+	if plan.Create != nil || strings.Join(reasons(plan), ",") != ReasonJobAlreadyActive {
+		t.Fatalf("create %v, events %v", plan.Create, reasons(plan))
+	}
+	if !plan.Status.NextScheduleTime.Time.Equal(topOfTheHour) || !strings.Contains(ready(plan.Status).Message, "waits for active job mycronjob-24394141") {
+		t.Errorf("status does not show the waiting run: next %v, %q", plan.Status.NextScheduleTime, ready(plan.Status).Message)
+	}
+	if plan.RequeueAfter != 10*time.Minute+time.Second-time.Minute {
+		t.Errorf("requeue %v, want at the deadline (10:10:01)", plan.RequeueAfter)
+	}
+	// Reconciled again while still blocked: no second event.
+	sj.Status = plan.Status
+	if again := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: justAfterTheHour.Add(time.Minute)}); len(again.Events) != 0 {
+		t.Errorf("repeated events %v", reasons(again))
+	}
+	// The Job finishes at 10:05: the run starts, late but within the deadline.
+	finished := running.DeepCopy()
+	finished.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	plan = Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{finished}, Now: topOfTheHour.Add(5 * time.Minute)})
+	if plan.Create == nil || plan.Create.Job.Name != "mycronjob-24394200" {
+		t.Fatalf("the waiting run did not start: %+v", plan.Create)
+	}
+	// Had it finished after the deadline, the run would be recorded missed.
+	plan = Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{finished}, Now: topOfTheHour.Add(11 * time.Minute)})
+	if plan.Create != nil || plan.Status.LastMissedTime == nil || plan.Missed[MissDeadline] != 1 {
+		t.Errorf("create %v, lastMissed %v, missed %v", plan.Create, plan.Status.LastMissedTime, plan.Missed)
+	}
+}
+
+func TestZeroDeadlineStartsWithinTheSecond(t *testing.T) {
+	sj := scheduledJob(onTheHour, justBeforeTheHour)
+	sj.Spec.StartingDeadlineSeconds = ptr.To[int64](0)
+	if plan := Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(nextScheduleDelta)}); plan.Create == nil {
+		t.Error("startingDeadlineSeconds 0 never starts a run (upstream Q2)")
+	}
+	if plan := Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Second)}); plan.Create != nil {
+		t.Error("a run 1 s late started despite startingDeadlineSeconds 0")
+	}
+}
+
+func TestRunAt(t *testing.T) {
+	sj := scheduledJob("", justBeforeThePriorHour)
+	sj.Spec.RunAt = &metav1.Time{Time: topOfTheHour}
+
+	plan := Compute(Input{ScheduledJob: sj, Now: justBeforeTheHour})
+	if plan.Create != nil || plan.RequeueAfter != time.Minute+nextScheduleDelta || !plan.Status.NextScheduleTime.Time.Equal(topOfTheHour) {
+		t.Fatalf("before runAt: create %v, requeue %v, next %v", plan.Create, plan.RequeueAfter, plan.Status.NextScheduleTime)
+	}
+	plan = Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(nextScheduleDelta)})
+	if plan.Create == nil || plan.Create.Job.Name != "mycronjob-24394200" {
+		t.Fatalf("at runAt: no run: %+v", plan.Create)
+	}
+	job := plan.Create.Job.DeepCopy()
+	job.UID = "u1"
+	RecordCreated(&plan.Status, job, plan.Create.Scheduled)
+	sj.Status = plan.Status
+	plan = Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{job}, Now: justAfterTheHour})
+	if plan.Create != nil || plan.RequeueAfter != 0 || plan.Status.NextScheduleTime != nil || ready(plan.Status).Reason != v1alpha1.ReasonCompleted {
+		t.Errorf("after the run: create %v, requeue %v, next %v, ready %+v", plan.Create, plan.RequeueAfter, plan.Status.NextScheduleTime, ready(plan.Status))
+	}
+	// Created after its time has passed: it runs at once.
+	late := scheduledJob("", justAfterTheHour)
+	late.Spec.RunAt = &metav1.Time{Time: topOfTheHour}
+	if plan := Compute(Input{ScheduledJob: late, Now: justAfterTheHour}); plan.Create == nil {
+		t.Error("a runAt in the past did not run")
+	}
+	// Unless the deadline says it is too late.
+	late.Spec.StartingDeadlineSeconds = ptr.To[int64](30)
+	if plan := Compute(Input{ScheduledJob: late, Now: justAfterTheHour}); plan.Create != nil || plan.Missed[MissDeadline] != 1 {
+		t.Errorf("a runAt 60 s past a 30 s deadline: create %v, missed %v", plan.Create, plan.Missed)
+	}
+}
+
+func TestTrigger(t *testing.T) {
+	now := topOfTheHour.Add(20 * time.Minute)
+	sj := scheduledJob(onTheHour, justBeforeThePriorHour)
+	sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour}
+	sj.Status.NextScheduleTime = &metav1.Time{Time: topOfTheHour.Add(time.Hour)}
+	sj.Annotations = map[string]string{v1alpha1.TriggerAnnotation: "2016-05-19T10:20:00Z"}
+
+	plan := Compute(Input{ScheduledJob: sj, Now: now})
+	if plan.Trigger == nil || !plan.ConsumeTrigger || plan.Create != nil {
+		t.Fatalf("trigger %+v, consume %v, create %v", plan.Trigger, plan.ConsumeTrigger, plan.Create)
+	}
+	job := plan.Trigger.Job
+	if job.Name != TriggeredJobName(sj, "2016-05-19T10:20:00Z") || job.Annotations[v1alpha1.TriggeredAnnotation] != "2016-05-19T10:20:00Z" ||
+		job.Annotations[v1alpha1.ScheduledTimestampAnnotation] != "2016-05-19T10:20:00Z" {
+		t.Errorf("triggered job %s %v", job.Name, job.Annotations)
+	}
+	// Recorded like a run, but it does not move lastScheduleTime.
+	created := job.DeepCopy()
+	created.UID = "t1"
+	RecordCreated(&plan.Status, created, plan.Trigger.Scheduled)
+	if len(plan.Status.Active) != 1 || !plan.Status.LastScheduleTime.Time.Equal(topOfTheHour) {
+		t.Errorf("after the trigger: active %d, lastScheduleTime %v", len(plan.Status.Active), plan.Status.LastScheduleTime)
+	}
+	// Handled already (the annotation survived a crash): just consume it.
+	if again := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{created}, Now: now}); again.Trigger != nil || !again.ConsumeTrigger {
+		t.Errorf("second handling: trigger %v, consume %v", again.Trigger, again.ConsumeTrigger)
+	}
+	// Forbid with a Job running: refused and consumed.
+	sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
+	running := childJob(sj, topOfTheHour, "r1", false)
+	refused := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: now})
+	if refused.Trigger != nil || !refused.ConsumeTrigger || !strings.Contains(refused.Events[0].Message, "triggered job") {
+		t.Errorf("under Forbid: trigger %v, consume %v, events %v", refused.Trigger, refused.ConsumeTrigger, refused.Events)
+	}
+	// Suspended: a run asked for by hand still starts.
+	sj.Spec.ConcurrencyPolicy = v1alpha1.AllowConcurrent
+	sj.Spec.Suspend = ptr.To(true)
+	if suspended := Compute(Input{ScheduledJob: sj, Now: now}); suspended.Trigger == nil {
+		t.Error("a trigger on a suspended ScheduledJob did not run")
+	}
+	// A scheduled run due in the same reconcile goes first.
+	sj.Spec.Suspend = nil
+	due := Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Hour + time.Second)})
+	if due.Create == nil || due.Trigger != nil || due.ConsumeTrigger || due.RequeueAfter != time.Second {
+		t.Errorf("with a due run: create %v, trigger %v, consume %v, requeue %v", due.Create, due.Trigger, due.ConsumeTrigger, due.RequeueAfter)
+	}
+}
+
+// TestHistoryCleanup is upstream's TestControllerV2CleanupFinishedJobs (40)
+// plus the ordering rules.
+func TestHistoryCleanup(t *testing.T) {
+	sj := scheduledJob(onTheHour, justBeforeThePriorHour)
+	sj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](1)
+	older := childJob(sj, justBeforeThePriorHour, "a", true)
+	older.Status.StartTime = &metav1.Time{Time: justBeforeThePriorHour}
+	newer := childJob(sj, justBeforeTheHour, "b", true)
+	newer.Status.StartTime = &metav1.Time{Time: justBeforeTheHour}
+	neverStarted := childJob(sj, justAfterThePriorHour, "c", true)
+	failed := childJob(sj, justAfterThePriorHour.Add(time.Minute), "d", false)
+	failed.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
+	beingDeleted := childJob(sj, justAfterThePriorHour.Add(2*time.Minute), "e", true)
+	beingDeleted.DeletionTimestamp = &metav1.Time{Time: justBeforeTheHour}
+
+	plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{newer, neverStarted, older, failed, beingDeleted}, Now: justAfterTheHour})
+	var deleted []string
+	for _, d := range plan.Deletes {
+		deleted = append(deleted, string(d.Job.UID))
+	}
+	// Successful: a, b, c (c never started, so it counts as newest);
+	// keep 1: delete a then b. Failed: d alone is within the limit of 1.
+	// e is already being deleted.
+	if strings.Join(deleted, ",") != "a,b" {
+		t.Errorf("deleted %v, want a,b", deleted)
+	}
+	// Cleanup runs even while suspended.
+	sj.Spec.Suspend = ptr.To(true)
+	if plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{newer, older}, Now: justAfterTheHour}); len(plan.Deletes) != 1 {
+		t.Errorf("suspended: %d deletes, want 1", len(plan.Deletes))
+	}
+}
+
+func TestActiveJobsAreRebuiltFromTheWorld(t *testing.T) {
+	sj := scheduledJob(onTheHour, justBeforeThePriorHour)
+	finished := childJob(sj, justBeforeThePriorHour, "f", true)
+	gone := childJob(sj, justAfterThePriorHour, "g", false)
+	sj.Status.Active = []corev1.ObjectReference{refOf(finished), refOf(gone)}
+	stranger := childJob(sj, justBeforeTheHour, "s", false)
+	delete(stranger.Annotations, v1alpha1.ScheduledTimestampAnnotation)
+
+	plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{finished, stranger}, Now: justBeforeTheHour})
+	if got := strings.Join(reasons(plan), ","); got != "SawCompletedJob,UnexpectedJob,MissingJob" {
+		t.Errorf("events %s", got)
+	}
+	if len(plan.Status.Active) != 1 || plan.Status.Active[0].UID != "s" {
+		t.Errorf("active %v, want only the unexpected Job (adopted)", plan.Status.Active)
+	}
+}
+
+func TestDaylightSavingFollowsPolicy(t *testing.T) {
+	// America/New_York: 2026-03-08 02:00 EST jumps to 03:00 EDT (07:00Z).
+	jump := mustTime("2026-03-08T07:00:00Z")
+	for _, c := range []struct {
+		policy v1alpha1.DSTPolicy
+		run    bool
+	}{{v1alpha1.DSTCron, true}, {v1alpha1.DSTKubernetes, false}} {
+		sj := scheduledJob("30 2 * * *", mustTime("2026-03-01T00:00:00Z"))
+		sj.Spec.TimeZone = ptr.To("America/New_York")
+		sj.Spec.DSTPolicy = c.policy
+		sj.Status.LastScheduleTime = &metav1.Time{Time: mustTime("2026-03-07T07:30:00Z")}
+		plan := Compute(Input{ScheduledJob: sj, Now: jump.Add(nextScheduleDelta)})
+		if (plan.Create != nil) != c.run {
+			t.Errorf("%s: create %v, want a run at the jump: %v", c.policy, plan.Create, c.run)
+		}
+		if c.run && plan.Create.Job.Annotations[v1alpha1.ScheduledTimestampAnnotation] != "2026-03-08T03:00:00-04:00" {
+			t.Errorf("scheduled timestamp %s", plan.Create.Job.Annotations[v1alpha1.ScheduledTimestampAnnotation])
+		}
+	}
+}
+
+func TestInvalidSpecEventsOncePerGeneration(t *testing.T) {
+	sj := scheduledJob("0 0 30 2 *", justBeforeTheHour)
+	plan := Compute(Input{ScheduledJob: sj, Now: justAfterTheHour})
+	if len(plan.Events) != 1 || ready(plan.Status).Status != metav1.ConditionFalse {
+		t.Fatalf("events %v, ready %+v", reasons(plan), ready(plan.Status))
+	}
+	sj.Status = plan.Status
+	if again := Compute(Input{ScheduledJob: sj, Now: justAfterTheHour.Add(time.Hour)}); len(again.Events) != 0 {
+		t.Errorf("the same invalid spec emitted %v again", reasons(again))
+	}
+	sj.Generation = 2
+	if edited := Compute(Input{ScheduledJob: sj, Now: justAfterTheHour.Add(time.Hour)}); len(edited.Events) != 1 {
+		t.Errorf("an edited, still invalid spec emitted %v", reasons(edited))
+	}
+}
+
+func TestEverySubMinuteIsInvalid(t *testing.T) {
+	plan := Compute(Input{ScheduledJob: scheduledJob("@every 30s", justBeforeTheHour), Now: justAfterTheHour})
+	if r := ready(plan.Status); r.Reason != v1alpha1.ReasonInvalidSchedule || !strings.Contains(r.Message, "minute resolution") || plan.Create != nil {
+		t.Errorf("ready %+v, create %v", r, plan.Create)
+	}
+}
+
+func TestTerminating(t *testing.T) {
+	sj := scheduledJob(onTheHour, justBeforeTheHour)
+	sj.DeletionTimestamp = &metav1.Time{Time: justBeforeTheHour}
+	plan := Compute(Input{ScheduledJob: sj, Now: justAfterTheHour})
+	if plan.Create != nil || plan.RequeueAfter != 0 || ready(plan.Status).Reason != v1alpha1.ReasonTerminating {
+		t.Errorf("create %v, requeue %v, ready %+v", plan.Create, plan.RequeueAfter, ready(plan.Status))
+	}
+}

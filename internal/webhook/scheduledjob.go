@@ -1,0 +1,205 @@
+// Package webhook validates ScheduledJobs at admission, for what the CRD's
+// schema and CEL rules cannot check: the cron grammar, time zone names, and
+// the Job template, which the API server itself validates by a dry run.
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/planner"
+	"github.com/ontime-dev/ontime/pkg/cron"
+)
+
+// +kubebuilder:webhook:path=/validate-ontime-dev-v1alpha1-scheduledjob,mutating=false,failurePolicy=fail,sideEffects=None,groups=ontime.dev,resources=scheduledjobs,verbs=create;update,versions=v1alpha1,name=vscheduledjob.ontime.dev,admissionReviewVersions=v1
+
+// Validator validates ScheduledJobs.
+type Validator struct {
+	// client dry-runs the Job template; nil skips that check (unit tests).
+	client client.Client
+}
+
+// NewValidator returns a Validator that dry-runs Job templates with c.
+func NewValidator(c client.Client) *Validator { return &Validator{client: c} }
+
+// Register serves the validator on mgr's webhook server.
+func (v *Validator) Register(mgr ctrl.Manager) error {
+	return ctrl.NewWebhookManagedBy(mgr).For(&v1alpha1.ScheduledJob{}).WithValidator(v).Complete()
+}
+
+var _ admission.CustomValidator = &Validator{}
+
+// ValidateCreate validates a new ScheduledJob.
+func (v *Validator) ValidateCreate(ctx context.Context, obj runtime.Object) (admission.Warnings, error) {
+	sj, ok := obj.(*v1alpha1.ScheduledJob)
+	if !ok {
+		return nil, fmt.Errorf("expected a ScheduledJob, got %T", obj)
+	}
+	return v.validate(ctx, sj, nil)
+}
+
+// ValidateUpdate validates a changed ScheduledJob.
+func (v *Validator) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.Object) (admission.Warnings, error) {
+	sj, ok := newObj.(*v1alpha1.ScheduledJob)
+	old, ok2 := oldObj.(*v1alpha1.ScheduledJob)
+	if !ok || !ok2 {
+		return nil, fmt.Errorf("expected ScheduledJobs, got %T and %T", oldObj, newObj)
+	}
+	return v.validate(ctx, sj, old)
+}
+
+// ValidateDelete allows every deletion.
+func (v *Validator) ValidateDelete(context.Context, runtime.Object) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func (v *Validator) validate(ctx context.Context, sj, old *v1alpha1.ScheduledJob) (admission.Warnings, error) {
+	errs, warnings := Validate(sj, old)
+	if len(errs) == 0 && v.client != nil {
+		errs = append(errs, v.dryRunJob(ctx, sj)...)
+	}
+	if len(errs) > 0 {
+		return warnings, apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind("ScheduledJob").GroupKind(), sj.Name, errs)
+	}
+	return warnings, nil
+}
+
+// maxNameLength keeps Job names within the 63 characters of the job-name
+// label: 63 - 11, the room the CronJob controller keeps for "-" and the
+// scheduled time in minutes (8 digits until 2160, with slack).
+const maxNameLength = 52
+
+// Validate checks a ScheduledJob as the CronJob API validates a CronJob
+// (pkg/apis/batch/validation), plus runAt, and returns errors and warnings.
+// old is nil on create.
+func Validate(sj, old *v1alpha1.ScheduledJob) (field.ErrorList, admission.Warnings) {
+	var errs field.ErrorList
+	var warnings admission.Warnings
+	spec := field.NewPath("spec")
+	if old == nil && len(sj.Name) > maxNameLength {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), sj.Name, "must be no more than 52 characters"))
+	}
+	if old == nil && len(validation.IsDNS1123Label(sj.Name)) > 0 {
+		warnings = append(warnings, fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v",
+			validation.IsDNS1123Label(sj.Name)))
+	}
+	switch {
+	case sj.Spec.Schedule == "" && sj.Spec.RunAt == nil:
+		errs = append(errs, field.Required(spec.Child("schedule"), "set schedule or runAt"))
+	case sj.Spec.Schedule != "" && sj.Spec.RunAt != nil:
+		errs = append(errs, field.Invalid(spec.Child("runAt"), sj.Spec.RunAt, "set schedule or runAt, not both"))
+	case sj.Spec.Schedule != "":
+		errs = append(errs, validateSchedule(sj, old, spec.Child("schedule"))...)
+	}
+	if tz := sj.Spec.TimeZone; tz != nil && (old == nil || old.Spec.TimeZone == nil || *old.Spec.TimeZone != *tz) {
+		// Like Kubernetes, a time zone is checked when it changes, so that
+		// objects stay editable if the zone database drops a name.
+		errs = append(errs, validateTimeZone(*tz, spec.Child("timeZone"))...)
+	}
+	if sds := sj.Spec.StartingDeadlineSeconds; sds != nil {
+		if *sds < 0 {
+			errs = append(errs, field.Invalid(spec.Child("startingDeadlineSeconds"), *sds, "must be greater than or equal to 0"))
+		} else if *sds < 10 {
+			warnings = append(warnings, fmt.Sprintf("spec.startingDeadlineSeconds: %d leaves almost no time to create a Job; runs that start later are skipped and recorded as missed", *sds))
+		}
+	}
+	template := spec.Child("jobTemplate", "spec")
+	if sj.Spec.JobTemplate.Spec.Selector != nil {
+		errs = append(errs, field.Invalid(template.Child("selector"), sj.Spec.JobTemplate.Spec.Selector, "`selector` will be auto-generated"))
+	}
+	if m := sj.Spec.JobTemplate.Spec.ManualSelector; m != nil && *m {
+		errs = append(errs, field.NotSupported(template.Child("manualSelector"), *m, []string{"nil", "false"}))
+	}
+	return errs, warnings
+}
+
+func validateSchedule(sj, old *v1alpha1.ScheduledJob, path *field.Path) field.ErrorList {
+	schedule := sj.Spec.Schedule
+	// Kubernetes rejects TZ in the schedule on new objects (since 1.27), and
+	// keeps it editable only on objects that already had it.
+	if strings.Contains(schedule, "TZ") {
+		hadTZ := old != nil && strings.Contains(old.Spec.Schedule, "TZ")
+		switch {
+		case !hadTZ:
+			return field.ErrorList{field.Invalid(path, schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead")}
+		case sj.Spec.TimeZone != nil:
+			return field.ErrorList{field.Invalid(path, schedule, "cannot use both timeZone field and TZ or CRON_TZ in schedule")}
+		}
+	}
+	parsed, err := cron.Parse(schedule)
+	if err != nil {
+		return field.ErrorList{field.Invalid(path, schedule, strings.TrimPrefix(err.Error(), "cron: "))}
+	}
+	if every := parsed.Interval(); every > 0 && every < time.Minute {
+		return field.ErrorList{field.Invalid(path, schedule,
+			"@every runs less than a minute apart would share a Job name (names have minute resolution); use @every 1m or more")}
+	}
+	return nil
+}
+
+// validTimeZoneComponent is the check Kubernetes applies to each
+// "/"-separated part of a zone name before loading it.
+var validTimeZoneComponent = regexp.MustCompile(`^[A-Za-z.\-_0-9+]{1,14}$`)
+
+func validateTimeZone(tz string, path *field.Path) field.ErrorList {
+	if tz == "" {
+		return field.ErrorList{field.Invalid(path, tz, "timeZone must be nil or non-empty string")}
+	}
+	if strings.EqualFold(tz, "Local") {
+		return field.ErrorList{field.Invalid(path, tz, "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones")}
+	}
+	for _, part := range strings.Split(tz, "/") {
+		if part == "." || part == ".." || strings.HasPrefix(part, "-") || !validTimeZoneComponent.MatchString(part) {
+			return field.ErrorList{field.Invalid(path, tz, "unknown time zone "+tz)}
+		}
+	}
+	if _, err := planner.LoadTimeZone(tz); err != nil {
+		return field.ErrorList{field.Invalid(path, tz, "unknown time zone "+tz)}
+	}
+	return nil
+}
+
+// dryRunJob asks the API server to validate (not create) the Job a run
+// would create, so that the template is checked exactly as the Job will be,
+// and maps its errors to jobTemplate field paths.
+func (v *Validator) dryRunJob(ctx context.Context, sj *v1alpha1.ScheduledJob) field.ErrorList {
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			// The longest name a run can get, so length limits bite here.
+			Name:        planner.JobName(sj, time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)),
+			Namespace:   sj.Namespace,
+			Labels:      sj.Spec.JobTemplate.Labels,
+			Annotations: sj.Spec.JobTemplate.Annotations,
+		},
+		Spec: *sj.Spec.JobTemplate.Spec.DeepCopy(),
+	}
+	err := v.client.Create(ctx, job, client.DryRunAll)
+	if err == nil {
+		return nil
+	}
+	path := field.NewPath("spec", "jobTemplate")
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Details != nil && len(status.Status().Details.Causes) > 0 {
+		var errs field.ErrorList
+		for _, cause := range status.Status().Details.Causes {
+			errs = append(errs, &field.Error{Type: field.ErrorTypeInvalid, Field: path.String() + "." + cause.Field, BadValue: "", Detail: cause.Message})
+		}
+		return errs
+	}
+	return field.ErrorList{field.InternalError(path, fmt.Errorf("validating the Job template with a dry run: %w", err))}
+}
