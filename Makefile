@@ -21,7 +21,7 @@ CONTROLLER_GEN = $(GO) run -modfile hack/tools/controller-gen/go.mod sigs.k8s.io
 .PHONY: generate
 generate: ## Regenerate deepcopy code, CRDs, RBAC and webhook manifests from the markers.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
-	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=ontime-controller paths=./internal/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook
 

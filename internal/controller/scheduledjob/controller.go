@@ -59,14 +59,7 @@ func (c *Controller) Name() string { return "scheduledjob.run" }
 // Register adds the controller to mgr. Workers is the number of
 // ScheduledJobs reconciled at once.
 func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int) error {
-	err := mgr.GetFieldIndexer().IndexField(ctx, &batchv1.Job{}, jobOwnerKey, func(o client.Object) []string {
-		owner := metav1.GetControllerOf(o)
-		if owner == nil || owner.Kind != "ScheduledJob" || owner.APIVersion != v1alpha1.GroupVersion.String() {
-			return nil
-		}
-		return []string{string(owner.UID)}
-	})
-	if err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &batchv1.Job{}, jobOwnerKey, indexJobOwner); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -85,6 +78,15 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](10*time.Millisecond, 30*time.Second),
 		}).
 		Complete(c)
+}
+
+// indexJobOwner returns the UID of the ScheduledJob controlling a Job.
+func indexJobOwner(o client.Object) []string {
+	owner := metav1.GetControllerOf(o)
+	if owner == nil || owner.Kind != "ScheduledJob" || owner.APIVersion != v1alpha1.GroupVersion.String() {
+		return nil
+	}
+	return []string{string(owner.UID)}
 }
 
 // Reconcile brings one ScheduledJob up to date.
