@@ -241,7 +241,7 @@ func TestUpstreamVectors(t *testing.T) {
 			want: want{create: "mycronjob-24404221", events: []string{"TooManyMissedTimes", "SuccessfulCreate"}, requeue: time.Minute + 100*time.Millisecond,
 				lastSchedule: mustTime("2016-05-26T09:01:00Z"), lastMissed: mustTime("2016-05-26T08:01:00Z"), lastSuccess: justAfterTheHour.Add(10 * time.Second), active: 1}},
 		"34 weekday hour list after a missed day": {schedule: "30 10,11,12 * * 1-5", created: mustTime("2016-05-19T10:00:00Z"), lastSchedule: mustTime("2016-05-19T10:30:00Z"),
-			now: mustTime("2016-05-20T16:30:00Z"),
+			now:     mustTime("2016-05-20T16:30:00Z"),
 			differs: "upstream's estimate finds no missed run and starts nothing (Q3); Prev finds Friday 12:30 and starts it",
 			want: want{create: "mycronjob-24395790", events: []string{"SuccessfulCreate"}, requeue: 66*time.Hour + 100*time.Millisecond,
 				lastSchedule: mustTime("2016-05-20T12:30:00Z"), lastMissed: mustTime("2016-05-20T11:30:00Z"), active: 1}},
