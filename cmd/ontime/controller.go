@@ -4,9 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
+	"path/filepath"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
@@ -14,8 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/ontime-dev/ontime/internal/controller"
+	ontimewebhook "github.com/ontime-dev/ontime/internal/webhook"
 )
 
 type controllerOptions struct {
@@ -28,6 +34,19 @@ type controllerOptions struct {
 	leaderElect             bool
 	leaderElectionNamespace string
 	logging                 zap.Options
+	webhook                 webhookOptions
+}
+
+type webhookOptions struct {
+	enabled       bool
+	port          int
+	certDir       string
+	rotateCerts   bool
+	namespace     string
+	secret        string
+	service       string
+	dnsName       string
+	configuration string
 }
 
 func newControllerCommand() *cobra.Command {
@@ -58,6 +77,16 @@ service account, then ~/.kube/config.`,
 	flags.BoolVar(&opts.leaderElect, "leader-elect", false, "elect a leader among replicas so that only one reconciles at a time")
 	flags.StringVar(&opts.leaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"),
 		"namespace of the leader election Lease (default: $POD_NAMESPACE, or the pod's own namespace in a cluster)")
+	w := &opts.webhook
+	flags.BoolVar(&w.enabled, "webhook", true, "serve the validating admission webhook for ScheduledJobs")
+	flags.IntVar(&w.port, "webhook-port", 9443, "port of the admission webhook")
+	flags.StringVar(&w.certDir, "webhook-cert-dir", filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"), "directory of the webhook's tls.crt and tls.key")
+	flags.BoolVar(&w.rotateCerts, "webhook-cert-rotation", true, "create and rotate the webhook certificate (turn off when cert-manager or another tool writes it)")
+	flags.StringVar(&w.namespace, "webhook-namespace", defaultNamespace(), "namespace of the webhook's Service and certificate Secret")
+	flags.StringVar(&w.secret, "webhook-secret", "ontime-webhook-server-cert", "Secret that holds the webhook's CA and certificate")
+	flags.StringVar(&w.service, "webhook-service", "ontime-webhook-service", "Service the API server calls the webhook through")
+	flags.StringVar(&w.dnsName, "webhook-dns-name", "", "name in the webhook certificate (default: <service>.<namespace>.svc)")
+	flags.StringVar(&w.configuration, "webhook-configuration", "ontime-validating-webhook-configuration", "ValidatingWebhookConfiguration to inject the CA bundle into")
 	logFlags := flag.NewFlagSet("logging", flag.ContinueOnError)
 	opts.logging.BindFlags(logFlags)
 	flags.AddGoFlagSet(logFlags)
@@ -75,6 +104,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	config.QPS, config.Burst = opts.qps, opts.burst
 	mgr, err := ctrl.NewManager(config, ctrl.Options{
 		Scheme:                        controller.Scheme(),
+		WebhookServer:                 webhook.NewServer(webhook.Options{Port: opts.webhook.port, CertDir: opts.webhook.certDir}),
 		Metrics:                       metricsserver.Options{BindAddress: opts.metricsAddress},
 		HealthProbeBindAddress:        opts.probeAddress,
 		LeaderElection:                opts.leaderElect,
@@ -90,6 +120,11 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
+	}
+	if opts.webhook.enabled {
+		if err := serveWebhook(mgr, opts.webhook); err != nil {
+			return err
+		}
 	}
 	if err := controller.Register(ctx, mgr, clock.RealClock{}, controller.Options{Workers: opts.workers}); err != nil {
 		return fmt.Errorf("registering controllers: %w", err)
@@ -112,4 +147,53 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 		return nil, badInput("--kubeconfig %q: %v", kubeconfig, err)
 	}
 	return config, nil
+}
+
+// serveWebhook starts the admission webhook once its certificate is in
+// place; until then /readyz fails, so no traffic reaches a replica that
+// cannot serve it.
+func serveWebhook(mgr ctrl.Manager, opts webhookOptions) error {
+	certsReady := make(chan struct{})
+	if opts.rotateCerts {
+		dnsName := opts.dnsName
+		if dnsName == "" {
+			dnsName = opts.service + "." + opts.namespace + ".svc"
+		}
+		ready, err := ontimewebhook.RotateCerts(mgr, ontimewebhook.CertOptions{
+			Dir:           opts.certDir,
+			Secret:        types.NamespacedName{Namespace: opts.namespace, Name: opts.secret},
+			DNSName:       dnsName,
+			Configuration: opts.configuration,
+		})
+		if err != nil {
+			return fmt.Errorf("setting up webhook certificates: %w", err)
+		}
+		go func() { <-ready; close(certsReady) }()
+	} else {
+		close(certsReady)
+	}
+	var serving atomic.Bool
+	go func() {
+		<-certsReady
+		// GetWebhookServer adds the server to the manager, which starts it.
+		if err := ontimewebhook.NewValidator(mgr.GetClient()).Register(mgr); err != nil {
+			ctrl.Log.Error(err, "registering the ScheduledJob webhook")
+			return
+		}
+		serving.Store(true)
+	}()
+	return mgr.AddReadyzCheck("webhook", func(req *http.Request) error {
+		if !serving.Load() {
+			return fmt.Errorf("webhook certificate not ready")
+		}
+		return mgr.GetWebhookServer().StartedChecker()(req)
+	})
+}
+
+// defaultNamespace is the pod's namespace in a cluster, else ontime-system.
+func defaultNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "ontime-system"
 }

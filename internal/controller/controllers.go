@@ -30,6 +30,10 @@ type Options struct {
 	Workers int
 }
 
+// Leader election keeps a Lease, and records events, in the manager's
+// namespace.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
 // Register adds every ontime reconciler to mgr. clk is the only source of
 // the current time below cmd/, so that tests can step it.
 func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opts Options) error {

@@ -19,6 +19,22 @@ import (
 // (relative to the repository root) and returns the environment and a client
 // config for it. The caller stops it with env.Stop().
 func Start(crdDirs ...string) (*envtest.Environment, *rest.Config, error) {
+	return StartWith(Options{CRDDirs: crdDirs})
+}
+
+// Options say what to install into the test API server.
+type Options struct {
+	// CRDDirs hold CRD manifests, relative to the repository root.
+	CRDDirs []string
+	// WebhookDirs hold webhook configurations, relative to the repository
+	// root. envtest points them at a local server it makes certificates
+	// for: serve on env.WebhookInstallOptions.LocalServingHost, Port and
+	// CertDir.
+	WebhookDirs []string
+}
+
+// StartWith starts the test API server with opts.
+func StartWith(opts Options) (*envtest.Environment, *rest.Config, error) {
 	assets, err := Assets()
 	if err != nil {
 		return nil, nil, err
@@ -28,8 +44,11 @@ func Start(crdDirs ...string) (*envtest.Environment, *rest.Config, error) {
 		BinaryAssetsDirectory: assets,
 		ErrorIfCRDPathMissing: true,
 	}
-	for _, dir := range crdDirs {
+	for _, dir := range opts.CRDDirs {
 		env.CRDDirectoryPaths = append(env.CRDDirectoryPaths, filepath.Join(root, dir))
+	}
+	for _, dir := range opts.WebhookDirs {
+		env.WebhookInstallOptions.Paths = append(env.WebhookInstallOptions.Paths, filepath.Join(root, dir))
 	}
 	config, err := env.Start()
 	if err != nil {

@@ -1,0 +1,253 @@
+package webhook
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/testenv"
+)
+
+// The suite installs the CRD and the generated webhook configuration into a
+// real API server and serves the Validator on envtest's local endpoint, so
+// every request goes through admission as it would in a cluster.
+var (
+	apiClient client.Client
+	warnings  = &warningRecorder{}
+	testEnv   *envtest.Environment
+)
+
+type warningRecorder struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (w *warningRecorder) HandleWarningHeader(_ int, _ string, message string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = append(w.seen, message)
+}
+
+func (w *warningRecorder) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	seen := w.seen
+	w.seen = nil
+	return seen
+}
+
+func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
+
+func runSuite(m *testing.M) int {
+	var config *rest.Config
+	var err error
+	testEnv, config, err = testenv.StartWith(testenv.Options{CRDDirs: []string{"config/crd/bases"}, WebhookDirs: []string{"config/webhook"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = testEnv.Stop() }()
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = v1alpha1.AddToScheme(scheme)
+	server := testEnv.WebhookInstallOptions
+	mgr, err := ctrl.NewManager(config, ctrl.Options{
+		Scheme:        scheme,
+		Metrics:       metricsserver.Options{BindAddress: "0"},
+		WebhookServer: webhook.NewServer(webhook.Options{Host: server.LocalServingHost, Port: server.LocalServingPort, CertDir: server.LocalServingCertDir}),
+	})
+	if err == nil {
+		err = NewValidator(mgr.GetClient()).Register(mgr)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = mgr.Start(ctx) }()
+	if err := waitForServer(net.JoinHostPort(server.LocalServingHost, strconv.Itoa(server.LocalServingPort))); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	withWarnings := rest.CopyConfig(config)
+	withWarnings.WarningHandler = warnings
+	if apiClient, err = client.New(withWarnings, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func waitForServer(address string) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", address, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // a readiness probe
+		if err == nil {
+			return conn.Close()
+		}
+		time.Sleep(50 * time.Millisecond) // waiting for the server to listen
+	}
+	return fmt.Errorf("webhook server at %s did not start", address)
+}
+
+func validScheduledJob(name string) *v1alpha1.ScheduledJob {
+	return &v1alpha1.ScheduledJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec: v1alpha1.ScheduledJobSpec{
+			Schedule: "*/5 * * * *",
+			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyOnFailure,
+				Containers:    []corev1.Container{{Name: "main", Image: "busybox"}},
+			}}}},
+		},
+	}
+}
+
+func TestAdmission(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(*v1alpha1.ScheduledJob)
+		message string // empty: accepted
+		warning string
+	}{
+		{name: "valid", mutate: func(*v1alpha1.ScheduledJob) {}},
+		{name: "valid with zone and extras", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.TimeZone = ptr.To("Europe/Amsterdam")
+			sj.Spec.DSTPolicy = v1alpha1.DSTKubernetes
+			sj.Spec.StartingDeadlineSeconds = ptr.To[int64](300)
+		}},
+		{name: "run once", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = ""
+			sj.Spec.RunAt = &metav1.Time{Time: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+		}},
+		{name: "bad minute", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "61 * * * *" },
+			message: `spec.schedule: Invalid value: "61 * * * *": minute "61": 61 is above the maximum 59`},
+		{name: "never fires", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "0 0 30 2 *" },
+			message: `spec.schedule: Invalid value: "0 0 30 2 *": "0 0 30 2 *": never fires`},
+		{name: "extended syntax", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "0 0 L * *" },
+			message: "extended syntax, which Kubernetes CronJob rejects"},
+		{name: "TZ in schedule", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "TZ=UTC 0 0 * * *" },
+			message: "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"},
+		{name: "sub-minute every", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "@every 30s" },
+			message: "use @every 1m or more"},
+		{name: "unknown zone", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.TimeZone = ptr.To("Mars/Olympus") },
+			message: `spec.timeZone: Invalid value: "Mars/Olympus": unknown time zone Mars/Olympus`},
+		{name: "Local zone", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.TimeZone = ptr.To("Local") },
+			message: "timeZone must be an explicit time zone"},
+		{name: "both schedule and runAt (CEL)", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.RunAt = &metav1.Time{Time: time.Now()}
+		}, message: "set exactly one of schedule and runAt"},
+		{name: "negative deadline (schema)", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.StartingDeadlineSeconds = ptr.To[int64](-1) },
+			message: "spec.startingDeadlineSeconds"},
+		{name: "bad policy (schema)", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.ConcurrencyPolicy = "Sometimes" },
+			message: `spec.concurrencyPolicy: Unsupported value: "Sometimes"`},
+		{name: "container without image (dry run)", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = ""
+		}, message: "spec.jobTemplate.spec.template.spec.containers[0].image: Invalid value: \"\": Required value"},
+		{name: "restartPolicy Always (dry run)", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
+		}, message: "spec.jobTemplate.spec.template.spec.restartPolicy"},
+		{name: "selector", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.JobTemplate.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}
+		}, message: "`selector` will be auto-generated"},
+		{name: "name too long", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Name = strings.Repeat("a", 53) },
+			message: "metadata.name: Invalid value: \"" + strings.Repeat("a", 53) + "\": must be no more than 52 characters"},
+		{name: "tiny deadline", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.StartingDeadlineSeconds = ptr.To[int64](0) },
+			warning: "startingDeadlineSeconds: 0 leaves almost no time"},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sj := validScheduledJob("sj-" + strconv.Itoa(i))
+			tc.mutate(sj)
+			warnings.take()
+			err := apiClient.Create(context.Background(), sj)
+			switch {
+			case tc.message == "" && err != nil:
+				t.Fatalf("rejected: %v", err)
+			case tc.message != "" && (err == nil || !strings.Contains(err.Error(), tc.message)):
+				t.Fatalf("got %v, want an error containing\n  %s", err, tc.message)
+			}
+			if tc.warning != "" && !strings.Contains(strings.Join(warnings.take(), "\n"), tc.warning) {
+				t.Errorf("no warning containing %q", tc.warning)
+			}
+		})
+	}
+}
+
+func TestUpdateKeepsLegacyTZButNotBoth(t *testing.T) {
+	errs, _ := Validate(&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 1 * * *"}},
+		&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 0 * * *"}})
+	if len(errs) != 0 {
+		t.Errorf("editing an object that already had TZ: %v", errs)
+	}
+	errs, _ = Validate(&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 1 * * *", TimeZone: ptr.To("UTC")}},
+		&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 0 * * *"}})
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "cannot use both timeZone field and TZ") {
+		t.Errorf("TZ and timeZone: %v", errs)
+	}
+	// A zone is checked when it changes, so an object stays editable.
+	old := validScheduledJob("x")
+	old.Spec.TimeZone = ptr.To("Gone/Zone")
+	edited := old.DeepCopy()
+	edited.Spec.Suspend = ptr.To(true)
+	if errs, _ := Validate(edited, old); len(errs) != 0 {
+		t.Errorf("unchanged zone re-validated: %v", errs)
+	}
+}
+
+// TestKubectlExplain: every field is documented for kubectl explain.
+func TestKubectlExplain(t *testing.T) {
+	kubectl := testEnv.ControlPlane.KubeCtl()
+	for field, want := range map[string]string{
+		"scheduledjobs.spec":                                      "spec says when to run the Job and how",
+		"sj.spec.startingDeadlineSeconds":                         "how late, in seconds, a run may still",
+		"sj.spec.dstPolicy":                                       "daylight-saving change",
+		"sj.spec.runAt":                                           "runs the Job once",
+		"sj.status.lastMissedTime":                                "most recent run that did",
+		"sj.status.nextScheduleTime":                              "scheduled time of the next run",
+		"sj.spec.jobTemplate.metadata.labels":                     "Map of string keys and values",
+		"sj.spec.jobTemplate.spec.template.spec.containers.image": "Container image name",
+	} {
+		stdout, stderr, err := kubectl.Run("explain", field)
+		if err != nil {
+			t.Fatalf("kubectl explain %s: %v %s", field, err, readAll(stderr))
+		}
+		if out := readAll(stdout); !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("kubectl explain %s:\n%s\nwant it to mention %q", field, out, want)
+		}
+	}
+}
+
+func readAll(r interface{ Read([]byte) (int, error) }) string {
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := r.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			return b.String()
+		}
+	}
+}
