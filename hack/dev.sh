@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make dev      build what is missing, start (or reuse) the local cluster
-#               "ontime-dev" (kwok, binary runtime), install ontime's CRDs,
-#               run `ontime controller` against it and apply config/samples.
+#               "ontime-dev", install ontime's CRD and webhook, run
+#               `ontime controller` against it and apply config/samples.
 # make dev-down stop the controller and the cluster; nothing is left running.
 set -euo pipefail
 
@@ -14,22 +14,8 @@ probe_address=${ONTIME_DEV_PROBE_ADDRESS:-:8081}
 
 step() { printf '==> %s\n' "$*" >&2; }
 
-# quietly runs a command, showing its output only if it fails.
-quietly() {
-  local log
-  log=$(mktemp)
-  if ! "$@" >"$log" 2>&1; then
-    cat "$log" >&2
-    rm -f "$log"
-    return 1
-  fi
-  rm -f "$log"
-}
-
 kube_bin=$("$root/hack/kube-binaries.sh")
 export PATH=$kube_bin:$PATH
-
-cluster_exists() { kwokctl get clusters 2>/dev/null | grep -qx "$cluster"; }
 
 stop_controller() {
   [[ -f $state/controller.pid ]] || return 0
@@ -43,40 +29,14 @@ stop_controller() {
   rm -f "$state/controller.pid"
 }
 
-start_cluster() {
-  if cluster_exists; then
-    step "reusing cluster $cluster"
-    # start is a no-op for running components and restarts stopped ones
-    # (after a reboot, say).
-    quietly kwokctl start cluster --name "$cluster"
-  else
-    step "creating cluster $cluster (kwok, binary runtime)"
-    quietly kwokctl create cluster --name "$cluster" --runtime binary \
-      --etcd-binary "$kube_bin/etcd" \
-      --kube-apiserver-binary "$kube_bin/kube-apiserver" \
-      --kube-controller-manager-binary "$kube_bin/kube-controller-manager" \
-      --kube-scheduler-binary "$kube_bin/kube-scheduler" \
-      --kwok-controller-binary "$kube_bin/kwok" \
-      --kubeconfig "$kubeconfig" --wait 2m
-  fi
-  kwokctl get kubeconfig --name "$cluster" >"$kubeconfig"
-  kubectl --kubeconfig "$kubeconfig" apply -f "$root/hack/dev/nodes.yaml" >/dev/null
-  kubectl --kubeconfig "$kubeconfig" wait --for=condition=Ready --timeout=60s node --all >/dev/null
-}
-
-install_crds() {
-  if compgen -G "$root/config/crd/bases/*.yaml" >/dev/null; then
-    step "installing ontime CRDs"
-    kubectl --kubeconfig "$kubeconfig" apply --server-side --force-conflicts -k "$root/config/crd" >/dev/null
-    kubectl --kubeconfig "$kubeconfig" wait --for=condition=Established --timeout=60s -k "$root/config/crd" >/dev/null
-  fi
-}
-
 start_controller() {
   step "starting ontime controller (log: .dev/controller.log)"
   stop_controller
+  # The webhook is called at localhost: the controller runs on this host.
   nohup "$root/bin/ontime" controller --kubeconfig "$kubeconfig" \
     --metrics-bind-address "$metrics_address" --health-probe-bind-address "$probe_address" \
+    --webhook-dns-name localhost --webhook-namespace ontime-system \
+    --webhook-write-cert-files --webhook-cert-dir "$state/webhook-certs" \
     ${ONTIME_DEV_CONTROLLER_FLAGS:-} >"$state/controller.log" 2>&1 &
   echo $! >"$state/controller.pid"
   local probe_port=${probe_address##*:}
@@ -94,8 +54,15 @@ up() {
   mkdir -p "$state"
   step "building ontime"
   (cd "$root" && go build -o bin/ontime ./cmd/ontime)
-  start_cluster
-  install_crds
+  "$root/hack/cluster.sh" up "$cluster" "$kubeconfig" 3
+  step "installing the ScheduledJob CRD and webhook"
+  kubectl --kubeconfig "$kubeconfig" apply --server-side --force-conflicts -k "$root/config/dev" >/dev/null
+  # (kubectl wait fails instead of waiting while the CRD has no conditions.)
+  for _ in $(seq 100); do
+    [[ $(kubectl --kubeconfig "$kubeconfig" get crd scheduledjobs.ontime.dev \
+      -o jsonpath='{.status.conditions[?(@.type=="Established")].status}') == True ]] && break
+    sleep 0.2
+  done
   start_controller
   step "applying config/samples"
   kubectl --kubeconfig "$kubeconfig" apply -k "$root/config/samples"
@@ -103,31 +70,21 @@ up() {
 
 ontime is running on the local cluster "$cluster".
 
-  export KUBECONFIG=$kubeconfig
-  $(watch_hint)
-  tail -f .dev/controller.log          # the controller's structured log
-  curl -s localhost:${metrics_address##*:}/metrics | grep ontime_   # its metrics
+  export KUBECONFIG=$kubeconfig PATH=$kube_bin:\$PATH
+  kubectl get scheduledjobs,cronjobs,jobs -w      # runs start every minute
+  kubectl describe sj forbid-slow                 # events, conditions, next run
+  bin/ontime trigger sj/every-minute --wait       # run one now
+  tail -f .dev/controller.log                     # the controller's structured log
+  curl -s localhost:${metrics_address##*:}/metrics | grep ^ontime_
 
-kubectl is in $kube_bin.
 Stop everything with: make dev-down
 MSG
-}
-
-watch_hint() {
-  if compgen -G "$root/config/crd/bases/*.yaml" >/dev/null; then
-    echo "kubectl get scheduledjobs,cronjobs,jobs,pods -w   # runs start every minute"
-  else
-    echo "kubectl get cronjobs,jobs,pods -w   # runs start every minute"
-  fi
 }
 
 down() {
   step "stopping ontime controller"
   stop_controller
-  if cluster_exists; then
-    step "deleting cluster $cluster"
-    quietly kwokctl delete cluster --name "$cluster"
-  fi
+  "$root/hack/cluster.sh" down "$cluster"
   rm -rf "$state"
 }
 

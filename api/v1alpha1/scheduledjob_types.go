@@ -138,7 +138,7 @@ type ScheduledJobStatus struct {
 	// activeCount is the number of entries in active, for the ACTIVE
 	// column of kubectl get.
 	// +optional
-	ActiveCount int32 `json:"activeCount,omitempty"`
+	ActiveCount int32 `json:"activeCount"`
 
 	// lastScheduleTime is the scheduled (not actual) time of the most
 	// recently started run.

@@ -47,6 +47,7 @@ type webhookOptions struct {
 	service       string
 	dnsName       string
 	configuration string
+	writeCertFiles bool
 }
 
 func newControllerCommand() *cobra.Command {
@@ -87,6 +88,8 @@ service account, then ~/.kube/config.`,
 	flags.StringVar(&w.service, "webhook-service", "ontime-webhook-service", "Service the API server calls the webhook through")
 	flags.StringVar(&w.dnsName, "webhook-dns-name", "", "name in the webhook certificate (default: <service>.<namespace>.svc)")
 	flags.StringVar(&w.configuration, "webhook-configuration", "ontime-validating-webhook-configuration", "ValidatingWebhookConfiguration to inject the CA bundle into")
+	flags.BoolVar(&w.writeCertFiles, "webhook-write-cert-files", false,
+		"copy the certificate Secret into --webhook-cert-dir, as a Secret volume would; for a controller running outside the cluster (make dev)")
 	logFlags := flag.NewFlagSet("logging", flag.ContinueOnError)
 	opts.logging.BindFlags(logFlags)
 	flags.AddGoFlagSet(logFlags)
@@ -159,14 +162,20 @@ func serveWebhook(mgr ctrl.Manager, opts webhookOptions) error {
 		if dnsName == "" {
 			dnsName = opts.service + "." + opts.namespace + ".svc"
 		}
+		secret := types.NamespacedName{Namespace: opts.namespace, Name: opts.secret}
 		ready, err := ontimewebhook.RotateCerts(mgr, ontimewebhook.CertOptions{
 			Dir:           opts.certDir,
-			Secret:        types.NamespacedName{Namespace: opts.namespace, Name: opts.secret},
+			Secret:        secret,
 			DNSName:       dnsName,
 			Configuration: opts.configuration,
 		})
 		if err != nil {
 			return fmt.Errorf("setting up webhook certificates: %w", err)
+		}
+		if opts.writeCertFiles {
+			if err := mgr.Add(&ontimewebhook.CertFileWriter{Reader: mgr.GetAPIReader(), Secret: secret, Dir: opts.certDir}); err != nil {
+				return err
+			}
 		}
 		go func() { <-ready; close(certsReady) }()
 	} else {

@@ -82,6 +82,7 @@ operator (ontime controller) and offline tools for cron schedules.`,
 		newExplainCommand(),
 		newPrimeCommand(),
 		newSpreadCommand(),
+		newTriggerCommand(),
 	)
 	for _, cmd := range root.Commands() {
 		cmd.Args = wrapArgs(cmd.Args)

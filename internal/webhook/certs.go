@@ -1,9 +1,17 @@
 package webhook
 
 import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // +kubebuilder:rbac:groups="",namespace=system,resources=secrets,verbs=get;list;watch;update
@@ -39,4 +47,62 @@ func RotateCerts(mgr ctrl.Manager, opts CertOptions) (<-chan struct{}, error) {
 		Webhooks:       []rotator.WebhookInfo{{Name: opts.Configuration, Type: rotator.Validating}},
 	})
 	return ready, err
+}
+
+// CertFileWriter copies the certificate Secret's tls.crt and tls.key into a
+// directory, as a Secret volume does in a pod. A controller running outside
+// the cluster (make dev) has no kubelet to mount the Secret, and both
+// cert-controller and the webhook server read the files.
+type CertFileWriter struct {
+	Reader client.Reader
+	Secret types.NamespacedName
+	Dir    string
+}
+
+// Start copies the files every two seconds until ctx ends.
+func (w *CertFileWriter) Start(ctx context.Context) error {
+	ticker := time.NewTicker(2 * time.Second)
+	defer ticker.Stop()
+	for {
+		if err := w.sync(ctx); err != nil {
+			ctrl.LoggerFrom(ctx).Info("copying the webhook certificate", "error", err.Error())
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// NeedLeaderElection is false: every replica serves the webhook.
+func (w *CertFileWriter) NeedLeaderElection() bool { return false }
+
+func (w *CertFileWriter) sync(ctx context.Context) error {
+	secret := &corev1.Secret{}
+	if err := w.Reader.Get(ctx, w.Secret, secret); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(w.Dir, 0o700); err != nil {
+		return err
+	}
+	for _, name := range []string{"tls.crt", "tls.key", "ca.crt"} {
+		data, ok := secret.Data[name]
+		if !ok {
+			continue
+		}
+		path := filepath.Join(w.Dir, name)
+		if current, err := os.ReadFile(path); err == nil && bytes.Equal(current, data) {
+			continue
+		}
+		// Write and rename, so readers never see half a file.
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, data, 0o600); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return err
+		}
+	}
+	return nil
 }

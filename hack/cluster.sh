@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Local Kubernetes clusters for make dev, the e2e tests and the controller
+# benchmark: a real etcd, kube-apiserver, kube-controller-manager and
+# kube-scheduler run by kwokctl's binary runtime, with fake nodes whose pods
+# run to completion.
+#
+#   hack/cluster.sh up NAME KUBECONFIG [NODES]   create (or restart) NAME
+#   hack/cluster.sh down NAME                    delete it; no process stays
+#
+# Pods follow kwok's "general" stages, which honour per-pod delays: a pod
+# annotated pod-complete.stage.kwok.x-k8s.io/delay (and jitter-delay, the
+# upper bound) runs that long before completing.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+kube_bin=$("$root/hack/kube-binaries.sh" 2>/dev/null)
+export PATH=$kube_bin:$PATH
+
+# quietly runs a command, showing its output only if it fails.
+quietly() {
+  local log
+  log=$(mktemp)
+  if ! "$@" >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    return 1
+  fi
+  rm -f "$log"
+}
+
+exists() { kwokctl get clusters 2>/dev/null | grep -qx "$1"; }
+
+# pod_stages renders kwok's general pod stages from the kwok module (the
+# version the binaries were built from), so nothing of kwok's is copied here.
+pod_stages() {
+  local dir
+  dir=$(cd "$root/hack/tools/etcd" && go mod download -json sigs.k8s.io/kwok@v0.7.0 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  kubectl kustomize "$dir/kustomize/stage/pod/general"
+}
+
+nodes() {
+  local count=$1
+  echo "apiVersion: v1"
+  echo "kind: List"
+  echo "items:"
+  for ((i = 0; i < count; i++)); do
+    cat <<NODE
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: kwok-node-$i
+    annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+    labels: {type: kwok, kubernetes.io/hostname: kwok-node-$i, kubernetes.io/os: linux}
+NODE
+  done
+}
+
+up() {
+  local name=$1 kubeconfig=$2 node_count=${3:-3}
+  if exists "$name"; then
+    echo "==> reusing cluster $name" >&2
+    # start is a no-op for running components and restarts stopped ones.
+    quietly kwokctl start cluster --name "$name"
+  else
+    echo "==> creating cluster $name (kwok, binary runtime)" >&2
+    local stages
+    stages=$(mktemp --suffix .yaml)
+    pod_stages >"$stages"
+    quietly kwokctl create cluster --name "$name" --runtime binary \
+      --etcd-binary "$kube_bin/etcd" \
+      --kube-apiserver-binary "$kube_bin/kube-apiserver" \
+      --kube-controller-manager-binary "$kube_bin/kube-controller-manager" \
+      --kube-scheduler-binary "$kube_bin/kube-scheduler" \
+      --kwok-controller-binary "$kube_bin/kwok" \
+      --config "$stages" \
+      --kubeconfig "$kubeconfig" --wait 2m ${ONTIME_KWOKCTL_FLAGS:-}
+    rm -f "$stages"
+  fi
+  mkdir -p "$(dirname "$kubeconfig")"
+  kwokctl get kubeconfig --name "$name" >"$kubeconfig"
+  nodes "$node_count" | kubectl --kubeconfig "$kubeconfig" apply -f - >/dev/null
+  kubectl --kubeconfig "$kubeconfig" wait --for=condition=Ready --timeout=60s node --all >/dev/null
+}
+
+down() {
+  local name=$1
+  if exists "$name"; then
+    echo "==> deleting cluster $name" >&2
+    quietly kwokctl delete cluster --name "$name"
+  fi
+}
+
+case ${1:-} in
+  up) shift; up "$@" ;;
+  down) shift; down "$@" ;;
+  *) echo "usage: $0 up NAME KUBECONFIG [NODES] | down NAME" >&2; exit 2 ;;
+esac
