@@ -37,11 +37,17 @@ verify-generated: ## Fail if generated code or manifests are out of date.
 	@hack/verify-generated.sh
 
 .PHONY: test
-test: kube-binaries verify-generated ## go vet, unit tests (race detector on), envtest integration tests, full differential tests.
+test: kube-binaries verify-generated ## go vet, unit tests (race detector), envtest integration tests, full schedule-engine checks, e2e.
 	$(GO) vet ./...
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -race -short -count=1 ./...
 	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone)"
 	$(GO) test -count=1 -run 'Differential|DST' ./pkg/cron/
+	@echo "==> end-to-end on a local kwok cluster, next to native CronJobs (about 5 minutes)"
+	$(GO) test -tags e2e -count=1 -timeout 20m -v ./test/e2e/
+
+.PHONY: e2e
+e2e: kube-binaries ## Only the end-to-end tests (a kwok cluster; about 5 minutes).
+	$(GO) test -tags e2e -count=1 -timeout 20m -v ./test/e2e/
 
 .PHONY: dev
 dev: ## Run ontime on a local kwok cluster (ontime-dev) with the samples applied.
@@ -55,3 +61,7 @@ dev-down: ## Stop the controller and delete the local cluster.
 bench: ## Schedule-engine benchmarks, ontime next to robfig/cron: the tables in docs/performance.md.
 	$(GO) test -run XXX -bench . -benchmem -count 5 ./pkg/cron | tee bench.out
 	$(GO) run ./hack/benchreport < bench.out
+
+.PHONY: bench-controller
+bench-controller: kube-binaries ## ScheduledJobs vs CronJobs on a kwok cluster (N=100, 1000): creation skew, runs created, API requests per run.
+	$(GO) run ./hack/bench-controller -n 100,1000

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -59,6 +60,11 @@ func (v *Validator) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.O
 	old, ok2 := oldObj.(*v1alpha1.ScheduledJob)
 	if !ok || !ok2 {
 		return nil, fmt.Errorf("expected ScheduledJobs, got %T and %T", oldObj, newObj)
+	}
+	if equality.Semantic.DeepEqual(old.Spec, sj.Spec) {
+		// Metadata only (labels, the trigger annotation): the spec was
+		// validated when it was set.
+		return nil, nil
 	}
 	return v.validate(ctx, sj, old)
 }

@@ -1,0 +1,288 @@
+// Command bench-controller measures ontime's ScheduledJob controller and
+// kube-controller-manager's CronJob controller side by side, in one kwok
+// cluster: N ScheduledJobs and N CronJobs on "* * * * *", both controllers at
+// their shipped defaults. From the API server's audit log it reports, per
+// controller, how many scheduled runs were created, how late (scheduled time
+// to the create request's completion), and how many API requests each run
+// cost.
+//
+//	make bench-controller                      # N = 100 and 1000
+//	go run ./hack/bench-controller -n 100 -minutes 2
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+const cluster = "ontime-bench"
+
+func main() {
+	sizes := flag.String("n", "100,1000", "comma-separated numbers of ScheduledJobs (and as many CronJobs)")
+	minutes := flag.Int("minutes", 3, "scheduled minutes to measure, after one minute of warm-up")
+	flag.Parse()
+	root := repoRoot()
+	fmt.Println("| N | controller | runs created / scheduled | creation skew p50 | p99 | max | API requests per run |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|")
+	for _, field := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 1 {
+			fail("bad -n %q", field)
+		}
+		for _, row := range measure(root, n, *minutes) {
+			fmt.Println(row)
+		}
+	}
+}
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench-controller: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func repoRoot() string {
+	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		fail("run from the repository: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func run(root string, env []string, name string, args ...string) string {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		fail("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format(time.TimeOnly)}, args...)...)
+}
+
+// measure runs one size and returns the table rows.
+func measure(root string, n, minutes int) []string {
+	home, _ := os.UserHomeDir()
+	work, _ := os.MkdirTemp("", "bench-controller")
+	defer os.RemoveAll(work)
+	kubeconfig := filepath.Join(work, "kubeconfig")
+	progress("N=%d: starting a fresh cluster", n)
+	run(root, nil, "hack/cluster.sh", "down", cluster)
+	defer run(root, nil, "hack/cluster.sh", "down", cluster)
+	nodes := strconv.Itoa(max(3, n/50))
+	run(root, []string{"ONTIME_KWOK_STAGES=fast", "ONTIME_KWOKCTL_FLAGS=--kube-audit-policy " + filepath.Join(root, "hack/bench-controller/audit-policy.yaml")},
+		"hack/cluster.sh", "up", cluster, kubeconfig, nodes)
+	kubeBin := strings.TrimSpace(run(root, nil, "hack/kube-binaries.sh", "--print"))
+	run(root, nil, filepath.Join(kubeBin, "kubectl"), "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/dev")
+
+	binary := filepath.Join(work, "ontime")
+	run(root, nil, "go", "build", "-o", binary, "./cmd/ontime")
+	stop := startOntime(binary, kubeconfig, work)
+	defer stop()
+
+	c := newClient(kubeconfig)
+	progress("N=%d: creating %d ScheduledJobs and %d CronJobs", n, n, n)
+	createObjects(c, n)
+	// Measure whole minutes, after one minute of warm-up.
+	from := time.Now().Truncate(time.Minute).Add(2 * time.Minute)
+	to := from.Add(time.Duration(minutes) * time.Minute)
+	// A run may still be created after its minute; wait for stragglers.
+	until := to.Add(75 * time.Second)
+	progress("N=%d: measuring runs from %s to %s; results at %s", n, from.Format(time.TimeOnly), to.Format(time.TimeOnly), until.Format(time.TimeOnly))
+	time.Sleep(time.Until(until))
+	return summarize(filepath.Join(home, ".kwok", "clusters", cluster, "logs", "audit.log"), n, minutes, from, to)
+}
+
+// startOntime runs the controller with its shipped defaults (plus what the
+// dev webhook configuration needs) and returns how to stop it.
+func startOntime(binary, kubeconfig, work string) func() {
+	log, _ := os.Create(filepath.Join(work, "ontime.log"))
+	cmd := exec.Command(binary, "controller", "--kubeconfig", kubeconfig,
+		"--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:18081",
+		"--webhook-dns-name", "localhost", "--webhook-namespace", "ontime-system",
+		"--webhook-write-cert-files", "--webhook-cert-dir", filepath.Join(work, "certs"))
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		fail("starting ontime: %v", err)
+	}
+	for i := 0; ; i++ {
+		if resp, err := http.Get("http://127.0.0.1:18081/readyz"); err == nil && resp.StatusCode == http.StatusOK {
+			resp.Body.Close()
+			break
+		}
+		if i > 200 {
+			fail("ontime did not become ready; see %s", log.Name())
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}
+}
+
+func newClient(kubeconfig string) client.Client {
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		fail("%v", err)
+	}
+	config.QPS, config.Burst = 500, 1000
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = v1alpha1.AddToScheme(scheme)
+	c, err := client.New(config, client.Options{Scheme: scheme})
+	if err != nil {
+		fail("%v", err)
+	}
+	return c
+}
+
+func template() batchv1.JobTemplateSpec {
+	return batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox"}},
+	}}}}
+}
+
+// createObjects creates N of each kind, 20 at a time.
+func createObjects(c client.Client, n int) {
+	ctx := context.Background()
+	for _, ns := range []string{"bench-sj", "bench-cj"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			fail("%v", err)
+		}
+	}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				name := fmt.Sprintf("job-%04d", i)
+				sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-sj", Name: name},
+					Spec: v1alpha1.ScheduledJobSpec{Schedule: "* * * * *", JobTemplate: template()}}
+				cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-cj", Name: name},
+					Spec: batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: template()}}
+				for _, obj := range []client.Object{sj, cj} {
+					if err := c.Create(ctx, obj); err != nil {
+						fail("creating %s: %v", name, err)
+					}
+				}
+			}
+		}()
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+}
+
+// auditEvent is the part of an audit.k8s.io/v1 Event the report reads.
+type auditEvent struct {
+	Verb      string `json:"verb"`
+	UserAgent string `json:"userAgent"`
+	ObjectRef *struct {
+		Resource  string `json:"resource"`
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+	RequestReceived time.Time `json:"requestReceivedTimestamp"`
+	StageTimestamp  time.Time `json:"stageTimestamp"`
+}
+
+type controllerStats struct {
+	label     string
+	namespace string
+	// agent tells this controller's requests apart by user agent.
+	agent    func(string) bool
+	skews    []time.Duration
+	requests int
+}
+
+func summarize(auditLog string, n, minutes int, from, to time.Time) []string {
+	stats := []*controllerStats{
+		{label: "ontime ScheduledJob", namespace: "bench-sj", agent: func(ua string) bool { return strings.HasPrefix(ua, "ontime/") }},
+		{label: "kube-controller-manager CronJob", namespace: "bench-cj", agent: func(ua string) bool { return strings.HasSuffix(ua, "/cronjob-controller") }},
+	}
+	file, err := os.Open(auditLog)
+	if err != nil {
+		fail("%v", err)
+	}
+	defer file.Close()
+	scanner := bufio.NewScanner(file)
+	scanner.Buffer(make([]byte, 1<<20), 1<<24)
+	for scanner.Scan() {
+		var e auditEvent
+		if json.Unmarshal(scanner.Bytes(), &e) != nil {
+			continue
+		}
+		for _, s := range stats {
+			if s.agent(e.UserAgent) && !e.RequestReceived.Before(from) && e.RequestReceived.Before(to) {
+				s.requests++
+			}
+			if e.Verb == "create" && e.ObjectRef != nil && e.ObjectRef.Resource == "jobs" && e.ObjectRef.Namespace == s.namespace &&
+				e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusCreated {
+				if scheduled, ok := scheduledTime(e.ObjectRef.Name); ok && !scheduled.Before(from) && scheduled.Before(to) {
+					s.skews = append(s.skews, e.StageTimestamp.Sub(scheduled))
+				}
+			}
+		}
+	}
+	expected := n * minutes
+	var rows []string
+	for _, s := range stats {
+		slices.Sort(s.skews)
+		created := len(s.skews)
+		perRun := "–"
+		if created > 0 {
+			perRun = fmt.Sprintf("%.1f", float64(s.requests)/float64(created))
+		}
+		rows = append(rows, fmt.Sprintf("| %d | %s | %d / %d (%.0f%%) | %s | %s | %s | %s |", n, s.label, created, expected,
+			100*float64(created)/float64(expected), percentile(s.skews, 50), percentile(s.skews, 99), percentile(s.skews, 100), perRun))
+	}
+	return rows
+}
+
+// scheduledTime reads the scheduled minute from a Job name's suffix.
+func scheduledTime(name string) (time.Time, bool) {
+	minutes, err := strconv.ParseInt(name[strings.LastIndex(name, "-")+1:], 10, 64)
+	return time.Unix(minutes*60, 0), err == nil
+}
+
+func percentile(sorted []time.Duration, p int) string {
+	if len(sorted) == 0 {
+		return "–"
+	}
+	i := min(len(sorted)-1, (len(sorted)*p+99)/100-1)
+	return sorted[max(0, i)].Round(10 * time.Millisecond).String()
+}
