@@ -38,15 +38,15 @@ type controllerOptions struct {
 }
 
 type webhookOptions struct {
-	enabled       bool
-	port          int
-	certDir       string
-	rotateCerts   bool
-	namespace     string
-	secret        string
-	service       string
-	dnsName       string
-	configuration string
+	enabled        bool
+	port           int
+	certDir        string
+	rotateCerts    bool
+	namespace      string
+	secret         string
+	service        string
+	dnsName        string
+	configuration  string
 	writeCertFiles bool
 }
 
