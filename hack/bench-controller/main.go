@@ -227,12 +227,17 @@ type controllerStats struct {
 	agent    func(string) bool
 	skews    []time.Duration
 	requests int
+	// byKind counts requests by verb and resource, for the breakdown on
+	// stderr.
+	byKind map[string]int
 }
 
 func summarize(auditLog string, n, minutes int, from, to time.Time) []string {
 	stats := []*controllerStats{
-		{label: "ontime ScheduledJob", namespace: "bench-sj", agent: func(ua string) bool { return strings.HasPrefix(ua, "ontime/") }},
-		{label: "kube-controller-manager CronJob", namespace: "bench-cj", agent: func(ua string) bool { return strings.HasSuffix(ua, "/cronjob-controller") }},
+		{label: "ontime ScheduledJob", namespace: "bench-sj", byKind: map[string]int{},
+			agent: func(ua string) bool { return strings.HasPrefix(ua, "ontime/") }},
+		{label: "kube-controller-manager CronJob", namespace: "bench-cj", byKind: map[string]int{},
+			agent: func(ua string) bool { return strings.HasSuffix(ua, "/cronjob-controller") }},
 	}
 	file, err := os.Open(auditLog)
 	if err != nil {
@@ -248,7 +253,17 @@ func summarize(auditLog string, n, minutes int, from, to time.Time) []string {
 		}
 		for _, s := range stats {
 			if s.agent(e.UserAgent) && !e.RequestReceived.Before(from) && e.RequestReceived.Before(to) {
-				s.requests++
+				kind := e.Verb
+				if e.ObjectRef != nil {
+					kind += " " + e.ObjectRef.Resource
+				}
+				s.byKind[kind]++
+				// The local setup copies the webhook certificate from its
+				// Secret (--webhook-write-cert-files), which a controller in a
+				// cluster does not do; it is listed, not counted.
+				if e.ObjectRef == nil || e.ObjectRef.Resource != "secrets" {
+					s.requests++
+				}
 			}
 			if e.Verb == "create" && e.ObjectRef != nil && e.ObjectRef.Resource == "jobs" && e.ObjectRef.Namespace == s.namespace &&
 				e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusCreated {
@@ -261,6 +276,12 @@ func summarize(auditLog string, n, minutes int, from, to time.Time) []string {
 	expected := n * minutes
 	var rows []string
 	for _, s := range stats {
+		var kinds []string
+		for kind, count := range s.byKind {
+			kinds = append(kinds, fmt.Sprintf("%s=%d", kind, count))
+		}
+		slices.Sort(kinds)
+		progress("N=%d %s requests: %s", n, s.label, strings.Join(kinds, ", "))
 		slices.Sort(s.skews)
 		created := len(s.skews)
 		perRun := "–"

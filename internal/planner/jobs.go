@@ -19,8 +19,10 @@ import (
 func (p *planning) observeJobs() []*batchv1.Job {
 	status := &p.plan.Status
 	wasActive := map[string]bool{}
+	recorded := map[string]corev1.ObjectReference{}
 	for _, ref := range status.Active {
 		wasActive[string(ref.UID)] = true
+		recorded[string(ref.UID)] = ref
 	}
 	jobs := slices.Clone(p.in.Jobs)
 	slices.SortFunc(jobs, func(a, b *batchv1.Job) int { return strings.Compare(a.Name, b.Name) })
@@ -41,7 +43,14 @@ func (p *planning) observeJobs() []*batchv1.Job {
 				// reference to us. It counts as active all the same.
 				p.event(corev1.EventTypeWarning, ReasonUnexpectedJob, "Saw a job that the controller did not create or forgot: "+job.Name)
 			}
-			status.Active = append(status.Active, refOf(job))
+			// Keep a reference as it was recorded, as upstream does: its
+			// resourceVersion would otherwise change with every update of
+			// the Job (pod counts, conditions) and force a status write.
+			ref, ok := recorded[string(job.UID)]
+			if !ok {
+				ref = refOf(job)
+			}
+			status.Active = append(status.Active, ref)
 			p.active = append(p.active, job)
 			continue
 		}

@@ -6,6 +6,7 @@ package scheduledjob
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -41,6 +42,9 @@ type Controller struct {
 	apiReader client.Reader
 	clock     clock.PassiveClock
 	recorder  record.EventRecorder
+	// written remembers the last status written per ScheduledJob
+	// (types.NamespacedName -> writtenStatus).
+	written sync.Map
 }
 
 // NewController returns the controller. clk is its only source of time.
@@ -93,6 +97,9 @@ func indexJobOwner(o client.Object) []string {
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	sj := &v1alpha1.ScheduledJob{}
 	if err := c.kubeClient.Get(ctx, req.NamespacedName, sj); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.written.Delete(req.NamespacedName)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	jobs, err := c.gatherJobs(ctx, sj)
@@ -149,21 +156,34 @@ func (c *Controller) gatherJobs(ctx context.Context, sj *v1alpha1.ScheduledJob) 
 	return jobs, nil
 }
 
-// execute carries out the plan's actions in order, recording their effects
-// in status as they succeed.
+// execute carries out the plan's actions, recording their effects in
+// status as they succeed. A run's Job is created first, so that history
+// cleanup never delays it, except after the deletions Replace needs; the
+// cleanup then runs even if the creation failed, so that it still frees
+// quota when creation keeps failing (as upstream's cleanup, which runs
+// before scheduling, does).
 func (c *Controller) execute(ctx context.Context, sj *v1alpha1.ScheduledJob, plan *planner.Plan, status *v1alpha1.ScheduledJobStatus) error {
 	for _, deletion := range plan.Deletes {
+		if deletion.Reason != planner.DeleteForReplace {
+			continue
+		}
 		if err := c.deleteJob(ctx, sj, deletion, status); err != nil {
 			return err
 		}
 	}
+	var createErr error
 	for _, run := range []*planner.Run{plan.Create, plan.Trigger} {
-		if run == nil {
-			continue
+		if run != nil && createErr == nil {
+			createErr = c.createRun(ctx, sj, run, status)
 		}
-		if err := c.createRun(ctx, sj, run, status); err != nil {
-			return err
+	}
+	for _, deletion := range plan.Deletes {
+		if deletion.Reason == planner.DeleteForHistoryLimit {
+			_ = c.deleteJob(ctx, sj, deletion, status) // failures are events, not errors
 		}
+	}
+	if createErr != nil {
+		return createErr
 	}
 	if plan.ConsumeTrigger {
 		return c.consumeTrigger(ctx, sj)
@@ -245,12 +265,37 @@ func (c *Controller) consumeTrigger(ctx context.Context, sj *v1alpha1.ScheduledJ
 
 // writeStatus writes status once, and only if it changed.
 func (c *Controller) writeStatus(ctx context.Context, sj *v1alpha1.ScheduledJob, status v1alpha1.ScheduledJobStatus) error {
-	if equality.Semantic.DeepEqual(sj.Status, status) {
+	if equality.Semantic.DeepEqual(sj.Status, status) || c.alreadyWritten(sj, status) {
 		return nil
 	}
 	updated := sj.DeepCopy()
 	updated.Status = status
-	return client.IgnoreNotFound(c.kubeClient.Status().Patch(ctx, updated, client.MergeFrom(sj)))
+	if err := c.kubeClient.Status().Patch(ctx, updated, client.MergeFrom(sj)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	c.written.Store(client.ObjectKeyFromObject(sj), writtenStatus{base: sj.ResourceVersion, status: status})
+	return nil
+}
+
+// writtenStatus is the last status written for a ScheduledJob and the
+// resourceVersion it was written over.
+type writtenStatus struct {
+	base   string
+	status v1alpha1.ScheduledJobStatus
+}
+
+// alreadyWritten reports whether status was just written and the cache
+// has not caught up yet: the cached object is still the one the write was
+// made over. A Job's creation often triggers the next reconcile before the
+// status write reaches the cache; without this, it would write the same
+// status again.
+func (c *Controller) alreadyWritten(sj *v1alpha1.ScheduledJob, status v1alpha1.ScheduledJobStatus) bool {
+	last, ok := c.written.Load(client.ObjectKeyFromObject(sj))
+	if !ok {
+		return false
+	}
+	w := last.(writtenStatus)
+	return w.base == sj.ResourceVersion && equality.Semantic.DeepEqual(w.status, status)
 }
 
 func (c *Controller) emit(sj *v1alpha1.ScheduledJob, events []planner.Event) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -269,3 +270,80 @@ func TestUnknownTimeZoneWaitsForASpecChange(t *testing.T) {
 }
 
 var _ = client.IgnoreNotFound
+
+// TestHistoryCleanupDespiteCreateFailure is upstream's
+// TestControllerV2CleanupFinishedJobs (vector 40): when the run's Job cannot
+// be created (upstream's case is a quota; here an admission policy denies
+// Jobs in the namespace), finished Jobs beyond the limit are still deleted.
+func TestHistoryCleanupDespiteCreateFailure(t *testing.T) {
+	ns := newNamespace(t)
+	sj := newScheduledJob(ns, "denied", "* * * * *")
+	sj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](1)
+	create(t, sj)
+	sj = get(t, sj)
+	run := firstRun(sj)
+	var old []*batchv1.Job
+	for i, at := range []time.Time{run, run.Add(time.Minute)} {
+		plan := planner.Compute(planner.Input{ScheduledJob: sj, Now: at.Add(time.Second)})
+		job := plan.Create.Job
+		create(t, job)
+		finish(t, job, true, at.Add(time.Duration(10+i)*time.Second))
+		old = append(old, job)
+	}
+	denyJobs(t, ns)
+	env.clock.SetTime(run.Add(2*time.Minute + time.Second))
+	waitForCache(t, sj)
+	drainEvents()
+	if _, err := env.ctrl.Reconcile(env.ctx, requestFor(sj)); err == nil {
+		t.Fatal("the run's Job was created despite the policy; the test proves nothing")
+	}
+	if events := drainEvents(); !hasEvent(events, "FailedCreate") || !hasEvent(events, "SuccessfulDelete Deleted job "+old[0].Name) {
+		t.Errorf("events %v", events)
+	}
+	for _, j := range jobs(t, ns) {
+		if j.Name == old[0].Name && j.DeletionTimestamp == nil {
+			t.Errorf("the oldest finished Job %s was not deleted", j.Name)
+		}
+	}
+}
+
+// denyJobs installs a ValidatingAdmissionPolicy that rejects every Job
+// created in namespace, and waits until the API server enforces it.
+func denyJobs(t *testing.T, namespace string) {
+	t.Helper()
+	name := "deny-jobs-" + namespace
+	create(t, &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "exceeded quota (test)"}},
+		},
+	})
+	create(t, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"kubernetes.io/metadata.name": namespace}}},
+		},
+	})
+	probe := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "probe"}, Spec: newScheduledJob(namespace, "x", "* * * * *").Spec.JobTemplate.Spec}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := env.live.Create(env.ctx, probe.DeepCopy(), client.DryRunAll)
+		if err != nil && strings.Contains(err.Error(), "exceeded quota (test)") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the admission policy was not enforced: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond) // waiting for the API server to load the policy
+	}
+}

@@ -233,3 +233,7 @@ func finish(t *testing.T, job *batchv1.Job, succeeded bool, at time.Time) {
 }
 
 var _ = ptr.To[int32]
+
+func requestFor(sj *v1alpha1.ScheduledJob) reconcile.Request {
+	return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(sj)}
+}
