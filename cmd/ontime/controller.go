@@ -31,6 +31,7 @@ type controllerOptions struct {
 	burst                   int
 	metricsAddress          string
 	probeAddress            string
+	pprofAddress            string
 	leaderElect             bool
 	leaderElectionNamespace string
 	logging                 zap.Options
@@ -75,6 +76,7 @@ service account, then ~/.kube/config.`,
 	flags.IntVar(&opts.burst, "kube-api-burst", 600, "burst of requests to the API server")
 	flags.StringVar(&opts.metricsAddress, "metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint ("0" disables it)`)
 	flags.StringVar(&opts.probeAddress, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
+	flags.StringVar(&opts.pprofAddress, "pprof-bind-address", "", "address of Go's /debug/pprof endpoints, for profiling (off when empty)")
 	flags.BoolVar(&opts.leaderElect, "leader-elect", false, "elect a leader among replicas so that only one reconciles at a time")
 	flags.StringVar(&opts.leaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"),
 		"namespace of the leader election Lease (default: $POD_NAMESPACE, or the pod's own namespace in a cluster)")
@@ -110,6 +112,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 		WebhookServer:                 webhook.NewServer(webhook.Options{Port: opts.webhook.port, CertDir: opts.webhook.certDir}),
 		Metrics:                       metricsserver.Options{BindAddress: opts.metricsAddress},
 		HealthProbeBindAddress:        opts.probeAddress,
+		PprofBindAddress:              opts.pprofAddress,
 		LeaderElection:                opts.leaderElect,
 		LeaderElectionID:              "ontime-controller.ontime.dev",
 		LeaderElectionNamespace:       opts.leaderElectionNamespace,

@@ -127,6 +127,9 @@ func startOntime(binary, kubeconfig, work string) func() {
 		"--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:18081",
 		"--webhook-dns-name", "localhost", "--webhook-namespace", "ontime-system",
 		"--webhook-write-cert-files", "--webhook-cert-dir", filepath.Join(work, "certs"))
+	// ONTIME_BENCH_FLAGS adds controller flags, to try settings other than
+	// the shipped defaults.
+	cmd.Args = append(cmd.Args, strings.Fields(os.Getenv("ONTIME_BENCH_FLAGS"))...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		fail("starting ontime: %v", err)
@@ -226,7 +229,10 @@ type controllerStats struct {
 	// agent tells this controller's requests apart by user agent.
 	agent    func(string) bool
 	skews    []time.Duration
-	requests int
+	// arrivals (request received − scheduled) and latencies (server time)
+	// of the creates, to tell a client that sends late from a busy server.
+	arrivals, latencies []time.Duration
+	requests            int
 	// byKind counts requests by verb and resource, for the breakdown on
 	// stderr.
 	byKind map[string]int
@@ -269,6 +275,8 @@ func summarize(auditLog string, n, minutes int, from, to time.Time) []string {
 				e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusCreated {
 				if scheduled, ok := scheduledTime(e.ObjectRef.Name); ok && !scheduled.Before(from) && scheduled.Before(to) {
 					s.skews = append(s.skews, e.StageTimestamp.Sub(scheduled))
+					s.arrivals = append(s.arrivals, e.RequestReceived.Sub(scheduled))
+					s.latencies = append(s.latencies, e.StageTimestamp.Sub(e.RequestReceived))
 				}
 			}
 		}
@@ -282,6 +290,10 @@ func summarize(auditLog string, n, minutes int, from, to time.Time) []string {
 		}
 		slices.Sort(kinds)
 		progress("N=%d %s requests: %s", n, s.label, strings.Join(kinds, ", "))
+		slices.Sort(s.arrivals)
+		slices.Sort(s.latencies)
+		progress("N=%d %s creates: request arrives p50 %s p99 %s after the run time; the server takes p50 %s p99 %s", n, s.label,
+			percentile(s.arrivals, 50), percentile(s.arrivals, 99), percentile(s.latencies, 50), percentile(s.latencies, 99))
 		slices.Sort(s.skews)
 		created := len(s.skews)
 		perRun := "–"

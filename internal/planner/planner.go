@@ -2,6 +2,14 @@
 // function of the ScheduledJob, its Jobs and the current time, like the
 // CronJob controller's syncCronJob(now). The reconciler gathers the input
 // and carries out the plan; nothing here does I/O or reads a clock.
+//
+// Two extensions plug in here. The schedule a ScheduledJob runs on is the
+// schedule interface that parseSchedule builds, so an effective schedule that
+// differs from the written one (a spread offset, a hashed H field) is another
+// implementation of it; Job names and the scheduled-time annotation keep the
+// nominal time. Actions before a run (warming capacity up lead ahead) belong
+// in announceNext, which knows the next run: such a step adds its action to
+// the Plan and lowers the requeue to the earlier time with requeueAt.
 package planner
 
 import (
