@@ -227,8 +227,8 @@ type controllerStats struct {
 	label     string
 	namespace string
 	// agent tells this controller's requests apart by user agent.
-	agent    func(string) bool
-	skews    []time.Duration
+	agent func(string) bool
+	skews []time.Duration
 	// arrivals (request received − scheduled) and latencies (server time)
 	// of the creates, to tell a client that sends late from a busy server.
 	arrivals, latencies []time.Duration
