@@ -120,7 +120,8 @@ func (s *Spec) nextInstant(lo int64) (int64, bool) {
 // -12h..+14h; local mean times before 1900 within ±16h).
 const maxOffset = 26 * 3600
 
-// prevInstant returns the last activation at or before instant hi.
+// prevInstant returns the last activation at or before instant hi; the
+// mirror image of nextInstant, walking periods backwards.
 func (s *Spec) prevInstant(hi int64) (int64, bool) {
 	if s.zone == nil {
 		c, ok := s.prevCivil(floorDiv(hi+s.offset, 60))

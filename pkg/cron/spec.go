@@ -210,7 +210,9 @@ func (s *Spec) nextMonth(year int64, month int) (int64, int) {
 	return year + 1, bits.TrailingZeros16(s.month)
 }
 
-// prevCivil returns the last matching civil minute at or before c.
+// prevCivil returns the last matching civil minute at or before c. It is
+// nextCivil's mirror image, kept as a separate tight loop rather than one
+// loop parameterized by direction: both are the engine's hot path.
 func (s *Spec) prevCivil(c int64) (int64, bool) {
 	day := floorDiv(c, minutesPerDay)
 	minuteOfDay := int(c - day*minutesPerDay)
