@@ -5,6 +5,7 @@ package scheduledjob
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -270,11 +271,37 @@ func (c *Controller) writeStatus(ctx context.Context, sj *v1alpha1.ScheduledJob,
 	}
 	updated := sj.DeepCopy()
 	updated.Status = status
-	if err := c.kubeClient.Status().Patch(ctx, updated, client.MergeFrom(sj)); err != nil {
+	patch, err := statusPatch(sj, updated)
+	if err != nil {
+		return err
+	}
+	if err := c.kubeClient.Status().Patch(ctx, updated, patch); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	c.written.Store(client.ObjectKeyFromObject(sj), writtenStatus{base: sj.ResourceVersion, status: status})
 	return nil
+}
+
+// statusPatch is the merge patch from sj to updated, always carrying
+// status.activeCount: a diff of two Go structs leaves out a count that is 0
+// on both sides, and the ACTIVE column would stay blank until the first run.
+func statusPatch(sj, updated *v1alpha1.ScheduledJob) (client.Patch, error) {
+	data, err := client.MergeFrom(sj).Data(updated)
+	if err != nil {
+		return nil, err
+	}
+	var body map[string]any
+	if err := json.Unmarshal(data, &body); err != nil {
+		return nil, err
+	}
+	status, _ := body["status"].(map[string]any)
+	if status == nil {
+		status = map[string]any{}
+		body["status"] = status
+	}
+	status["activeCount"] = updated.Status.ActiveCount
+	data, err = json.Marshal(body)
+	return client.RawPatch(types.MergePatchType, data), err
 }
 
 // writtenStatus is the last status written for a ScheduledJob and the

@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -256,6 +257,11 @@ func TestUnknownTimeZoneWaitsForASpecChange(t *testing.T) {
 	}
 	if r := readyOf(get(t, sj)); r.Status != metav1.ConditionFalse || r.Reason != v1alpha1.ReasonUnknownTimeZone {
 		t.Errorf("ready %+v", r)
+	}
+	// The ACTIVE column reads status.activeCount: it must be there, 0.
+	stored := asStored(t, sj)
+	if count, found, _ := unstructured.NestedInt64(stored.Object, "status", "activeCount"); !found || count != 0 {
+		t.Errorf("status.activeCount = %v (present: %v), want 0", count, found)
 	}
 	// Fixing the spec (a generation change, which triggers a reconcile)
 	// schedules again.

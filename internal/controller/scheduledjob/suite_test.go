@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -236,4 +237,16 @@ var _ = ptr.To[int32]
 
 func requestFor(sj *v1alpha1.ScheduledJob) reconcile.Request {
 	return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(sj)}
+}
+
+// asStored reads a ScheduledJob as the server stored it, to see which
+// fields are present.
+func asStored(t *testing.T, sj *v1alpha1.ScheduledJob) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("ScheduledJob"))
+	if err := env.live.Get(env.ctx, client.ObjectKeyFromObject(sj), u); err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
