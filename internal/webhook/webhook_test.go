@@ -15,8 +15,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller"
 	"github.com/ontime-dev/ontime/internal/testenv"
 )
 
@@ -68,9 +67,7 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = testEnv.Stop() }()
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = v1alpha1.AddToScheme(scheme)
+	scheme := controller.Scheme()
 	server := testEnv.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(config, ctrl.Options{
 		Scheme:        scheme,

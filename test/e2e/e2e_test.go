@@ -11,7 +11,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -423,5 +422,3 @@ func finished(j *batchv1.Job) bool {
 	}
 	return false
 }
-
-var _ = io.Discard

@@ -9,8 +9,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -274,8 +274,6 @@ func TestUnknownTimeZoneWaitsForASpecChange(t *testing.T) {
 		t.Errorf("after the fix: %+v", readyOf(get(t, sj)))
 	}
 }
-
-var _ = client.IgnoreNotFound
 
 // TestHistoryCleanupDespiteCreateFailure is upstream's
 // TestControllerV2CleanupFinishedJobs (vector 40): when the run's Job cannot

@@ -17,7 +17,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -232,8 +231,6 @@ func finish(t *testing.T, job *batchv1.Job, succeeded bool, at time.Time) {
 		t.Fatalf("finishing job %s: %v", job.Name, err)
 	}
 }
-
-var _ = ptr.To[int32]
 
 func requestFor(sj *v1alpha1.ScheduledJob) reconcile.Request {
 	return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(sj)}
