@@ -177,17 +177,20 @@ func (p *planning) notBeforeAnnounced(due time.Time) bool {
 func (p *planning) runDue(due, handled time.Time) {
 	status := &p.plan.Status
 	spec := &p.sj.Spec
-	if skipped, latest := p.countBetween(handled, due); skipped > 0 {
+	skipped, latest := p.countBetween(handled, due)
+	if skipped > 0 {
 		status.LastMissedTime = later(status.LastMissedTime, latest)
 		p.plan.Missed[MissSkipped] += skipped
 	}
-	window := handled
+	// Upstream counts missed runs only within the deadline window; without
+	// a deadline that window is the one just counted.
+	missed := skipped
 	if spec.StartingDeadlineSeconds != nil {
-		if start := p.now.Add(-time.Duration(*spec.StartingDeadlineSeconds) * time.Second); start.After(window) {
-			window = start
+		if start := p.now.Add(-time.Duration(*spec.StartingDeadlineSeconds) * time.Second); start.After(handled) {
+			missed, _ = p.countBetween(start, due)
 		}
 	}
-	if missed, _ := p.countBetween(window, due); missed+1 > tooManyMissed {
+	if missed+1 > tooManyMissed {
 		p.event(corev1.EventTypeWarning, ReasonTooManyMissedTimes,
 			fmt.Sprintf("too many missed start times (%d). Set or decrease .spec.startingDeadlineSeconds or check clock skew", missed+1))
 	}
