@@ -71,17 +71,17 @@ func (fp *fieldParser) parseDayOfMonthTerm(term string, offset int) error {
 	case strings.HasPrefix(term, "L-"):
 		n, err := strconv.Atoi(term[2:])
 		if err != nil || n < 0 || n > 30 {
-			return fp.fail(domField, term, offset, "L-n needs n from 0 to 30 (days before the last day of the month)")
+			return fp.fail(ErrRange, domField, term, offset, "L-n needs n from 0 to 30 (days before the last day of the month)")
 		}
 		t.lastMinus |= 1 << uint(n)
 	case strings.HasSuffix(term, "W"):
 		n, err := strconv.Atoi(term[:len(term)-1])
 		if err != nil || n < 1 || n > 31 {
-			return fp.fail(domField, term, offset, "nW needs a day n from 1 to 31 (the weekday nearest to it)")
+			return fp.fail(ErrRange, domField, term, offset, "nW needs a day n from 1 to 31 (the weekday nearest to it)")
 		}
 		t.nearestWeekday |= 1 << uint(n)
 	default:
-		return fp.fail(domField, term, offset, "is not a day of month; extended forms are L, L-n, LW and nW")
+		return fp.fail(ErrSyntax, domField, term, offset, "is not a day of month; extended forms are L, L-n, LW and nW")
 	}
 	return nil
 }
@@ -103,12 +103,12 @@ func (fp *fieldParser) parseDayOfWeekTerm(term string, offset int) error {
 		}
 		n, err := strconv.Atoi(nth)
 		if err != nil || n < 1 || n > 5 {
-			return fp.fail(dowField, term, offset, "d#n needs n from 1 to 5 (the nth such weekday of the month)")
+			return fp.fail(ErrRange, dowField, term, offset, "d#n needs n from 1 to 5 (the nth such weekday of the month)")
 		}
 		t.nth[w] |= 1 << uint(n-1)
 		return nil
 	}
-	return fp.fail(dowField, term, offset, "is not a day of week; extended forms are dL (last d of the month) and d#n (nth d)")
+	return fp.fail(ErrSyntax, dowField, term, offset, "is not a day of week; extended forms are dL (last d of the month) and d#n (nth d)")
 }
 
 // weekday parses 0-7 or a name; 7 is Sunday.
@@ -118,7 +118,7 @@ func (fp *fieldParser) weekday(text string, offset int) (int, error) {
 		return 0, err
 	}
 	if w > 7 {
-		return 0, fp.fail(dowField, text, offset, strconv.Itoa(w)+" is above the maximum 7")
+		return 0, fp.fail(ErrRange, dowField, text, offset, strconv.Itoa(w)+" is above the maximum 7")
 	}
 	return w % 7, nil
 }
@@ -133,36 +133,24 @@ func (fp *fieldParser) parseHash(k fieldKind, term string, offset int) (uint64, 
 	low, high := info.min, info.hashMax
 	rest := term[1:]
 	if strings.HasPrefix(rest, "(") {
-		inner, after, ok := strings.Cut(rest[1:], ")")
-		a, b, isRange := strings.Cut(inner, "-")
-		if !ok || !isRange {
-			return 0, fp.fail(k, term, offset, "H(a-b) needs a range in parentheses, such as H(0-29)")
-		}
 		var err error
-		if low, err = fp.value(k, a, offset+len("H(")); err != nil {
+		if low, high, rest, err = fp.hashRange(k, term, offset); err != nil {
 			return 0, err
 		}
-		if high, err = fp.value(k, b, offset+len("H(")+len(a)+len("-")); err != nil {
-			return 0, err
-		}
-		if low < info.min || high > fp.maxValue(k) || low > high {
-			return 0, fp.fail(k, term, offset, "range must lie within "+strconv.Itoa(info.min)+"-"+strconv.Itoa(fp.maxValue(k))+" and start before it ends")
-		}
-		rest = after
 	}
 	step := 1
 	if rest != "" {
 		n, err := strconv.Atoi(strings.TrimPrefix(rest, "/"))
 		if !strings.HasPrefix(rest, "/") || err != nil || n < 1 {
-			return 0, fp.fail(k, term, offset, "H takes the forms H, H/n, H(a-b) and H(a-b)/n with n at least 1")
+			return 0, fp.fail(ErrSyntax, k, term, offset, "H takes the forms H, H/n, H(a-b) and H(a-b)/n with n at least 1")
 		}
 		if n > high-low+1 {
-			return 0, fp.fail(k, term, offset, "step "+strconv.Itoa(n)+" is larger than the range "+strconv.Itoa(low)+"-"+strconv.Itoa(high))
+			return 0, fp.fail(ErrRange, k, term, offset, "step "+strconv.Itoa(n)+" is larger than the range "+strconv.Itoa(low)+"-"+strconv.Itoa(high))
 		}
 		step = n
 	}
 	if fp.parser.HashKey == "" {
-		return 0, fp.fail(k, term, offset, "H needs a hash key (ontime next --hash-key; a ScheduledJob uses its namespace/name)")
+		return 0, fp.fail(ErrMissingHashKey, k, term, offset, "H needs a hash key (ontime next --hash-key; a ScheduledJob uses its namespace/name)")
 	}
 	if fp.hash == nil {
 		fp.hash = newHashSource(fp.parser.HashKey)
@@ -171,4 +159,25 @@ func (fp *fieldParser) parseHash(k fieldKind, term string, offset int) (uint64, 
 		return 1 << uint(low+fp.hash.intn(high-low+1)), nil
 	}
 	return valueBits(low+fp.hash.intn(step), high, step), nil
+}
+
+// hashRange parses the "(a-b)" of an H(a-b) term and returns the range and
+// what follows it.
+func (fp *fieldParser) hashRange(k fieldKind, term string, offset int) (low, high int, rest string, err error) {
+	info := &fieldInfos[k]
+	inner, after, ok := strings.Cut(term[len("H("):], ")")
+	a, b, isRange := strings.Cut(inner, "-")
+	if !ok || !isRange {
+		return 0, 0, "", fp.fail(ErrSyntax, k, term, offset, "H(a-b) needs a range in parentheses, such as H(0-29)")
+	}
+	if low, err = fp.value(k, a, offset+len("H(")); err != nil {
+		return 0, 0, "", err
+	}
+	if high, err = fp.value(k, b, offset+len("H(")+len(a)+len("-")); err != nil {
+		return 0, 0, "", err
+	}
+	if low < info.min || high > fp.maxValue(k) || low > high {
+		return 0, 0, "", fp.fail(ErrRange, k, term, offset, "range must lie within "+strconv.Itoa(info.min)+"-"+strconv.Itoa(fp.maxValue(k))+" and start before it ends")
+	}
+	return low, high, after, nil
 }

@@ -27,31 +27,48 @@ func FuzzParse(f *testing.F) {
 		}
 		s, err := p.Parse(spec)
 		if err != nil {
-			var parseErr *ParseError
-			if !errors.As(err, &parseErr) {
-				t.Fatalf("Parse(%q) returned %T, want *ParseError", spec, err)
-			}
-			if parseErr.Offset < 0 || parseErr.Offset+len(parseErr.Value) > len(spec) || spec[parseErr.Offset:parseErr.Offset+len(parseErr.Value)] != parseErr.Value {
-				t.Fatalf("Parse(%q): error value %q at offset %d is not in the schedule", spec, parseErr.Value, parseErr.Offset)
-			}
+			checkParseError(t, spec, err)
 			return
 		}
 		// Keep to years 1..9999, which time.Time formats.
 		from := time.Unix(-62135596800+int64(uint64(unix)%(253402300799+62135596800)), 0)
-		next := s.Next(from)
-		if !next.IsZero() && !next.After(from) {
-			t.Fatalf("%q: Next(%v) = %v, not after it", spec, from, next)
-		}
-		prev := s.Prev(from)
-		if !prev.IsZero() && prev.After(from) {
-			t.Fatalf("%q: Prev(%v) = %v, after it", spec, from, prev)
-		}
-		if s.Interval() == 0 && !next.IsZero() {
-			if again := s.Prev(next); !again.Equal(next) {
-				t.Fatalf("%q: Prev(Next(%v)) = %v, want %v", spec, from, again, next)
-			}
-		}
+		checkNextAndPrev(t, s, from)
 	})
+}
+
+// checkParseError: every error is a *ParseError with a kind, whose value
+// is found in the schedule at its offset.
+func checkParseError(t *testing.T, spec string, err error) {
+	t.Helper()
+	var parseErr *ParseError
+	if !errors.As(err, &parseErr) {
+		t.Fatalf("Parse(%q) returned %T, want *ParseError", spec, err)
+	}
+	if parseErr.Kind == 0 {
+		t.Fatalf("Parse(%q): %v has no Kind", spec, err)
+	}
+	if parseErr.Offset < 0 || parseErr.Offset+len(parseErr.Value) > len(spec) || spec[parseErr.Offset:parseErr.Offset+len(parseErr.Value)] != parseErr.Value {
+		t.Fatalf("Parse(%q): error value %q at offset %d is not in the schedule", spec, parseErr.Value, parseErr.Offset)
+	}
+}
+
+// checkNextAndPrev: Next is strictly after from, Prev at or before it, and
+// Prev of a run is that run.
+func checkNextAndPrev(t *testing.T, s *Spec, from time.Time) {
+	t.Helper()
+	next := s.Next(from)
+	if !next.IsZero() && !next.After(from) {
+		t.Fatalf("%q: Next(%v) = %v, not after it", s, from, next)
+	}
+	prev := s.Prev(from)
+	if !prev.IsZero() && prev.After(from) {
+		t.Fatalf("%q: Prev(%v) = %v, after it", s, from, prev)
+	}
+	if s.Interval() == 0 && !next.IsZero() {
+		if again := s.Prev(next); !again.Equal(next) {
+			t.Fatalf("%q: Prev(Next(%v)) = %v, want %v", s, from, again, next)
+		}
+	}
 }
 
 // TestNextAndPrevDoNotAllocate holds the engine to zero allocations in

@@ -50,7 +50,7 @@ func Parse(spec string) (*Spec, error) { return Parser{}.Parse(spec) }
 // "TZ=<zone> " or "CRON_TZ=<zone> ". Errors are *ParseError.
 func (p Parser) Parse(spec string) (*Spec, error) {
 	if spec == "" {
-		return nil, &ParseError{Spec: spec, Reason: "empty schedule"}
+		return nil, &ParseError{Kind: ErrSyntax, Spec: spec, Reason: "empty schedule"}
 	}
 	s := &Spec{text: spec, policy: p.DSTPolicy, loc: p.Location}
 	if s.loc == nil {
@@ -72,7 +72,7 @@ func (p Parser) Parse(spec string) (*Spec, error) {
 		return nil, err
 	}
 	if !s.feasible() {
-		return nil, &ParseError{Spec: spec, Value: spec, Reason: "never fires: no allowed month has an allowed day"}
+		return nil, &ParseError{Kind: ErrNeverFires, Spec: spec, Value: spec, Reason: "never fires: no allowed month has an allowed day"}
 	}
 	return s, nil
 }
@@ -82,13 +82,13 @@ func (p Parser) Parse(spec string) (*Spec, error) {
 func parseZonePrefix(spec string) (rest string, restOffset int, loc *time.Location, err error) {
 	space := strings.IndexByte(spec, ' ')
 	if space < 0 {
-		return "", 0, nil, &ParseError{Spec: spec, Field: "time zone", Value: spec,
+		return "", 0, nil, &ParseError{Kind: ErrSyntax, Spec: spec, Field: "time zone", Value: spec,
 			Reason: "a TZ= or CRON_TZ= prefix must be followed by a space and the schedule"}
 	}
 	eq := strings.IndexByte(spec, '=')
 	name := spec[eq+1 : space]
 	if loc, err = LoadLocation(name); err != nil {
-		return "", 0, nil, &ParseError{Spec: spec, Field: "time zone", Value: name, Offset: eq + 1, Reason: "unknown time zone"}
+		return "", 0, nil, &ParseError{Kind: ErrUnknownTimeZone, Spec: spec, Field: "time zone", Value: name, Offset: eq + 1, Reason: "unknown time zone"}
 	}
 	trimmed := strings.TrimLeftFunc(spec[space:], unicode.IsSpace)
 	return strings.TrimRightFunc(trimmed, unicode.IsSpace), len(spec) - len(trimmed), loc, nil
@@ -132,7 +132,7 @@ func (p *Parser) parseDescriptor(s *Spec, spec, descriptor string, offset int) e
 	case "@hourly":
 		s.hour, s.wildcardTime = allHours, true
 	default:
-		return &ParseError{Spec: spec, Field: "descriptor", Value: descriptor, Offset: offset,
+		return &ParseError{Kind: ErrSyntax, Spec: spec, Field: "descriptor", Value: descriptor, Offset: offset,
 			Reason: "unknown descriptor; use @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every <duration> (lower case)"}
 	}
 	s.dowRepeated = repeatWeekdays(s.dow)
@@ -145,11 +145,11 @@ func (p *Parser) parseDescriptor(s *Spec, spec, descriptor string, offset int) e
 func parseEvery(s *Spec, spec, text string, offset int) error {
 	d, err := time.ParseDuration(text)
 	if err != nil {
-		return &ParseError{Spec: spec, Field: "descriptor", Value: text, Offset: offset,
+		return &ParseError{Kind: ErrSyntax, Spec: spec, Field: "descriptor", Value: text, Offset: offset,
 			Reason: "@every needs a Go duration such as 90s, 15m or 1h30m"}
 	}
 	if d <= 0 {
-		return &ParseError{Spec: spec, Field: "descriptor", Value: text, Offset: offset,
+		return &ParseError{Kind: ErrRange, Spec: spec, Field: "descriptor", Value: text, Offset: offset,
 			Reason: "@every needs a positive interval"}
 	}
 	s.every = max(d.Truncate(time.Second), time.Second)
@@ -233,7 +233,7 @@ func (fp *fieldParser) parseFields(rest string, offset int) error {
 		n++
 	}
 	if n != 5 {
-		return &ParseError{Spec: fp.spec, Value: fp.spec,
+		return &ParseError{Kind: ErrSyntax, Spec: fp.spec, Value: fp.spec,
 			Reason: "expected 5 fields (minute hour day-of-month month day-of-week), found " + strconv.Itoa(n)}
 	}
 	var values [5]uint64
@@ -286,7 +286,7 @@ func (fp *fieldParser) parseField(k fieldKind, text string, offset int) (bits ui
 		start = end + 1
 	}
 	if bits == 0 && fp.termsFor(k) == 0 {
-		return 0, false, fp.fail(k, text, offset, "selects no "+fieldInfos[k].name+" at all")
+		return 0, false, fp.fail(ErrRange, k, text, offset, "selects no "+fieldInfos[k].name+" at all")
 	}
 	return bits, star, nil
 }
@@ -303,14 +303,14 @@ func (fp *fieldParser) termsFor(k fieldKind) int {
 	return 0
 }
 
-func (fp *fieldParser) fail(k fieldKind, value string, offset int, reason string) error {
-	return &ParseError{Spec: fp.spec, Field: fieldInfos[k].name, Value: value, Offset: offset, Reason: reason}
+func (fp *fieldParser) fail(kind ErrorKind, k fieldKind, value string, offset int, reason string) error {
+	return &ParseError{Kind: kind, Spec: fp.spec, Field: fieldInfos[k].name, Value: value, Offset: offset, Reason: reason}
 }
 
 func (fp *fieldParser) parseTerm(k fieldKind, term string, offset int) (uint64, bool, error) {
 	if isExtendedTerm(k, term) {
 		if fp.parser.Dialect != Extended {
-			return 0, false, fp.fail(k, term, offset, "H, L, W and # are extended syntax, which Kubernetes CronJob rejects")
+			return 0, false, fp.fail(ErrExtendedSyntax, k, term, offset, "H, L, W and # are extended syntax, which Kubernetes CronJob rejects")
 		}
 		bits, err := fp.parseExtendedTerm(k, term, offset)
 		return bits, false, err
@@ -327,55 +327,72 @@ func (fp *fieldParser) parseRange(k fieldKind, term string, offset int) (uint64,
 	info := &fieldInfos[k]
 	rangePart, stepPart, hasStep := strings.Cut(term, "/")
 	if hasStep && strings.Contains(stepPart, "/") {
-		return 0, false, fp.fail(k, term, offset, "too many slashes")
+		return 0, false, fp.fail(ErrSyntax, k, term, offset, "too many slashes")
 	}
-	low, high, hasHigh := strings.Cut(rangePart, "-")
-	start, end, star := info.min, info.max, true
-	if low != "*" && low != "?" {
-		star = false
-		var err error
-		if start, err = fp.value(k, low, offset); err != nil {
-			return 0, false, err
-		}
-		end = start
-		if hasHigh {
-			if strings.Contains(high, "-") {
-				return 0, false, fp.fail(k, term, offset, "too many hyphens")
-			}
-			if end, err = fp.value(k, high, offset+len(low)+1); err != nil {
-				return 0, false, err
-			}
-		}
+	start, end, hasHigh, err := fp.rangeBounds(k, term, rangePart, offset)
+	if err != nil {
+		return 0, false, err
 	}
+	star := rangePart == "*" || rangePart == "?" || strings.HasPrefix(rangePart, "*-") || strings.HasPrefix(rangePart, "?-")
 	step := 1
 	if hasStep {
 		n, err := strconv.Atoi(stepPart)
 		if err != nil || n < 0 {
-			return 0, false, fp.fail(k, term, offset, "step "+strconv.Quote(stepPart)+" is not a whole number")
+			return 0, false, fp.fail(ErrSyntax, k, term, offset, "step "+strconv.Quote(stepPart)+" is not a whole number")
 		}
 		step = n
 		if !hasHigh {
 			end = info.max
 		}
-		if step > 1 {
-			star = false
-		}
+		star = star && step <= 1
 	}
-	switch {
-	case start < info.min:
-		return 0, false, fp.fail(k, term, offset, strconv.Itoa(start)+" is below the minimum "+strconv.Itoa(info.min))
-	case end > fp.maxValue(k):
-		return 0, false, fp.fail(k, term, offset, strconv.Itoa(end)+" is above the maximum "+strconv.Itoa(fp.maxValue(k))+fp.maxHint(k))
-	case start > end:
-		return 0, false, fp.fail(k, term, offset, "range start "+strconv.Itoa(start)+" is after its end "+strconv.Itoa(end))
-	case step == 0:
-		return 0, false, fp.fail(k, term, offset, "step must be at least 1")
+	if err := fp.checkRange(k, term, offset, start, end, step); err != nil {
+		return 0, false, err
 	}
 	bits := valueBits(start, end, step)
 	if star {
 		bits |= starBit
 	}
 	return bits, star, nil
+}
+
+// rangeBounds parses the "a", "a-b", "*" or "?" before a step. robfig
+// ignores whatever follows "*-".
+func (fp *fieldParser) rangeBounds(k fieldKind, term, rangePart string, offset int) (start, end int, hasHigh bool, err error) {
+	info := &fieldInfos[k]
+	low, high, hasHigh := strings.Cut(rangePart, "-")
+	if low == "*" || low == "?" {
+		return info.min, info.max, hasHigh, nil
+	}
+	if start, err = fp.value(k, low, offset); err != nil {
+		return 0, 0, false, err
+	}
+	if !hasHigh {
+		return start, start, false, nil
+	}
+	if strings.Contains(high, "-") {
+		return 0, 0, false, fp.fail(ErrSyntax, k, term, offset, "too many hyphens")
+	}
+	if end, err = fp.value(k, high, offset+len(low)+1); err != nil {
+		return 0, 0, false, err
+	}
+	return start, end, true, nil
+}
+
+// checkRange rejects bounds outside the field and steps of zero.
+func (fp *fieldParser) checkRange(k fieldKind, term string, offset, start, end, step int) error {
+	info := &fieldInfos[k]
+	switch {
+	case start < info.min:
+		return fp.fail(ErrRange, k, term, offset, strconv.Itoa(start)+" is below the minimum "+strconv.Itoa(info.min))
+	case end > fp.maxValue(k):
+		return fp.fail(ErrRange, k, term, offset, strconv.Itoa(end)+" is above the maximum "+strconv.Itoa(fp.maxValue(k))+fp.maxHint(k))
+	case start > end:
+		return fp.fail(ErrRange, k, term, offset, "range start "+strconv.Itoa(start)+" is after its end "+strconv.Itoa(end))
+	case step == 0:
+		return fp.fail(ErrRange, k, term, offset, "step must be at least 1")
+	}
+	return nil
 }
 
 // maxValue is the largest value a term may name: 7 (Sunday) is allowed in
@@ -416,7 +433,7 @@ func (fp *fieldParser) value(k fieldKind, text string, offset int) (int, error) 
 		if fieldInfos[k].names != nil {
 			what = "a number or a name such as " + fieldInfos[k].names[1]
 		}
-		return 0, fp.fail(k, text, offset, "is not "+what)
+		return 0, fp.fail(ErrSyntax, k, text, offset, "is not "+what)
 	}
 	return n, nil
 }

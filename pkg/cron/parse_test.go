@@ -125,43 +125,44 @@ func mustLoad(t *testing.T, name string) *time.Location {
 
 func TestParseRejects(t *testing.T) {
 	tests := map[string]struct {
+		kind    ErrorKind
 		spec    string
 		parser  Parser
 		field   string
 		message string
 	}{
-		"empty":                     {spec: "", message: `cron: "": empty schedule`},
-		"too few fields":            {spec: "0 0 * *", message: `cron: "0 0 * *": expected 5 fields (minute hour day-of-month month day-of-week), found 4`},
-		"six fields":                {spec: "0 0 0 * * *", message: "found 6"},
-		"minute above 59":           {spec: "61 * * * *", field: "minute", message: `cron: minute "61": 61 is above the maximum 59`},
-		"hour range backwards":      {spec: "0 5-2 * * *", field: "hour", message: `cron: hour "5-2": range start 5 is after its end 2`},
-		"day of month 0":            {spec: "0 0 0 * *", field: "day-of-month", message: "0 is below the minimum 1"},
-		"7 for Sunday (Kubernetes)": {spec: "0 0 * * 7", field: "day-of-week", message: "7 is above the maximum 6 (0 is Sunday; 7 needs the extended syntax)"},
-		"bad month name":            {spec: "0 0 * january *", field: "month", message: `cron: month "january": is not a number or a name such as jan`},
-		"step 0":                    {spec: "*/0 * * * *", field: "minute", message: "step must be at least 1"},
-		"negative step":             {spec: "*/-5 * * * *", field: "minute", message: "is not a whole number"},
-		"too many slashes":          {spec: "1/2/3 * * * *", field: "minute", message: "too many slashes"},
-		"too many hyphens":          {spec: "1-2-3 * * * *", field: "minute", message: "too many hyphens"},
-		"dangling hyphen":           {spec: "5- * * * *", field: "minute", message: `minute "": is not a number`},
-		"only commas":               {spec: ", * * * *", field: "minute", message: "selects no minute at all"},
-		"L needs extended":          {spec: "0 0 L * *", field: "day-of-month", message: "H, L, W and # are extended syntax, which Kubernetes CronJob rejects"},
-		"H needs extended":          {spec: "H * * * *", field: "minute", message: "extended syntax"},
-		"TZ= with no schedule":      {spec: "TZ=UTC", field: "time zone", message: "must be followed by a space and the schedule"},
-		"unknown zone":              {spec: "TZ=Mars/Olympus 0 0 * * *", field: "time zone", message: `cron: time zone "Mars/Olympus": unknown time zone`},
-		"never fires: Feb 30":       {spec: "0 0 30 2 *", message: `cron: "0 0 30 2 *": never fires: no allowed month has an allowed day`},
-		"never fires: Apr 31":       {spec: "59 23 31 4,6,9,11 *", message: "never fires"},
-		"descriptor case":           {spec: "@Daily", field: "descriptor", message: "unknown descriptor"},
-		"descriptor trailing space": {spec: "@daily ", field: "descriptor", message: "unknown descriptor"},
-		"@reboot":                   {spec: "@reboot", field: "descriptor", message: "unknown descriptor"},
-		"@every 0":                  {spec: "@every 0s", field: "descriptor", message: "@every needs a positive interval"},
-		"@every negative":           {spec: "@every -1h", field: "descriptor", message: "positive interval"},
-		"@every 1d":                 {spec: "@every 1d", field: "descriptor", message: "Go duration"},
-		"H without a key":           {spec: "H * * * *", parser: Parser{Dialect: Extended}, field: "minute", message: "H needs a hash key"},
-		"H step beyond range":       {spec: "H/90 * * * *", parser: Parser{Dialect: Extended, HashKey: "k"}, field: "minute", message: "step 90 is larger than the range 0-59"},
-		"L-31":                      {spec: "0 0 L-31 * *", parser: Parser{Dialect: Extended}, field: "day-of-month", message: "L-n needs n from 0 to 30"},
-		"#6":                        {spec: "0 0 * * 1#6", parser: Parser{Dialect: Extended}, field: "day-of-week", message: "d#n needs n from 1 to 5"},
-		"32W":                       {spec: "0 0 32W * *", parser: Parser{Dialect: Extended}, field: "day-of-month", message: "nW needs a day n from 1 to 31"},
-		"extended never fires":      {spec: "0 0 30W 2 *", parser: Parser{Dialect: Extended}, message: "never fires"},
+		"empty":                     {kind: ErrSyntax, spec: "", message: `cron: "": empty schedule`},
+		"too few fields":            {kind: ErrSyntax, spec: "0 0 * *", message: `cron: "0 0 * *": expected 5 fields (minute hour day-of-month month day-of-week), found 4`},
+		"six fields":                {kind: ErrSyntax, spec: "0 0 0 * * *", message: "found 6"},
+		"minute above 59":           {kind: ErrRange, spec: "61 * * * *", field: "minute", message: `cron: minute "61": 61 is above the maximum 59`},
+		"hour range backwards":      {kind: ErrRange, spec: "0 5-2 * * *", field: "hour", message: `cron: hour "5-2": range start 5 is after its end 2`},
+		"day of month 0":            {kind: ErrRange, spec: "0 0 0 * *", field: "day-of-month", message: "0 is below the minimum 1"},
+		"7 for Sunday (Kubernetes)": {kind: ErrRange, spec: "0 0 * * 7", field: "day-of-week", message: "7 is above the maximum 6 (0 is Sunday; 7 needs the extended syntax)"},
+		"bad month name":            {kind: ErrSyntax, spec: "0 0 * january *", field: "month", message: `cron: month "january": is not a number or a name such as jan`},
+		"step 0":                    {kind: ErrRange, spec: "*/0 * * * *", field: "minute", message: "step must be at least 1"},
+		"negative step":             {kind: ErrSyntax, spec: "*/-5 * * * *", field: "minute", message: "is not a whole number"},
+		"too many slashes":          {kind: ErrSyntax, spec: "1/2/3 * * * *", field: "minute", message: "too many slashes"},
+		"too many hyphens":          {kind: ErrSyntax, spec: "1-2-3 * * * *", field: "minute", message: "too many hyphens"},
+		"dangling hyphen":           {kind: ErrSyntax, spec: "5- * * * *", field: "minute", message: `minute "": is not a number`},
+		"only commas":               {kind: ErrRange, spec: ", * * * *", field: "minute", message: "selects no minute at all"},
+		"L needs extended":          {kind: ErrExtendedSyntax, spec: "0 0 L * *", field: "day-of-month", message: "H, L, W and # are extended syntax, which Kubernetes CronJob rejects"},
+		"H needs extended":          {kind: ErrExtendedSyntax, spec: "H * * * *", field: "minute", message: "extended syntax"},
+		"TZ= with no schedule":      {kind: ErrSyntax, spec: "TZ=UTC", field: "time zone", message: "must be followed by a space and the schedule"},
+		"unknown zone":              {kind: ErrUnknownTimeZone, spec: "TZ=Mars/Olympus 0 0 * * *", field: "time zone", message: `cron: time zone "Mars/Olympus": unknown time zone`},
+		"never fires: Feb 30":       {kind: ErrNeverFires, spec: "0 0 30 2 *", message: `cron: "0 0 30 2 *": never fires: no allowed month has an allowed day`},
+		"never fires: Apr 31":       {kind: ErrNeverFires, spec: "59 23 31 4,6,9,11 *", message: "never fires"},
+		"descriptor case":           {kind: ErrSyntax, spec: "@Daily", field: "descriptor", message: "unknown descriptor"},
+		"descriptor trailing space": {kind: ErrSyntax, spec: "@daily ", field: "descriptor", message: "unknown descriptor"},
+		"@reboot":                   {kind: ErrSyntax, spec: "@reboot", field: "descriptor", message: "unknown descriptor"},
+		"@every 0":                  {kind: ErrRange, spec: "@every 0s", field: "descriptor", message: "@every needs a positive interval"},
+		"@every negative":           {kind: ErrRange, spec: "@every -1h", field: "descriptor", message: "positive interval"},
+		"@every 1d":                 {kind: ErrSyntax, spec: "@every 1d", field: "descriptor", message: "Go duration"},
+		"H without a key":           {kind: ErrMissingHashKey, spec: "H * * * *", parser: Parser{Dialect: Extended}, field: "minute", message: "H needs a hash key"},
+		"H step beyond range":       {kind: ErrRange, spec: "H/90 * * * *", parser: Parser{Dialect: Extended, HashKey: "k"}, field: "minute", message: "step 90 is larger than the range 0-59"},
+		"L-31":                      {kind: ErrRange, spec: "0 0 L-31 * *", parser: Parser{Dialect: Extended}, field: "day-of-month", message: "L-n needs n from 0 to 30"},
+		"#6":                        {kind: ErrRange, spec: "0 0 * * 1#6", parser: Parser{Dialect: Extended}, field: "day-of-week", message: "d#n needs n from 1 to 5"},
+		"32W":                       {kind: ErrRange, spec: "0 0 32W * *", parser: Parser{Dialect: Extended}, field: "day-of-month", message: "nW needs a day n from 1 to 31"},
+		"extended never fires":      {kind: ErrNeverFires, spec: "0 0 30W 2 *", parser: Parser{Dialect: Extended}, message: "never fires"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -170,11 +171,19 @@ func TestParseRejects(t *testing.T) {
 			if !errors.As(err, &parseErr) {
 				t.Fatalf("Parse(%q) = %v, want a *ParseError", tc.spec, err)
 			}
+			if parseErr.Kind != tc.kind {
+				t.Errorf("Kind = %v, want %v", parseErr.Kind, tc.kind)
+			}
 			if parseErr.Field != tc.field {
 				t.Errorf("Field = %q, want %q", parseErr.Field, tc.field)
 			}
 			if !strings.Contains(err.Error(), tc.message) {
 				t.Errorf("Parse(%q) error\n  %v\nwant it to contain\n  %s", tc.spec, err, tc.message)
+			}
+			// Detail is for callers that print the schedule themselves: it
+			// must not print it again.
+			if detail := parseErr.Detail(); !strings.HasSuffix(err.Error(), detail) || (parseErr.Field == "" && tc.spec != "" && strings.Contains(detail, tc.spec)) {
+				t.Errorf("Detail() = %q for error %q", detail, err)
 			}
 			if parseErr.Spec != tc.spec || !strings.Contains(tc.spec[parseErr.Offset:], parseErr.Value) {
 				t.Errorf("error points at %q (offset %d), which is not in %q there", parseErr.Value, parseErr.Offset, tc.spec)

@@ -50,7 +50,7 @@ func ParseDSTPolicy(name string) (DSTPolicy, error) {
 	case "kubernetes":
 		return DSTKubernetes, nil
 	}
-	return 0, &ParseError{Field: "dst policy", Value: name, Reason: `must be "cron" or "kubernetes"`}
+	return 0, &ParseError{Kind: ErrSyntax, Field: "dst policy", Value: name, Reason: `must be "cron" or "kubernetes"`}
 }
 
 // zoneTable lists the UTC offsets of a location over a window of years, so
