@@ -53,15 +53,6 @@ func (d daySet) count() int {
 	return n
 }
 
-func (d daySet) equal(e daySet) bool {
-	for i := range d {
-		if d[i] != e[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func (d daySet) union(e daySet) daySet {
 	out := newDaySet()
 	for i := range d {

@@ -37,20 +37,7 @@ func (s *Spec) describeTime() string {
 		}
 		return "At " + joinAnd(times)
 	}
-	var minutePart string
-	step, first, last, stepped := steps(minutes, 0, 59)
-	switch {
-	case minutes == allMinutes:
-		minutePart = "Every minute"
-	case stepped && first == 0 && last+step > 59:
-		minutePart = "Every " + strconv.Itoa(step) + " minutes"
-	case stepped:
-		minutePart = "Every " + strconv.Itoa(step) + " minutes from minute " + strconv.Itoa(first) + " through " + strconv.Itoa(last)
-	case bits.OnesCount64(minutes) == 1:
-		minutePart = "At minute " + describeSet(minutes, 0, 59, strconv.Itoa)
-	default:
-		minutePart = "At minutes " + describeSet(minutes, 0, 59, strconv.Itoa)
-	}
+	minutePart := describeMinutes(minutes)
 	if hours == allHours {
 		if minutes == allMinutes || strings.HasPrefix(minutePart, "Every") {
 			return minutePart
@@ -61,16 +48,39 @@ func (s *Spec) describeTime() string {
 	if strings.HasPrefix(minutePart, "Every") {
 		connector = " during "
 	}
-	step, first, last, stepped = steps(hours, 0, 23)
+	return minutePart + connector + describeHours(hours)
+}
+
+// describeMinutes phrases the minute field: "Every minute", "Every 15
+// minutes", "At minutes 5 and 35".
+func describeMinutes(minutes uint64) string {
+	step, first, last, stepped := steps(minutes, 0, 59)
+	switch {
+	case minutes == allMinutes:
+		return "Every minute"
+	case stepped && first == 0 && last+step > 59:
+		return "Every " + strconv.Itoa(step) + " minutes"
+	case stepped:
+		return "Every " + strconv.Itoa(step) + " minutes from minute " + strconv.Itoa(first) + " through " + strconv.Itoa(last)
+	case bits.OnesCount64(minutes) == 1:
+		return "At minute " + describeSet(minutes, 0, 59, strconv.Itoa)
+	}
+	return "At minutes " + describeSet(minutes, 0, 59, strconv.Itoa)
+}
+
+// describeHours phrases an hour field that is not every hour: "every 2
+// hours", "hours 9 through 17".
+func describeHours(hours uint64) string {
+	step, first, last, stepped := steps(hours, 0, 23)
 	switch {
 	case stepped && first == 0 && last+step > 23:
-		return minutePart + connector + "every " + strconv.Itoa(step) + " hours"
+		return "every " + strconv.Itoa(step) + " hours"
 	case stepped:
-		return minutePart + connector + "every " + strconv.Itoa(step) + " hours from " + clock(first, 0) + " through " + clock(last, 0)
+		return "every " + strconv.Itoa(step) + " hours from " + clock(first, 0) + " through " + clock(last, 0)
 	case bits.OnesCount64(hours) == 1:
-		return minutePart + connector + "hour " + describeSet(hours, 0, 23, strconv.Itoa)
+		return "hour " + describeSet(hours, 0, 23, strconv.Itoa)
 	}
-	return minutePart + connector + "hours " + describeSet(hours, 0, 23, strconv.Itoa)
+	return "hours " + describeSet(hours, 0, 23, strconv.Itoa)
 }
 
 // steps reports whether a set of three or more values is an arithmetic
@@ -102,42 +112,10 @@ func setValues(set uint64, low, high int) []int {
 func (s *Spec) describeDays() string {
 	var domTerms, dowTerms []string
 	if !s.domStar {
-		if s.dom != 0 {
-			domTerms = append(domTerms, "day "+describeSet(uint64(s.dom), 1, 31, strconv.Itoa)+" of the month")
-		}
-		if e := s.ext; e != nil {
-			for n := e.lastMinus; n != 0; n &= n - 1 {
-				switch k := bits.TrailingZeros32(n); k {
-				case 0:
-					domTerms = append(domTerms, "the last day of the month")
-				case 1:
-					domTerms = append(domTerms, "the day before the last day of the month")
-				default:
-					domTerms = append(domTerms, strconv.Itoa(k)+" days before the last day of the month")
-				}
-			}
-			for n := e.nearestWeekday; n != 0; n &= n - 1 {
-				domTerms = append(domTerms, "the weekday nearest day "+strconv.Itoa(bits.TrailingZeros32(n))+" of the month")
-			}
-			if e.lastWeekday {
-				domTerms = append(domTerms, "the last weekday of the month")
-			}
-		}
+		domTerms = s.dayOfMonthTerms()
 	}
 	if !s.dowStar {
-		if s.dow != 0 {
-			dowTerms = append(dowTerms, describeWeekdays(s.dow))
-		}
-		if e := s.ext; e != nil {
-			for w := 0; w < 7; w++ {
-				for n := e.nth[w]; n != 0; n &= n - 1 {
-					dowTerms = append(dowTerms, "the "+ordinals[bits.TrailingZeros8(n)]+" "+time.Weekday(w).String()+" of the month")
-				}
-				if e.lastOfWeekday&(1<<uint(w)) != 0 {
-					dowTerms = append(dowTerms, "the last "+time.Weekday(w).String()+" of the month")
-				}
-			}
-		}
+		dowTerms = s.dayOfWeekTerms()
 	}
 	terms := append(domTerms, dowTerms...)
 	if len(terms) == 0 {
@@ -148,6 +126,56 @@ func (s *Spec) describeDays() string {
 		return joined // "Monday through Friday"
 	}
 	return "on " + joined
+}
+
+// dayOfMonthTerms phrases the day-of-month field, one term per kind of day.
+func (s *Spec) dayOfMonthTerms() []string {
+	var terms []string
+	if s.dom != 0 {
+		terms = append(terms, "day "+describeSet(uint64(s.dom), 1, 31, strconv.Itoa)+" of the month")
+	}
+	e := s.ext
+	if e == nil {
+		return terms
+	}
+	for n := e.lastMinus; n != 0; n &= n - 1 {
+		switch k := bits.TrailingZeros32(n); k {
+		case 0:
+			terms = append(terms, "the last day of the month")
+		case 1:
+			terms = append(terms, "the day before the last day of the month")
+		default:
+			terms = append(terms, strconv.Itoa(k)+" days before the last day of the month")
+		}
+	}
+	for n := e.nearestWeekday; n != 0; n &= n - 1 {
+		terms = append(terms, "the weekday nearest day "+strconv.Itoa(bits.TrailingZeros32(n))+" of the month")
+	}
+	if e.lastWeekday {
+		terms = append(terms, "the last weekday of the month")
+	}
+	return terms
+}
+
+// dayOfWeekTerms phrases the day-of-week field, one term per kind of day.
+func (s *Spec) dayOfWeekTerms() []string {
+	var terms []string
+	if s.dow != 0 {
+		terms = append(terms, describeWeekdays(s.dow))
+	}
+	e := s.ext
+	if e == nil {
+		return terms
+	}
+	for w := 0; w < 7; w++ {
+		for n := e.nth[w]; n != 0; n &= n - 1 {
+			terms = append(terms, "the "+ordinals[bits.TrailingZeros8(n)]+" "+time.Weekday(w).String()+" of the month")
+		}
+		if e.lastOfWeekday&(1<<uint(w)) != 0 {
+			terms = append(terms, "the last "+time.Weekday(w).String()+" of the month")
+		}
+	}
+	return terms
 }
 
 var ordinals = [5]string{"first", "second", "third", "fourth", "fifth"}

@@ -77,27 +77,8 @@ func (s *Spec) nextInstant(lo int64) (int64, bool) {
 	// went back, so it is reused instead of searched again.
 	candidate := civilSearch{s: s}
 	for range maxPeriods {
-		if !elapsed && p.previousOffset < p.offset && p.start >= lo {
-			// Wall-clock times in the gap fire once, when the gap ends.
-			if c, ok := candidate.atOrAfter(ceilDiv(p.start+p.previousOffset, 60)); !ok {
-				return 0, false
-			} else if c*60 < p.start+p.offset {
-				return p.start, true
-			}
-		}
-		from := max(lo, p.start)
-		if !elapsed && p.previousOffset > p.offset {
-			// Skip the second occurrence of repeated wall-clock times.
-			from = max(from, p.start+p.previousOffset-p.offset)
-		}
-		if from < p.end {
-			c, ok := candidate.atOrAfter(ceilDiv(from+p.offset, 60))
-			if !ok {
-				return 0, false
-			}
-			if f := c*60 - p.offset; f < p.end {
-				return f, true
-			}
+		if f, found, more := candidate.firstInPeriod(p, lo, elapsed); found || !more {
+			return f, found
 		}
 		if p.end == noEnd {
 			return 0, false
@@ -114,6 +95,37 @@ func (s *Spec) nextInstant(lo int64) (int64, bool) {
 		p = s.zone.periodAt(lo)
 	}
 	return 0, false
+}
+
+// firstInPeriod returns the first activation at or after lo within period
+// p (found), or reports whether a later period may still hold one (more).
+func (c *civilSearch) firstInPeriod(p period, lo int64, elapsed bool) (f int64, found, more bool) {
+	if !elapsed && p.previousOffset < p.offset && p.start >= lo {
+		// Wall-clock times in the gap fire once, when the gap ends.
+		m, ok := c.atOrAfter(ceilDiv(p.start+p.previousOffset, 60))
+		if !ok {
+			return 0, false, false
+		}
+		if m*60 < p.start+p.offset {
+			return p.start, true, false
+		}
+	}
+	from := max(lo, p.start)
+	if !elapsed && p.previousOffset > p.offset {
+		// Skip the second occurrence of repeated wall-clock times.
+		from = max(from, p.start+p.previousOffset-p.offset)
+	}
+	if from >= p.end {
+		return 0, false, true
+	}
+	m, ok := c.atOrAfter(ceilDiv(from+p.offset, 60))
+	if !ok {
+		return 0, false, false
+	}
+	if f := m*60 - p.offset; f < p.end {
+		return f, true, false
+	}
+	return 0, false, true
 }
 
 // maxOffset bounds the size of any UTC offset (real ones stay within

@@ -19,43 +19,48 @@ func oracleDayMatches(s *Spec, year int, month time.Month, day int) bool {
 	if s.month&(1<<uint(month)) == 0 {
 		return false
 	}
-	length := daysIn(year, month)
-	weekday := weekdayAt(year, month, day)
-	domMatch := s.dom&(1<<uint(day)) != 0
-	dowMatch := s.dow&(1<<uint(weekday)) != 0
-	if e := s.ext; e != nil {
-		for n := 0; n <= 30; n++ {
-			if e.lastMinus&(1<<uint(n)) != 0 && day == length-n {
-				domMatch = true
-			}
-		}
-		for n := 1; n <= 31; n++ {
-			if e.nearestWeekday&(1<<uint(n)) != 0 && n <= length && day == oracleNearestWeekday(year, month, n) {
-				domMatch = true
-			}
-		}
-		if e.lastWeekday {
-			last := length
-			for w := weekdayAt(year, month, last); w == 0 || w == 6; w = weekdayAt(year, month, last) {
-				last--
-			}
-			domMatch = domMatch || day == last
-		}
-		for w := 0; w < 7; w++ {
-			for n := 1; n <= 5; n++ {
-				if e.nth[w]&(1<<uint(n-1)) != 0 && weekday == w && (day-1)/7 == n-1 {
-					dowMatch = true
-				}
-			}
-			if e.lastOfWeekday&(1<<uint(w)) != 0 && weekday == w && day+7 > length {
-				dowMatch = true
-			}
-		}
-	}
+	domMatch := s.dom&(1<<uint(day)) != 0 || oracleExtendedDayOfMonth(s.ext, year, month, day)
+	dowMatch := s.dow&(1<<uint(weekdayAt(year, month, day))) != 0 || oracleExtendedDayOfWeek(s.ext, year, month, day)
 	if s.domStar || s.dowStar {
 		return domMatch && dowMatch
 	}
 	return domMatch || dowMatch
+}
+
+// oracleExtendedDayOfMonth: L-n, nW and LW.
+func oracleExtendedDayOfMonth(e *dayTerms, year int, month time.Month, day int) bool {
+	if e == nil {
+		return false
+	}
+	length := daysIn(year, month)
+	for n := 0; n <= 30; n++ {
+		if e.lastMinus&(1<<uint(n)) != 0 && day == length-n {
+			return true
+		}
+	}
+	for n := 1; n <= 31; n++ {
+		if e.nearestWeekday&(1<<uint(n)) != 0 && n <= length && day == oracleNearestWeekday(year, month, n) {
+			return true
+		}
+	}
+	if !e.lastWeekday {
+		return false
+	}
+	last := length
+	for w := weekdayAt(year, month, last); w == 0 || w == 6; w = weekdayAt(year, month, last) {
+		last--
+	}
+	return day == last
+}
+
+// oracleExtendedDayOfWeek: d#n and dL.
+func oracleExtendedDayOfWeek(e *dayTerms, year int, month time.Month, day int) bool {
+	if e == nil {
+		return false
+	}
+	w := weekdayAt(year, month, day)
+	nth := (day - 1) / 7
+	return e.nth[w]&(1<<uint(nth)) != 0 || e.lastOfWeekday&(1<<uint(w)) != 0 && day+7 > daysIn(year, month)
 }
 
 // oracleNearestWeekday finds the weekday nearest to day n by looking at the
