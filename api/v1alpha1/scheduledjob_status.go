@@ -15,7 +15,9 @@ const (
 	ReasonCompleted = "Completed"
 	// ReasonSuspended: spec.suspend is true.
 	ReasonSuspended = "Suspended"
-	// ReasonInvalidSchedule: spec.schedule cannot be parsed or never fires.
+	// ReasonInvalidSchedule: spec.schedule cannot run: it never fires or
+	// runs less than a minute apart (the condition's reason also when it
+	// does not parse; the event then says UnparseableSchedule).
 	ReasonInvalidSchedule = "InvalidSchedule"
 	// ReasonUnknownTimeZone: spec.timeZone is not a zone the controller
 	// knows.
@@ -25,6 +27,45 @@ const (
 	ReasonJobNameConflict = "JobNameConflict"
 	// ReasonTerminating: the ScheduledJob is being deleted.
 	ReasonTerminating = "Terminating"
+)
+
+// Event reasons. They are API too: alerts and dashboards match on them.
+// They are the CronJob controller's (research/upstream-cronjob.md §2.11), so
+// that what was written for CronJobs keeps working, plus ReasonTriggered;
+// ReasonInvalidSchedule, ReasonUnknownTimeZone and ReasonJobNameConflict
+// above name an event as well as a condition.
+const (
+	// ReasonSuccessfulCreate: a run's Job was created.
+	ReasonSuccessfulCreate = "SuccessfulCreate"
+	// ReasonFailedCreate: creating a run's Job failed; it is retried.
+	ReasonFailedCreate = "FailedCreate"
+	// ReasonSawCompletedJob: an active Job finished.
+	ReasonSawCompletedJob = "SawCompletedJob"
+	// ReasonMissingJob: a Job listed in status.active no longer exists.
+	ReasonMissingJob = "MissingJob"
+	// ReasonUnexpectedJob: a Job controlled by the ScheduledJob that the
+	// controller did not create.
+	ReasonUnexpectedJob = "UnexpectedJob"
+	// ReasonJobAlreadyActive: concurrencyPolicy Forbid holds a run back.
+	ReasonJobAlreadyActive = "JobAlreadyActive"
+	// ReasonSuccessfulDelete: a Job was deleted (history limit, Replace).
+	ReasonSuccessfulDelete = "SuccessfulDelete"
+	// ReasonFailedDelete: deleting a Job failed.
+	ReasonFailedDelete = "FailedDelete"
+	// ReasonFailedGet: reading a Job from the API server failed.
+	ReasonFailedGet = "FailedGet"
+	// ReasonMissSchedule: a run was later than startingDeadlineSeconds and
+	// did not start.
+	ReasonMissSchedule = "MissSchedule"
+	// ReasonTooManyMissedTimes: more than 100 runs were missed at once.
+	ReasonTooManyMissedTimes = "TooManyMissedTimes"
+	// ReasonUnparseableSchedule: spec.schedule does not parse.
+	ReasonUnparseableSchedule = "UnparseableSchedule"
+	// ReasonUnsupportedSchedule: spec.schedule has a TZ= or CRON_TZ=
+	// prefix, which Kubernetes only tolerates on old objects.
+	ReasonUnsupportedSchedule = "UnsupportedSchedule"
+	// ReasonTriggered: a run was started by TriggerAnnotation.
+	ReasonTriggered = "Triggered"
 )
 
 // Annotations.

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/ontime-dev/ontime/internal/controller"
+	"github.com/ontime-dev/ontime/internal/scheme"
 	ontimewebhook "github.com/ontime-dev/ontime/internal/webhook"
 )
 
@@ -108,7 +109,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	}
 	config.QPS, config.Burst = opts.qps, opts.burst
 	mgr, err := ctrl.NewManager(config, ctrl.Options{
-		Scheme:                        controller.Scheme(),
+		Scheme:                        scheme.New(),
 		WebhookServer:                 webhook.NewServer(webhook.Options{Port: opts.webhook.port, CertDir: opts.webhook.certDir}),
 		Metrics:                       metricsserver.Options{BindAddress: opts.metricsAddress},
 		HealthProbeBindAddress:        opts.probeAddress,

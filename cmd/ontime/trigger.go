@@ -16,8 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller"
-	"github.com/ontime-dev/ontime/internal/planner"
+	"github.com/ontime-dev/ontime/internal/scheme"
 )
 
 func newTriggerCommand() *cobra.Command {
@@ -99,7 +98,7 @@ func kubeClient(kubeconfig, namespace string) (client.Client, string, error) {
 			return nil, "", err
 		}
 	}
-	c, err := client.New(config, client.Options{Scheme: controller.Scheme()})
+	c, err := client.New(config, client.Options{Scheme: scheme.New()})
 	return c, namespace, err
 }
 
@@ -117,7 +116,7 @@ func requestRun(ctx context.Context, c client.Client, key types.NamespacedName) 
 	if err := c.Patch(ctx, sj, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return "", "", fmt.Errorf("requesting a run: %w", err)
 	}
-	return value, planner.TriggeredJobName(sj, value), nil
+	return value, sj.TriggeredJobName(value), nil
 }
 
 // waitForRun waits until the controller has handled the request (removed

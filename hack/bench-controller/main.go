@@ -34,7 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller"
+	"github.com/ontime-dev/ontime/internal/scheme"
 )
 
 const cluster = "ontime-bench"
@@ -155,7 +155,7 @@ func newClient(kubeconfig string) client.Client {
 		fail("%v", err)
 	}
 	config.QPS, config.Burst = 500, 1000
-	c, err := client.New(config, client.Options{Scheme: controller.Scheme()})
+	c, err := client.New(config, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		fail("%v", err)
 	}
@@ -254,52 +254,70 @@ func summarize(auditLog string, n, minutes int, from, to time.Time) []string {
 			continue
 		}
 		for _, s := range stats {
-			if s.agent(e.UserAgent) && !e.RequestReceived.Before(from) && e.RequestReceived.Before(to) {
-				kind := e.Verb
-				if e.ObjectRef != nil {
-					kind += " " + e.ObjectRef.Resource
-				}
-				s.byKind[kind]++
-				// The local setup copies the webhook certificate from its
-				// Secret (--webhook-write-cert-files), which a controller in a
-				// cluster does not do; it is listed, not counted.
-				if e.ObjectRef == nil || e.ObjectRef.Resource != "secrets" {
-					s.requests++
-				}
-			}
-			if e.Verb == "create" && e.ObjectRef != nil && e.ObjectRef.Resource == "jobs" && e.ObjectRef.Namespace == s.namespace &&
-				e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusCreated {
-				if scheduled, ok := scheduledTime(e.ObjectRef.Name); ok && !scheduled.Before(from) && scheduled.Before(to) {
-					s.skews = append(s.skews, e.StageTimestamp.Sub(scheduled))
-					s.arrivals = append(s.arrivals, e.RequestReceived.Sub(scheduled))
-					s.latencies = append(s.latencies, e.StageTimestamp.Sub(e.RequestReceived))
-				}
-			}
+			s.count(e, from, to)
 		}
 	}
-	expected := n * minutes
 	var rows []string
 	for _, s := range stats {
-		var kinds []string
-		for kind, count := range s.byKind {
-			kinds = append(kinds, fmt.Sprintf("%s=%d", kind, count))
-		}
-		slices.Sort(kinds)
-		progress("N=%d %s requests: %s", n, s.label, strings.Join(kinds, ", "))
-		slices.Sort(s.arrivals)
-		slices.Sort(s.latencies)
-		progress("N=%d %s creates: request arrives p50 %s p99 %s after the run time; the server takes p50 %s p99 %s", n, s.label,
-			percentile(s.arrivals, 50), percentile(s.arrivals, 99), percentile(s.latencies, 50), percentile(s.latencies, 99))
-		slices.Sort(s.skews)
-		created := len(s.skews)
-		perRun := "–"
-		if created > 0 {
-			perRun = fmt.Sprintf("%.1f", float64(s.requests)/float64(created))
-		}
-		rows = append(rows, fmt.Sprintf("| %d | %s | %d / %d (%.0f%%) | %s | %s | %s | %s |", n, s.label, created, expected,
-			100*float64(created)/float64(expected), percentile(s.skews, 50), percentile(s.skews, 99), percentile(s.skews, 100), perRun))
+		rows = append(rows, s.row(n, n*minutes))
 	}
 	return rows
+}
+
+// count adds one audit event: a request of this controller's within the
+// measured window, or the creation of a run's Job in its namespace.
+func (s *controllerStats) count(e auditEvent, from, to time.Time) {
+	if s.agent(e.UserAgent) && !e.RequestReceived.Before(from) && e.RequestReceived.Before(to) {
+		kind := e.Verb
+		if e.ObjectRef != nil {
+			kind += " " + e.ObjectRef.Resource
+		}
+		s.byKind[kind]++
+		// The local setup copies the webhook certificate from its Secret
+		// (--webhook-write-cert-files), which a controller in a cluster
+		// does not do; it is listed, not counted.
+		if e.ObjectRef == nil || e.ObjectRef.Resource != "secrets" {
+			s.requests++
+		}
+	}
+	if !createdJobIn(e, s.namespace) {
+		return
+	}
+	if scheduled, ok := scheduledTime(e.ObjectRef.Name); ok && !scheduled.Before(from) && scheduled.Before(to) {
+		s.skews = append(s.skews, e.StageTimestamp.Sub(scheduled))
+		s.arrivals = append(s.arrivals, e.RequestReceived.Sub(scheduled))
+		s.latencies = append(s.latencies, e.StageTimestamp.Sub(e.RequestReceived))
+	}
+}
+
+// createdJobIn reports whether e is a successful creation of a Job in
+// namespace.
+func createdJobIn(e auditEvent, namespace string) bool {
+	return e.Verb == "create" && e.ObjectRef != nil && e.ObjectRef.Resource == "jobs" && e.ObjectRef.Namespace == namespace &&
+		e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusCreated
+}
+
+// row is the controller's line of the results table; the breakdowns go to
+// stderr.
+func (s *controllerStats) row(n, expected int) string {
+	var kinds []string
+	for kind, count := range s.byKind {
+		kinds = append(kinds, fmt.Sprintf("%s=%d", kind, count))
+	}
+	slices.Sort(kinds)
+	progress("N=%d %s requests: %s", n, s.label, strings.Join(kinds, ", "))
+	slices.Sort(s.arrivals)
+	slices.Sort(s.latencies)
+	progress("N=%d %s creates: request arrives p50 %s p99 %s after the run time; the server takes p50 %s p99 %s", n, s.label,
+		percentile(s.arrivals, 50), percentile(s.arrivals, 99), percentile(s.latencies, 50), percentile(s.latencies, 99))
+	slices.Sort(s.skews)
+	created := len(s.skews)
+	perRun := "–"
+	if created > 0 {
+		perRun = fmt.Sprintf("%.1f", float64(s.requests)/float64(created))
+	}
+	return fmt.Sprintf("| %d | %s | %d / %d (%.0f%%) | %s | %s | %s | %s |", n, s.label, created, expected,
+		100*float64(created)/float64(expected), percentile(s.skews, 50), percentile(s.skews, 99), percentile(s.skews, 100), perRun)
 }
 
 // scheduledTime reads the scheduled minute from a Job name's suffix.

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,12 +16,12 @@ import (
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
 
-func reasons(plan Plan) []string {
-	var out []string
-	for _, e := range plan.Events {
-		out = append(out, e.Reason)
+func reasons(out Outcome) []string {
+	var names []string
+	for _, e := range out.Events {
+		names = append(names, e.Reason)
 	}
-	return out
+	return names
 }
 
 func ready(status v1alpha1.ScheduledJobStatus) *metav1.Condition {
@@ -37,14 +39,15 @@ func TestScheduleEditDoesNotRunRetroactively(t *testing.T) {
 	if plan.Create != nil {
 		t.Fatalf("the edit started a run for %v", plan.Create.Scheduled)
 	}
-	if got := plan.Status.NextScheduleTime.Time; !got.Equal(topOfTheHour.Add(30 * time.Minute)) {
+	status := succeed(plan).Status
+	if got := status.NextScheduleTime.Time; !got.Equal(topOfTheHour.Add(30 * time.Minute)) {
 		t.Errorf("nextScheduleTime %v, want 10:30 (the new schedule)", got)
 	}
 	if plan.RequeueAfter != 10*time.Minute+nextScheduleDelta {
 		t.Errorf("requeue %v", plan.RequeueAfter)
 	}
 	// At 10:30 the new schedule runs.
-	sj.Status = plan.Status
+	sj.Status = status
 	plan = Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(30*time.Minute + nextScheduleDelta)})
 	if plan.Create == nil || !plan.Create.Scheduled.Equal(topOfTheHour.Add(30*time.Minute)) {
 		t.Fatalf("no run at 10:30: %+v", plan.Create)
@@ -72,18 +75,25 @@ func TestForbidWaitsThenStartsLate(t *testing.T) {
 	sj.Status.Active = []corev1.ObjectReference{refOf(running)}
 
 	plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: justAfterTheHour})
-	if plan.Create != nil || strings.Join(reasons(plan), ",") != ReasonJobAlreadyActive {
-		t.Fatalf("create %v, events %v", plan.Create, reasons(plan))
+	out := succeed(plan)
+	if plan.Create != nil {
+		t.Fatalf("created %s while Forbid holds the run back", plan.Create.Job.Name)
 	}
-	if !plan.Status.NextScheduleTime.Time.Equal(topOfTheHour) || !strings.Contains(ready(plan.Status).Message, "waits for active job mycronjob-24394141") {
-		t.Errorf("status does not show the waiting run: next %v, %q", plan.Status.NextScheduleTime, ready(plan.Status).Message)
+	if got := strings.Join(reasons(out), ","); got != v1alpha1.ReasonJobAlreadyActive {
+		t.Errorf("events %s, want JobAlreadyActive", got)
+	}
+	if !out.Status.NextScheduleTime.Time.Equal(topOfTheHour) {
+		t.Errorf("nextScheduleTime %v, want the waiting run at 10:00", out.Status.NextScheduleTime)
+	}
+	if message := ready(out.Status).Message; !strings.Contains(message, "waits for active job mycronjob-24394141") {
+		t.Errorf("Ready message %q does not name the active job", message)
 	}
 	if plan.RequeueAfter != 10*time.Minute+time.Second-time.Minute {
 		t.Errorf("requeue %v, want at the deadline (10:10:01)", plan.RequeueAfter)
 	}
 	// Reconciled again while still blocked: no second event.
-	sj.Status = plan.Status
-	if again := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: justAfterTheHour.Add(time.Minute)}); len(again.Events) != 0 {
+	sj.Status = out.Status
+	if again := succeed(Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: justAfterTheHour.Add(time.Minute)})); len(again.Events) != 0 {
 		t.Errorf("repeated events %v", reasons(again))
 	}
 	// The Job finishes at 10:05: the run starts, late but within the deadline.
@@ -95,8 +105,13 @@ func TestForbidWaitsThenStartsLate(t *testing.T) {
 	}
 	// Had it finished after the deadline, the run would be recorded missed.
 	plan = Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{finished}, Now: topOfTheHour.Add(11 * time.Minute)})
-	if plan.Create != nil || plan.Status.LastMissedTime == nil || plan.Missed[MissDeadline] != 1 {
-		t.Errorf("create %v, lastMissed %v, missed %v", plan.Create, plan.Status.LastMissedTime, plan.Missed)
+	if plan.Create != nil {
+		t.Errorf("created %s after the deadline", plan.Create.Job.Name)
+	}
+	if out := succeed(plan); !maps.Equal(out.Missed, map[MissReason]int{MissDeadline: 1}) {
+		t.Errorf("missed %v, want one past its deadline", out.Missed)
+	} else if out.Status.LastMissedTime == nil || !out.Status.LastMissedTime.Time.Equal(topOfTheHour) {
+		t.Errorf("lastMissedTime %v, want 10:00", out.Status.LastMissedTime)
 	}
 }
 
@@ -116,8 +131,14 @@ func TestRunAt(t *testing.T) {
 	sj.Spec.RunAt = &metav1.Time{Time: topOfTheHour}
 
 	plan := Compute(Input{ScheduledJob: sj, Now: justBeforeTheHour})
-	if plan.Create != nil || plan.RequeueAfter != time.Minute+nextScheduleDelta || !plan.Status.NextScheduleTime.Time.Equal(topOfTheHour) {
-		t.Fatalf("before runAt: create %v, requeue %v, next %v", plan.Create, plan.RequeueAfter, plan.Status.NextScheduleTime)
+	if plan.Create != nil {
+		t.Fatalf("before runAt: created %s", plan.Create.Job.Name)
+	}
+	if plan.RequeueAfter != time.Minute+nextScheduleDelta {
+		t.Errorf("before runAt: requeue %v, want at runAt", plan.RequeueAfter)
+	}
+	if next := succeed(plan).Status.NextScheduleTime; next == nil || !next.Time.Equal(topOfTheHour) {
+		t.Errorf("before runAt: nextScheduleTime %v, want runAt", next)
 	}
 	plan = Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(nextScheduleDelta)})
 	if plan.Create == nil || plan.Create.Job.Name != "mycronjob-24394200" {
@@ -125,11 +146,20 @@ func TestRunAt(t *testing.T) {
 	}
 	job := plan.Create.Job.DeepCopy()
 	job.UID = "u1"
-	RecordCreated(&plan.Status, job, plan.Create.Scheduled)
-	sj.Status = plan.Status
+	sj.Status = plan.Finish(Created(plan.Create, job)).Status
 	plan = Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{job}, Now: justAfterTheHour})
-	if plan.Create != nil || plan.RequeueAfter != 0 || plan.Status.NextScheduleTime != nil || ready(plan.Status).Reason != v1alpha1.ReasonCompleted {
-		t.Errorf("after the run: create %v, requeue %v, next %v, ready %+v", plan.Create, plan.RequeueAfter, plan.Status.NextScheduleTime, ready(plan.Status))
+	status := succeed(plan).Status
+	if plan.Create != nil {
+		t.Errorf("after the run: created %s", plan.Create.Job.Name)
+	}
+	if plan.RequeueAfter != 0 {
+		t.Errorf("after the run: requeue %v, want none", plan.RequeueAfter)
+	}
+	if status.NextScheduleTime != nil {
+		t.Errorf("after the run: nextScheduleTime %v, want unset", status.NextScheduleTime)
+	}
+	if r := ready(status); r.Reason != v1alpha1.ReasonCompleted {
+		t.Errorf("after the run: Ready %+v, want Completed", r)
 	}
 	// Created after its time has passed: it runs at once.
 	late := scheduledJob("", justAfterTheHour)
@@ -139,56 +169,99 @@ func TestRunAt(t *testing.T) {
 	}
 	// Unless the deadline says it is too late.
 	late.Spec.StartingDeadlineSeconds = ptr.To[int64](30)
-	if plan := Compute(Input{ScheduledJob: late, Now: justAfterTheHour}); plan.Create != nil || plan.Missed[MissDeadline] != 1 {
-		t.Errorf("a runAt 60 s past a 30 s deadline: create %v, missed %v", plan.Create, plan.Missed)
+	plan = Compute(Input{ScheduledJob: late, Now: justAfterTheHour})
+	if plan.Create != nil {
+		t.Errorf("a runAt 60 s past a 30 s deadline started")
+	}
+	if missed := succeed(plan).Missed; missed[MissDeadline] != 1 {
+		t.Errorf("a runAt 60 s past a 30 s deadline: missed %v, want one past its deadline", missed)
 	}
 }
 
-func TestTrigger(t *testing.T) {
-	now := topOfTheHour.Add(20 * time.Minute)
+// triggered is a ScheduledJob that last ran at 10:00, next at 11:00, with
+// a run asked for at 10:20.
+func triggered() (*v1alpha1.ScheduledJob, time.Time) {
 	sj := scheduledJob(onTheHour, justBeforeThePriorHour)
 	sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour}
 	sj.Status.NextScheduleTime = &metav1.Time{Time: topOfTheHour.Add(time.Hour)}
 	sj.Annotations = map[string]string{v1alpha1.TriggerAnnotation: "2016-05-19T10:20:00Z"}
+	return sj, topOfTheHour.Add(20 * time.Minute)
+}
 
+func TestTrigger(t *testing.T) {
+	sj, now := triggered()
 	plan := Compute(Input{ScheduledJob: sj, Now: now})
-	if plan.Trigger == nil || !plan.ConsumeTrigger || plan.Create != nil {
-		t.Fatalf("trigger %+v, consume %v, create %v", plan.Trigger, plan.ConsumeTrigger, plan.Create)
+	if plan.Trigger == nil || plan.Create != nil {
+		t.Fatalf("trigger %+v, create %v: want only the triggered run", plan.Trigger, plan.Create)
+	}
+	if !plan.ConsumeTrigger {
+		t.Error("the trigger annotation is not consumed")
 	}
 	job := plan.Trigger.Job
-	if job.Name != TriggeredJobName(sj, "2016-05-19T10:20:00Z") || job.Annotations[v1alpha1.TriggeredAnnotation] != "2016-05-19T10:20:00Z" ||
-		job.Annotations[v1alpha1.ScheduledTimestampAnnotation] != "2016-05-19T10:20:00Z" {
-		t.Errorf("triggered job %s %v", job.Name, job.Annotations)
+	if job.Name != sj.TriggeredJobName("2016-05-19T10:20:00Z") {
+		t.Errorf("triggered job %s, want %s", job.Name, sj.TriggeredJobName("2016-05-19T10:20:00Z"))
+	}
+	wantAnnotations := map[string]string{"x": "y", v1alpha1.TriggeredAnnotation: "2016-05-19T10:20:00Z", v1alpha1.ScheduledTimestampAnnotation: "2016-05-19T10:20:00Z"}
+	if !maps.Equal(job.Annotations, wantAnnotations) {
+		t.Errorf("triggered job's annotations %v, want %v", job.Annotations, wantAnnotations)
 	}
 	// Recorded like a run, but it does not move lastScheduleTime.
-	created := job.DeepCopy()
+	out := succeed(plan)
+	if got := reasons(out); !slices.Equal(got, []string{v1alpha1.ReasonSuccessfulCreate, v1alpha1.ReasonTriggered}) {
+		t.Errorf("events %v, want SuccessfulCreate, Triggered", got)
+	}
+	if len(out.Status.Active) != 1 {
+		t.Errorf("after the trigger: %d active, want 1", len(out.Status.Active))
+	}
+	if !out.Status.LastScheduleTime.Time.Equal(topOfTheHour) {
+		t.Errorf("after the trigger: lastScheduleTime %v, want 10:00 still", out.Status.LastScheduleTime)
+	}
+}
+
+// TestTriggerHandledBefore: the annotation survived a crash after its Job
+// was created; it is consumed, not run again.
+func TestTriggerHandledBefore(t *testing.T) {
+	sj, now := triggered()
+	created := Compute(Input{ScheduledJob: sj, Now: now}).Trigger.Job.DeepCopy()
 	created.UID = "t1"
-	RecordCreated(&plan.Status, created, plan.Trigger.Scheduled)
-	if len(plan.Status.Active) != 1 || !plan.Status.LastScheduleTime.Time.Equal(topOfTheHour) {
-		t.Errorf("after the trigger: active %d, lastScheduleTime %v", len(plan.Status.Active), plan.Status.LastScheduleTime)
-	}
-	// Handled already (the annotation survived a crash): just consume it.
 	if again := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{created}, Now: now}); again.Trigger != nil || !again.ConsumeTrigger {
-		t.Errorf("second handling: trigger %v, consume %v", again.Trigger, again.ConsumeTrigger)
+		t.Errorf("second handling: trigger %v, consume %v; want only consumed", again.Trigger, again.ConsumeTrigger)
 	}
-	// Forbid with a Job running: refused and consumed.
+}
+
+// TestTriggerRefusedUnderForbid: with a Job running, refused and consumed.
+func TestTriggerRefusedUnderForbid(t *testing.T) {
+	sj, now := triggered()
 	sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
 	running := childJob(sj, topOfTheHour, "r1", false)
 	refused := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: now})
-	if refused.Trigger != nil || !refused.ConsumeTrigger || !strings.Contains(refused.Events[0].Message, "triggered job") {
-		t.Errorf("under Forbid: trigger %v, consume %v, events %v", refused.Trigger, refused.ConsumeTrigger, refused.Events)
+	if refused.Trigger != nil || !refused.ConsumeTrigger {
+		t.Errorf("trigger %v, consume %v; want refused and consumed", refused.Trigger, refused.ConsumeTrigger)
 	}
-	// Suspended: a run asked for by hand still starts.
-	sj.Spec.ConcurrencyPolicy = v1alpha1.AllowConcurrent
+	if events := succeed(refused).Events; len(events) != 1 || !strings.Contains(events[0].Message, "triggered job") {
+		t.Errorf("events %v, want one about the triggered job", events)
+	}
+}
+
+// TestTriggerWhileSuspended: a run asked for by hand still starts.
+func TestTriggerWhileSuspended(t *testing.T) {
+	sj, now := triggered()
 	sj.Spec.Suspend = ptr.To(true)
 	if suspended := Compute(Input{ScheduledJob: sj, Now: now}); suspended.Trigger == nil {
 		t.Error("a trigger on a suspended ScheduledJob did not run")
 	}
-	// A scheduled run due in the same reconcile goes first.
-	sj.Spec.Suspend = nil
+}
+
+// TestTriggerWaitsForADueRun: a scheduled run due in the same reconcile
+// goes first; the trigger is handled a second later.
+func TestTriggerWaitsForADueRun(t *testing.T) {
+	sj, _ := triggered()
 	due := Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Hour + time.Second)})
-	if due.Create == nil || due.Trigger != nil || due.ConsumeTrigger || due.RequeueAfter != time.Second {
-		t.Errorf("with a due run: create %v, trigger %v, consume %v, requeue %v", due.Create, due.Trigger, due.ConsumeTrigger, due.RequeueAfter)
+	if due.Create == nil || due.Trigger != nil || due.ConsumeTrigger {
+		t.Errorf("create %v, trigger %v, consume %v; want the scheduled run alone", due.Create, due.Trigger, due.ConsumeTrigger)
+	}
+	if due.RequeueAfter != time.Second {
+		t.Errorf("requeue %v, want 1s to handle the trigger next", due.RequeueAfter)
 	}
 }
 
@@ -233,12 +306,13 @@ func TestActiveJobsAreRebuiltFromTheWorld(t *testing.T) {
 	stranger := childJob(sj, justBeforeTheHour, "s", false)
 	delete(stranger.Annotations, v1alpha1.ScheduledTimestampAnnotation)
 
-	plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{finished, stranger}, Now: justBeforeTheHour})
-	if got := strings.Join(reasons(plan), ","); got != "SawCompletedJob,UnexpectedJob,MissingJob" {
+	// (The 09:00 run is due too; leave it out: Finish with no results.)
+	out := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{finished, stranger}, Now: justBeforeTheHour}).Finish()
+	if got := strings.Join(reasons(out), ","); got != "SawCompletedJob,UnexpectedJob,MissingJob" {
 		t.Errorf("events %s", got)
 	}
-	if len(plan.Status.Active) != 1 || plan.Status.Active[0].UID != "s" {
-		t.Errorf("active %v, want only the unexpected Job (adopted)", plan.Status.Active)
+	if len(out.Status.Active) != 1 || out.Status.Active[0].UID != "s" {
+		t.Errorf("active %v, want only the unexpected Job (adopted)", out.Status.Active)
 	}
 }
 
@@ -265,24 +339,33 @@ func TestDaylightSavingFollowsPolicy(t *testing.T) {
 
 func TestInvalidSpecEventsOncePerGeneration(t *testing.T) {
 	sj := scheduledJob("0 0 30 2 *", justBeforeTheHour)
-	plan := Compute(Input{ScheduledJob: sj, Now: justAfterTheHour})
-	if len(plan.Events) != 1 || ready(plan.Status).Status != metav1.ConditionFalse {
-		t.Fatalf("events %v, ready %+v", reasons(plan), ready(plan.Status))
+	out := succeed(Compute(Input{ScheduledJob: sj, Now: justAfterTheHour}))
+	if got := reasons(out); !slices.Equal(got, []string{v1alpha1.ReasonInvalidSchedule}) {
+		t.Fatalf("events %v, want InvalidSchedule", got)
 	}
-	sj.Status = plan.Status
-	if again := Compute(Input{ScheduledJob: sj, Now: justAfterTheHour.Add(time.Hour)}); len(again.Events) != 0 {
+	if r := ready(out.Status); r.Status != metav1.ConditionFalse {
+		t.Fatalf("Ready %+v, want False", r)
+	}
+	if message, want := ready(out.Status).Message, `spec.schedule "0 0 30 2 *": never fires: no allowed month has an allowed day`; message != want {
+		t.Errorf("Ready message %q, want %q (the schedule named once)", message, want)
+	}
+	sj.Status = out.Status
+	if again := succeed(Compute(Input{ScheduledJob: sj, Now: justAfterTheHour.Add(time.Hour)})); len(again.Events) != 0 {
 		t.Errorf("the same invalid spec emitted %v again", reasons(again))
 	}
 	sj.Generation = 2
-	if edited := Compute(Input{ScheduledJob: sj, Now: justAfterTheHour.Add(time.Hour)}); len(edited.Events) != 1 {
+	if edited := succeed(Compute(Input{ScheduledJob: sj, Now: justAfterTheHour.Add(time.Hour)})); len(edited.Events) != 1 {
 		t.Errorf("an edited, still invalid spec emitted %v", reasons(edited))
 	}
 }
 
 func TestEverySubMinuteIsInvalid(t *testing.T) {
 	plan := Compute(Input{ScheduledJob: scheduledJob("@every 30s", justBeforeTheHour), Now: justAfterTheHour})
-	if r := ready(plan.Status); r.Reason != v1alpha1.ReasonInvalidSchedule || !strings.Contains(r.Message, "minute resolution") || plan.Create != nil {
-		t.Errorf("ready %+v, create %v", r, plan.Create)
+	if plan.Create != nil {
+		t.Errorf("created %s", plan.Create.Job.Name)
+	}
+	if r := ready(succeed(plan).Status); r.Reason != v1alpha1.ReasonInvalidSchedule || !strings.Contains(r.Message, "minute resolution") {
+		t.Errorf("Ready %+v, want InvalidSchedule about minute resolution", r)
 	}
 }
 
@@ -290,7 +373,10 @@ func TestTerminating(t *testing.T) {
 	sj := scheduledJob(onTheHour, justBeforeTheHour)
 	sj.DeletionTimestamp = &metav1.Time{Time: justBeforeTheHour}
 	plan := Compute(Input{ScheduledJob: sj, Now: justAfterTheHour})
-	if plan.Create != nil || plan.RequeueAfter != 0 || ready(plan.Status).Reason != v1alpha1.ReasonTerminating {
-		t.Errorf("create %v, requeue %v, ready %+v", plan.Create, plan.RequeueAfter, ready(plan.Status))
+	if plan.Create != nil || plan.RequeueAfter != 0 {
+		t.Errorf("create %v, requeue %v: want nothing while terminating", plan.Create, plan.RequeueAfter)
+	}
+	if r := ready(succeed(plan).Status); r.Reason != v1alpha1.ReasonTerminating {
+		t.Errorf("Ready %+v, want Terminating", r)
 	}
 }

@@ -1,9 +1,6 @@
 package planner
 
 import (
-	"fmt"
-	"hash/fnv"
-	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -11,26 +8,6 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
-
-// JobName is the name of the Job for a run scheduled at t: the
-// ScheduledJob's name and the scheduled time in minutes since the epoch, as
-// the CronJob controller names Jobs (getJobName). The name is the lock that
-// makes creation idempotent: a second attempt for the same run fails with
-// AlreadyExists. With names up to 52 characters the Job name stays within
-// the 63 characters of the job-name label: 52 + "-" + 8 digits (until 2160).
-func JobName(sj *v1alpha1.ScheduledJob, t time.Time) string {
-	return sj.Name + "-" + strconv.FormatInt(t.Unix()/60, 10)
-}
-
-// TriggeredJobName names the Job of a trigger request. It hashes the
-// request's value, so handling the same request twice (after a crash)
-// creates one Job; the "m" keeps it apart from scheduled runs' all-digit
-// suffixes and the length equals theirs.
-func TriggeredJobName(sj *v1alpha1.ScheduledJob, value string) string {
-	h := fnv.New32a()
-	h.Write([]byte(value))
-	return fmt.Sprintf("%s-m%07x", sj.Name, h.Sum32()&0xfffffff)
-}
 
 // buildJob makes the Job for a run, as getJobFromTemplate2 does: the
 // template's labels, annotations and spec, the scheduled-time annotation (in

@@ -1,26 +1,98 @@
 package planner
 
-// Event reasons. They are the CronJob controller's (research §2.11), so
-// alerts and dashboards written for CronJobs keep working, plus
-// JobNameConflict and Triggered.
-const (
-	ReasonSuccessfulCreate    = "SuccessfulCreate"
-	ReasonFailedCreate        = "FailedCreate"
-	ReasonSawCompletedJob     = "SawCompletedJob"
-	ReasonMissingJob          = "MissingJob"
-	ReasonUnexpectedJob       = "UnexpectedJob"
-	ReasonJobAlreadyActive    = "JobAlreadyActive"
-	ReasonSuccessfulDelete    = "SuccessfulDelete"
-	ReasonFailedDelete        = "FailedDelete"
-	ReasonFailedGet           = "FailedGet"
-	ReasonMissSchedule        = "MissSchedule"
-	ReasonTooManyMissedTimes  = "TooManyMissedTimes"
-	ReasonUnparseableSchedule = "UnparseableSchedule"
-	ReasonInvalidSchedule     = "InvalidSchedule"
-	ReasonUnknownTimeZone     = "UnknownTimeZone"
-	ReasonUnsupportedSchedule = "UnsupportedSchedule"
-	// ReasonJobNameConflict: a Job of a run's name exists and is not ours.
-	ReasonJobNameConflict = "JobNameConflict"
-	// ReasonTriggered: a run was started by the trigger annotation.
-	ReasonTriggered = "Triggered"
+import (
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
+
+// Event is a Kubernetes event to record on the ScheduledJob.
+type Event struct {
+	Type, Reason, Message string
+}
+
+// Every event the ScheduledJob controller emits is built here, one
+// constructor each, so that what it can say, and in which words, has one
+// answer. Reasons are declared in api/v1alpha1; the messages are upstream's
+// where upstream has the event.
+
+func sawCompletedJobEvent(job *batchv1.Job, condition batchv1.JobConditionType) Event {
+	return Event{corev1.EventTypeNormal, v1alpha1.ReasonSawCompletedJob, fmt.Sprintf("Saw completed job: %s, condition: %s", job.Name, condition)}
+}
+
+func missingJobEvent(name string) Event {
+	return Event{corev1.EventTypeNormal, v1alpha1.ReasonMissingJob, "Active job went missing: " + name}
+}
+
+func unexpectedJobEvent(name string) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonUnexpectedJob, "Saw a job that the controller did not create or forgot: " + name}
+}
+
+func jobAlreadyActiveEvent() Event {
+	return Event{corev1.EventTypeNormal, v1alpha1.ReasonJobAlreadyActive, "Not starting job because prior execution is running and concurrency policy is Forbid"}
+}
+
+func triggerRefusedEvent() Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonJobAlreadyActive, "Not starting triggered job because prior execution is running and concurrency policy is Forbid"}
+}
+
+func missScheduleEvent(scheduled time.Time) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonMissSchedule, "Missed scheduled time to start a job: " + scheduled.UTC().Format(time.RFC1123Z)}
+}
+
+func tooManyMissedTimesEvent(missed int) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonTooManyMissedTimes,
+		fmt.Sprintf("too many missed start times (%d). Set or decrease .spec.startingDeadlineSeconds or check clock skew", missed)}
+}
+
+func unknownTimeZoneEvent(message string) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonUnknownTimeZone, message}
+}
+
+func unparseableScheduleEvent(message string) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonUnparseableSchedule, message}
+}
+
+func invalidScheduleEvent(message string) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonInvalidSchedule, message}
+}
+
+func unsupportedScheduleEvent(schedule string) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonUnsupportedSchedule,
+		fmt.Sprintf("CRON_TZ or TZ used in schedule %q is not officially supported, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details", schedule)}
+}
+
+func successfulCreateEvent(job *batchv1.Job) Event {
+	return Event{corev1.EventTypeNormal, v1alpha1.ReasonSuccessfulCreate, "Created job " + job.Name}
+}
+
+func triggeredEvent(job *batchv1.Job) Event {
+	return Event{corev1.EventTypeNormal, v1alpha1.ReasonTriggered,
+		fmt.Sprintf("Started job %s on request %q", job.Name, job.Annotations[v1alpha1.TriggeredAnnotation])}
+}
+
+func failedCreateEvent(err error) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonFailedCreate, fmt.Sprintf("Error creating job: %v", err)}
+}
+
+func jobNameConflictEvent(message string) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonJobNameConflict, message}
+}
+
+func successfulDeleteEvent(job *batchv1.Job) Event {
+	return Event{corev1.EventTypeNormal, v1alpha1.ReasonSuccessfulDelete, "Deleted job " + job.Name}
+}
+
+func failedDeleteEvent(err error) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonFailedDelete, fmt.Sprintf("Deleted job: %v", err)}
+}
+
+// FailedGetEvent reports that reading a Job listed in status.active from
+// the API server failed, while gathering the planner's input.
+func FailedGetEvent(err error) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonFailedGet, fmt.Sprintf("Get job: %v", err)}
+}

@@ -1,10 +1,8 @@
 package planner
 
 import (
-	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,61 +11,82 @@ import (
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
 
+// observation is what a ScheduledJob's Jobs say, so that status survives a
+// crash between creating a Job and writing status.
+type observation struct {
+	// active and finished are the Jobs, sorted by name.
+	active, finished []*batchv1.Job
+	// activeRefs is status.active rebuilt.
+	activeRefs   []corev1.ObjectReference
+	lastSchedule *metav1.Time
+	lastSuccess  *metav1.Time
+	events       []Event
+}
+
+// record writes what the Jobs say into status.
+func (o observation) record(status *v1alpha1.ScheduledJobStatus) {
+	status.Active = o.activeRefs
+	status.LastScheduleTime = o.lastSchedule
+	status.LastSuccessfulTime = o.lastSuccess
+}
+
 // observeJobs rebuilds active, lastScheduleTime and lastSuccessfulTime from
-// the Jobs, so that status survives a crash between creating a Job and
-// writing status, and returns the finished Jobs.
-func (p *planning) observeJobs() []*batchv1.Job {
-	status := &p.plan.Status
-	wasActive := map[string]bool{}
+// the Jobs and the status last written, and sees which Jobs finished or went
+// missing.
+func observeJobs(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job) observation {
 	recorded := map[string]corev1.ObjectReference{}
-	for _, ref := range status.Active {
-		wasActive[string(ref.UID)] = true
+	for _, ref := range sj.Status.Active {
 		recorded[string(ref.UID)] = ref
 	}
-	jobs := slices.Clone(p.in.Jobs)
+	jobs = slices.Clone(jobs)
 	slices.SortFunc(jobs, func(a, b *batchv1.Job) int { return strings.Compare(a.Name, b.Name) })
 
-	var finished []*batchv1.Job
+	o := observation{lastSchedule: sj.Status.LastScheduleTime, lastSuccess: sj.Status.LastSuccessfulTime}
 	present := map[string]bool{}
-	status.Active = nil
 	for _, job := range jobs {
 		present[string(job.UID)] = true
-		if scheduled, ok := ScheduledTime(job); ok && !isTriggered(job) {
-			status.LastScheduleTime = later(status.LastScheduleTime, scheduled)
+		if scheduled, ok := v1alpha1.ScheduledTime(job); ok && !v1alpha1.IsTriggered(job) {
+			o.lastSchedule = later(o.lastSchedule, scheduled)
 		}
+		ref, wasActive := recorded[string(job.UID)]
 		condition, done := finishedCondition(job)
 		if !done {
-			if !wasActive[string(job.UID)] && job.Annotations[v1alpha1.ScheduledTimestampAnnotation] == "" {
-				// Jobs this controller creates always carry the scheduled
-				// time; this one was made by someone else with a controller
-				// reference to us. It counts as active all the same.
-				p.event(corev1.EventTypeWarning, ReasonUnexpectedJob, "Saw a job that the controller did not create or forgot: "+job.Name)
-			}
-			// Keep a reference as it was recorded, as upstream does: its
-			// resourceVersion would otherwise change with every update of
-			// the Job (pod counts, conditions) and force a status write.
-			ref, ok := recorded[string(job.UID)]
-			if !ok {
-				ref = refOf(job)
-			}
-			status.Active = append(status.Active, ref)
-			p.active = append(p.active, job)
+			o.observeActive(job, ref, wasActive)
 			continue
 		}
-		finished = append(finished, job)
-		if wasActive[string(job.UID)] {
-			p.event(corev1.EventTypeNormal, ReasonSawCompletedJob, fmt.Sprintf("Saw completed job: %s, condition: %s", job.Name, condition))
+		if wasActive {
+			o.events = append(o.events, sawCompletedJobEvent(job, condition))
 		}
+		o.finished = append(o.finished, job)
 		if condition == batchv1.JobComplete && job.Status.CompletionTime != nil {
-			status.LastSuccessfulTime = later(status.LastSuccessfulTime, job.Status.CompletionTime.Time)
+			o.lastSuccess = later(o.lastSuccess, job.Status.CompletionTime.Time)
 		}
 	}
-	for _, ref := range p.sj.Status.Active {
+	for _, ref := range sj.Status.Active {
 		if !present[string(ref.UID)] {
-			p.event(corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: "+ref.Name)
+			o.events = append(o.events, missingJobEvent(ref.Name))
 		}
 	}
-	return finished
+	return o
+}
+
+// observeActive adds an unfinished Job. ref is its status.active entry, if
+// it was listed there.
+func (o *observation) observeActive(job *batchv1.Job, ref corev1.ObjectReference, wasActive bool) {
+	if !wasActive && job.Annotations[v1alpha1.ScheduledTimestampAnnotation] == "" {
+		// Jobs this controller creates always carry the scheduled time; this
+		// one was made by someone else with a controller reference to us. It
+		// counts as active all the same.
+		o.events = append(o.events, unexpectedJobEvent(job.Name))
+	}
+	// Keep a reference as it was recorded, as upstream does: its
+	// resourceVersion would otherwise change with every update of the Job
+	// (pod counts, conditions) and force a status write.
+	if !wasActive {
+		ref = refOf(job)
+	}
+	o.activeRefs = append(o.activeRefs, ref)
+	o.active = append(o.active, job)
 }
 
 // finishedCondition returns Complete or Failed for a finished Job.
@@ -80,38 +99,12 @@ func finishedCondition(job *batchv1.Job) (batchv1.JobConditionType, bool) {
 	return "", false
 }
 
-// isTriggered reports whether a Job was started by the trigger annotation.
-// Such runs are recorded like scheduled ones (active, events, history) but do
-// not move lastScheduleTime, so they neither hide a due run nor shift an
-// @every schedule.
-func isTriggered(job *batchv1.Job) bool {
-	_, ok := job.Annotations[v1alpha1.TriggeredAnnotation]
-	return ok
-}
-
-// ScheduledTime reads the scheduled time a Job was created for.
-func ScheduledTime(job *batchv1.Job) (time.Time, bool) {
-	value, ok := job.Annotations[v1alpha1.ScheduledTimestampAnnotation]
-	if !ok {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339, value)
-	return t, err == nil
-}
-
-func later(current *metav1.Time, t time.Time) *metav1.Time {
-	if current == nil || t.After(current.Time) {
-		return &metav1.Time{Time: t}
-	}
-	return current
-}
-
-// cleanupHistory deletes the oldest finished Jobs beyond the history
-// limits, successful and failed separately, oldest start time first (Jobs
-// that never started count as newest; ties go by name), as the CronJob
-// controller does. Jobs already being deleted are neither counted nor
-// deleted again (upstream would emit FailedDelete for them).
-func (p *planning) cleanupHistory(finished []*batchv1.Job) {
+// historyDeletions are the oldest finished Jobs beyond the history limits,
+// successful and failed separately, oldest start time first (Jobs that
+// never started count as newest; ties go by name), as the CronJob
+// controller deletes them. Jobs already being deleted are neither counted
+// nor deleted again (upstream would emit FailedDelete for them).
+func historyDeletions(spec v1alpha1.ScheduledJobSpec, finished []*batchv1.Job) []Deletion {
 	var succeeded, failed []*batchv1.Job
 	for _, job := range finished {
 		if job.DeletionTimestamp != nil {
@@ -123,18 +116,19 @@ func (p *planning) cleanupHistory(finished []*batchv1.Job) {
 			failed = append(failed, job)
 		}
 	}
-	p.deleteOldest(succeeded, p.sj.Spec.SuccessfulJobsHistoryLimit)
-	p.deleteOldest(failed, p.sj.Spec.FailedJobsHistoryLimit)
+	return append(oldestBeyond(succeeded, spec.SuccessfulJobsHistoryLimit), oldestBeyond(failed, spec.FailedJobsHistoryLimit)...)
 }
 
-func (p *planning) deleteOldest(jobs []*batchv1.Job, limit *int32) {
+func oldestBeyond(jobs []*batchv1.Job, limit *int32) []Deletion {
 	if limit == nil || len(jobs) <= int(*limit) {
-		return
+		return nil
 	}
 	slices.SortFunc(jobs, byStartTime)
+	var deletes []Deletion
 	for _, job := range jobs[:len(jobs)-int(*limit)] {
-		p.plan.Deletes = append(p.plan.Deletes, Deletion{Job: job, Reason: DeleteForHistoryLimit})
+		deletes = append(deletes, Deletion{Job: job, Reason: DeleteForHistoryLimit})
 	}
+	return deletes
 }
 
 // byStartTime orders Jobs by status.startTime, nil last, then by name.

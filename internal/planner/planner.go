@@ -1,15 +1,17 @@
 // Package planner decides what a ScheduledJob's controller does, as a pure
 // function of the ScheduledJob, its Jobs and the current time, like the
-// CronJob controller's syncCronJob(now). The reconciler gathers the input
-// and carries out the plan; nothing here does I/O or reads a clock.
+// CronJob controller's syncCronJob(now). The reconciler gathers the input,
+// carries out the plan's actions and hands their results back to Finish,
+// which says what status to write and which events to emit; nothing here
+// does I/O or reads a clock.
 //
-// Two extensions plug in here. The schedule a ScheduledJob runs on is the
-// schedule interface that parseSchedule builds, so an effective schedule that
-// differs from the written one (a spread offset, a hashed H field) is another
-// implementation of it; Job names and the scheduled-time annotation keep the
-// nominal time. Actions before a run (warming capacity up lead ahead) belong
-// in announceNext, which knows the next run: such a step adds its action to
-// the Plan and lowers the requeue to the earlier time with requeueAt.
+// Compute runs small steps, each taking what it reads and returning what it
+// decided: observeJobs (what the Jobs say), historyDeletions, scheduleOf
+// (what the spec says), decideDueRun (the run that is due, if any), announce
+// (the next run and the Ready condition) and decideTrigger (a run asked for
+// by hand). Warm-up and spreading plug in the same way: an effective
+// schedule is another implementation of schedule, and actions before a run
+// are a step that reads the next run and lowers the requeue.
 package planner
 
 import (
@@ -17,6 +19,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
@@ -33,8 +36,8 @@ type Input struct {
 }
 
 // Plan is what the reconciler must do, in this order: delete, create the
-// scheduled run, create the triggered run, write status, emit events,
-// requeue.
+// scheduled run, create the triggered run, then report each action's result
+// to Finish, write the status it returns, emit its events, and requeue.
 type Plan struct {
 	// Deletes are Jobs to delete with background propagation: history
 	// cleanup, and the active Jobs a Replace run replaces.
@@ -45,15 +48,16 @@ type Plan struct {
 	Trigger *Run
 	// ConsumeTrigger removes the trigger annotation (handled or refused).
 	ConsumeTrigger bool
-	// Status is the status to write, before the effects of the actions
-	// above; the reconciler applies those with Record* as they succeed.
-	Status v1alpha1.ScheduledJobStatus
-	Events []Event
-	// Missed counts runs that did not start, by reason, for the metric.
-	Missed map[MissReason]int
 	// RequeueAfter is when to look again without an event: at the next
 	// run (plus NTP padding), or 0 to wait for a change to the object.
 	RequeueAfter time.Duration
+
+	// decided is the status, events and missed runs before any action;
+	// Finish adds the actions' effects.
+	decided Outcome
+	// now and generation stamp the conditions Finish sets.
+	now        time.Time
+	generation int64
 }
 
 // Deletion is one Job to delete.
@@ -66,8 +70,10 @@ type Deletion struct {
 type DeleteReason string
 
 const (
+	// DeleteForHistoryLimit deletes a finished Job beyond the history limits.
 	DeleteForHistoryLimit DeleteReason = "HistoryLimit"
-	DeleteForReplace      DeleteReason = "Replace"
+	// DeleteForReplace deletes an active Job that a Replace run replaces.
+	DeleteForReplace DeleteReason = "Replace"
 )
 
 // Run is a Job to create and the time it is scheduled for.
@@ -76,21 +82,19 @@ type Run struct {
 	Scheduled time.Time
 }
 
-// Event is a Kubernetes event to record on the ScheduledJob.
-type Event struct {
-	Type, Reason, Message string
-}
+// Triggered reports whether the run was asked for by hand.
+func (r *Run) Triggered() bool { return v1alpha1.IsTriggered(r.Job) }
 
 // MissReason labels ontime_missed_runs_total.
 type MissReason string
 
 const (
-	// MissDeadline: the run was later than startingDeadlineSeconds.
+	// MissDeadline is a run later than startingDeadlineSeconds.
 	MissDeadline MissReason = "deadline"
-	// MissSkipped: a later run started in its place after an outage (only
+	// MissSkipped is a run in whose place a later one started after an outage (only
 	// the most recent missed run starts, as with a CronJob).
 	MissSkipped MissReason = "skipped"
-	// MissConflict: a Job of the run's name exists and is not ours.
+	// MissConflict is a run whose Job name is taken by a Job that is not ours.
 	MissConflict MissReason = "conflict"
 )
 
@@ -102,49 +106,90 @@ const nextScheduleDelta = 100 * time.Millisecond
 // Compute builds the plan.
 func Compute(in Input) Plan {
 	sj := in.ScheduledJob
-	p := &planning{in: in, sj: sj, now: in.Now, plan: Plan{Missed: map[MissReason]int{}}}
-	p.plan.Status = *sj.Status.DeepCopy()
-	p.plan.Status.ObservedGeneration = sj.Generation
+	status := *sj.Status.DeepCopy()
+	status.ObservedGeneration = sj.Generation
+	observed := observeJobs(sj, in.Jobs)
+	observed.record(&status)
+	plan := Plan{
+		Deletes:    historyDeletions(sj.Spec, observed.finished),
+		now:        in.Now,
+		generation: sj.Generation,
+	}
+	events := observed.events
+	missed := map[MissReason]int{}
+	var wake []time.Time
 
-	finished := p.observeJobs()
-	p.cleanupHistory(finished)
-
-	p.loc = time.UTC
+	spec := scheduleOf(sj, timeOf(status.LastScheduleTime))
+	if sj.DeletionTimestamp == nil {
+		events = append(events, spec.warnings...)
+	}
 	switch {
 	case sj.DeletionTimestamp != nil:
-		p.setReady(false, v1alpha1.ReasonTerminating, "the ScheduledJob is being deleted; no new runs start")
-		p.plan.Status.NextScheduleTime = nil
-	case !p.parseSchedule():
-		p.plan.Status.NextScheduleTime = nil
+		setReady(&status, sj.Generation, in.Now, false, v1alpha1.ReasonTerminating, "the ScheduledJob is being deleted; no new runs start")
+		status.NextScheduleTime = nil
+	case spec.problem != nil:
+		if setReady(&status, sj.Generation, in.Now, false, spec.problem.condition, spec.problem.message) || specChanged(sj) {
+			events = append(events, spec.problem.event)
+		}
+		status.NextScheduleTime = nil
 	case sj.Spec.Suspend != nil && *sj.Spec.Suspend:
-		p.setReady(false, v1alpha1.ReasonSuspended, "spec.suspend is true; no new runs start")
-		p.plan.Status.NextScheduleTime = nil
+		setReady(&status, sj.Generation, in.Now, false, v1alpha1.ReasonSuspended, "spec.suspend is true; no new runs start")
+		status.NextScheduleTime = nil
 	default:
-		p.schedule()
+		s := scheduling{sj: sj, sched: spec.schedule, loc: spec.loc, now: in.Now, jobs: in.Jobs, active: observed.active}
+		due := s.decideDueRun(handledUntil(sj, &status))
+		due.record(&status, missed)
+		events = append(events, due.events...)
+		plan.Create = due.create
+		if due.replace {
+			plan.Deletes = append(plan.Deletes, replacements(observed.active)...)
+		}
+		next := s.announce(due.blocked, status.LastScheduleTime)
+		events = append(events, next.record(&status, sj.Generation, in.Now)...)
+		wake = append(wake, next.wake...)
 	}
 	// A run asked for by hand starts even while the schedule is suspended
 	// or invalid, as kubectl create job --from=cronjob/… does.
-	p.trigger()
-	p.plan.Status.ActiveCount = int32(len(p.plan.Status.Active))
-	return p.plan
+	trigger := decideTrigger(sj, in.Jobs, observed.active, spec.loc, in.Now, plan.Create != nil)
+	plan.Trigger, plan.ConsumeTrigger = trigger.run, trigger.consume
+	if trigger.replace {
+		plan.Deletes = append(plan.Deletes, replacements(observed.active)...)
+	}
+	wake = append(wake, trigger.wake...)
+	events = append(events, trigger.events...)
+
+	status.ActiveCount = int32(len(status.Active))
+	plan.RequeueAfter = requeueAfter(in.Now, wake)
+	plan.decided = Outcome{Status: status, Events: events, Missed: missed}
+	return plan
 }
 
-// planning carries the state of one Compute call.
-type planning struct {
-	in    Input
-	sj    *v1alpha1.ScheduledJob
-	now   time.Time
-	plan  Plan
-	sched schedule
-	loc   *time.Location
-	// active are the unfinished Jobs, after observeJobs.
-	active []*batchv1.Job
-	// blocked is a due run that concurrencyPolicy Forbid holds back.
-	blocked time.Time
+// specChanged reports whether the spec changed since the controller last
+// wrote status, so that a warning about it is emitted once per change, not
+// on every reconcile.
+func specChanged(sj *v1alpha1.ScheduledJob) bool {
+	return sj.Status.ObservedGeneration != sj.Generation
 }
 
-func (p *planning) event(eventType, reason, message string) {
-	p.plan.Events = append(p.plan.Events, Event{Type: eventType, Reason: reason, Message: message})
+// replacements are the deletions a Replace run needs.
+func replacements(active []*batchv1.Job) []Deletion {
+	deletes := make([]Deletion, 0, len(active))
+	for _, job := range active {
+		deletes = append(deletes, Deletion{Job: job, Reason: DeleteForReplace})
+	}
+	return deletes
+}
+
+// requeueAfter is the delay until the soonest of the times the controller
+// must look again, or 0 (wait for a change) when there is none.
+func requeueAfter(now time.Time, wake []time.Time) time.Duration {
+	var after time.Duration
+	for _, t := range wake {
+		if d := max(t.Sub(now), time.Millisecond); after == 0 || d < after {
+			after = d
+		}
+	}
+	return after
 }
 
 // refOf returns the status.active reference of a Job.
@@ -158,3 +203,12 @@ func refOf(job *batchv1.Job) corev1.ObjectReference {
 		ResourceVersion: job.ResourceVersion,
 	}
 }
+
+func later(current *metav1.Time, t time.Time) *metav1.Time {
+	if current == nil || t.After(current.Time) {
+		return &metav1.Time{Time: t}
+	}
+	return current
+}
+
+func timeAt(t time.Time) *metav1.Time { return &metav1.Time{Time: t} }

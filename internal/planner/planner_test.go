@@ -1,8 +1,9 @@
 package planner
 
 import (
+	"maps"
+	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -66,7 +67,7 @@ func scheduledJob(schedule string, created time.Time) *v1alpha1.ScheduledJob {
 // childJob is upstream's "prev" Job, created for a run scheduled at
 // `scheduled`.
 func childJob(sj *v1alpha1.ScheduledJob, scheduled time.Time, uid string, done bool) *batchv1.Job {
-	job := buildJob(sj, JobName(sj, scheduled), scheduled, time.UTC)
+	job := buildJob(sj, sj.JobName(scheduled), scheduled, time.UTC)
 	job.UID = types.UID(uid)
 	job.CreationTimestamp = metav1.NewTime(scheduled)
 	if done {
@@ -76,9 +77,8 @@ func childJob(sj *v1alpha1.ScheduledJob, scheduled time.Time, uid string, done b
 	return job
 }
 
-// want is what a test expects. Events include those the reconciler emits
-// for the actions (SuccessfulCreate, SuccessfulDelete), as upstream's tests
-// count them.
+// want is what a test expects. Events include those of the actions
+// (SuccessfulCreate, SuccessfulDelete), as upstream's tests count them.
 type want struct {
 	create       string // Job name, or "" for none
 	deletes      []string
@@ -260,39 +260,75 @@ func TestUpstreamVectors(t *testing.T) {
 	}
 }
 
-// checkPlan runs the planner, applies the actions as if they all succeeded,
-// and compares with the expectations.
+// succeed is the outcome of a plan whose actions all succeed, reported in
+// the order the reconciler carries them out: Replace deletions, the
+// scheduled run, the triggered run, history deletions. Created Jobs get the
+// UID "created-<name>".
+func succeed(plan Plan) Outcome {
+	var results []Result
+	for _, d := range plan.Deletes {
+		if d.Reason == DeleteForReplace {
+			results = append(results, Deleted(d.Job))
+		}
+	}
+	for _, run := range []*Run{plan.Create, plan.Trigger} {
+		if run != nil {
+			job := run.Job.DeepCopy()
+			job.UID = types.UID("created-" + job.Name)
+			results = append(results, Created(run, job))
+		}
+	}
+	for _, d := range plan.Deletes {
+		if d.Reason == DeleteForHistoryLimit {
+			results = append(results, Deleted(d.Job))
+		}
+	}
+	return plan.Finish(results...)
+}
+
+// checkPlan runs the planner, reports every action as succeeded, and
+// compares with the expectations.
 func checkPlan(t *testing.T, c plannerCase) {
 	t.Helper()
 	in := c.input()
 	plan := Compute(in)
-	status := plan.Status
-	var events []string
-	for _, e := range plan.Events {
-		events = append(events, e.Reason)
+	out := succeed(plan)
+	checkActions(t, plan, out, c.want)
+	status := out.Status
+	checkTime(t, "lastScheduleTime", status.LastScheduleTime, c.want.lastSchedule)
+	checkTime(t, "lastMissedTime", status.LastMissedTime, c.want.lastMissed)
+	checkTime(t, "lastSuccessfulTime", status.LastSuccessfulTime, c.want.lastSuccess)
+	if !c.want.next.IsZero() {
+		checkTime(t, "nextScheduleTime", status.NextScheduleTime, c.want.next)
 	}
+	if len(status.Active) != c.want.active {
+		t.Errorf("active %d, want %d", len(status.Active), c.want.active)
+	}
+	if status.ActiveCount != int32(c.want.active) {
+		t.Errorf("activeCount %d, want %d", status.ActiveCount, c.want.active)
+	}
+	checkReady(t, status, in.ScheduledJob.Generation, c.want.ready)
+}
+
+// checkActions compares the Job created and deleted, the events and the
+// requeue.
+func checkActions(t *testing.T, plan Plan, out Outcome, w want) {
+	t.Helper()
 	var deletes []string
 	for _, d := range plan.Deletes {
 		deletes = append(deletes, d.Job.Name)
-		RecordDeleted(&status, d.Job)
-		events = append(events, ReasonSuccessfulDelete)
 	}
 	create := ""
 	if plan.Create != nil {
 		create = plan.Create.Job.Name
-		job := plan.Create.Job.DeepCopy()
-		job.UID = "created"
-		RecordCreated(&status, job, plan.Create.Scheduled)
-		events = append(events, ReasonSuccessfulCreate)
 	}
-	w := c.want
 	if create != w.create {
 		t.Errorf("create %q, want %q", create, w.create)
 	}
 	if !slices.Equal(deletes, w.deletes) {
 		t.Errorf("deletes %v, want %v", deletes, w.deletes)
 	}
-	if !slices.Equal(events, w.events) {
+	if events := reasons(out); !slices.Equal(events, w.events) {
 		t.Errorf("events %v, want %v", events, w.events)
 	}
 	switch {
@@ -301,25 +337,26 @@ func checkPlan(t *testing.T, c plannerCase) {
 	case !w.noRequeue && plan.RequeueAfter != w.requeue:
 		t.Errorf("requeue after %v, want %v", plan.RequeueAfter, w.requeue)
 	}
-	checkTime(t, "lastScheduleTime", status.LastScheduleTime, w.lastSchedule)
-	checkTime(t, "lastMissedTime", status.LastMissedTime, w.lastMissed)
-	checkTime(t, "lastSuccessfulTime", status.LastSuccessfulTime, w.lastSuccess)
-	if !w.next.IsZero() {
-		checkTime(t, "nextScheduleTime", status.NextScheduleTime, w.next)
-	}
-	if len(status.Active) != w.active || status.ActiveCount != int32(w.active) {
-		t.Errorf("active %d (activeCount %d), want %d", len(status.Active), status.ActiveCount, w.active)
+}
+
+// checkReady compares the Ready condition's reason (Scheduled when
+// wantReason is empty) and the generations status describes.
+func checkReady(t *testing.T, status v1alpha1.ScheduledJobStatus, generation int64, wantReason string) {
+	t.Helper()
+	if wantReason == "" {
+		wantReason = v1alpha1.ReasonScheduled
 	}
 	ready := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady)
-	wantReady := w.ready
-	if wantReady == "" {
-		wantReady = v1alpha1.ReasonScheduled
+	switch {
+	case ready == nil:
+		t.Errorf("no Ready condition, want reason %s", wantReason)
+	case ready.Reason != wantReason:
+		t.Errorf("Ready reason %s (%s), want %s", ready.Reason, ready.Message, wantReason)
+	case ready.ObservedGeneration != generation:
+		t.Errorf("Ready observedGeneration %d, want %d", ready.ObservedGeneration, generation)
 	}
-	if ready == nil || ready.Reason != wantReady || ready.ObservedGeneration != in.ScheduledJob.Generation {
-		t.Errorf("Ready condition %+v, want reason %s", ready, wantReady)
-	}
-	if status.ObservedGeneration != in.ScheduledJob.Generation {
-		t.Errorf("observedGeneration %d, want %d", status.ObservedGeneration, in.ScheduledJob.Generation)
+	if status.ObservedGeneration != generation {
+		t.Errorf("observedGeneration %d, want %d", status.ObservedGeneration, generation)
 	}
 }
 
@@ -336,24 +373,25 @@ func checkTime(t *testing.T, name string, got *metav1.Time, want time.Time) {
 // TestBuildJob is upstream's TestGetJobFromTemplate2 (S3).
 func TestBuildJob(t *testing.T) {
 	sj := scheduledJob(onTheHour, justBeforeTheHour)
-	rome, _ := LoadTimeZone("Europe/Rome")
+	rome, _ := v1alpha1.LoadTimeZone("Europe/Rome")
 	for _, c := range []struct {
 		loc  *time.Location
 		want string
 	}{{time.UTC, "2016-05-19T10:00:00Z"}, {rome, "2016-05-19T12:00:00+02:00"}} {
-		job := buildJob(sj, JobName(sj, topOfTheHour), topOfTheHour, c.loc)
-		if job.Name != "mycronjob-24394200" || !strings.HasPrefix(job.Name, "mycronjob-") {
+		job := buildJob(sj, sj.JobName(topOfTheHour), topOfTheHour, c.loc)
+		if job.Name != "mycronjob-24394200" {
 			t.Errorf("name %q", job.Name)
 		}
-		if len(job.Labels) != 1 || job.Labels["a"] != "b" {
+		if !maps.Equal(job.Labels, map[string]string{"a": "b"}) {
 			t.Errorf("labels %v, want the template's only", job.Labels)
 		}
-		if len(job.Annotations) != 2 || job.Annotations["x"] != "y" || job.Annotations[v1alpha1.ScheduledTimestampAnnotation] != c.want {
-			t.Errorf("annotations %v, want the template's plus scheduled time %s", job.Annotations, c.want)
+		if want := map[string]string{"x": "y", v1alpha1.ScheduledTimestampAnnotation: c.want}; !maps.Equal(job.Annotations, want) {
+			t.Errorf("annotations %v, want the template's plus scheduled time: %v", job.Annotations, want)
 		}
-		owner := metav1.GetControllerOf(job)
-		if owner == nil || owner.UID != sj.UID || owner.Kind != "ScheduledJob" || owner.BlockOwnerDeletion == nil || !*owner.BlockOwnerDeletion {
-			t.Errorf("owner reference %+v", owner)
+		want := metav1.OwnerReference{APIVersion: "ontime.dev/v1alpha1", Kind: "ScheduledJob", Name: sj.Name, UID: sj.UID,
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+		if owner := metav1.GetControllerOf(job); owner == nil || !reflect.DeepEqual(*owner, want) {
+			t.Errorf("owner reference %+v, want %+v", owner, want)
 		}
 	}
 	// The template is copied, not shared.

@@ -23,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/planner"
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
@@ -85,53 +84,80 @@ func (v *Validator) validate(ctx context.Context, sj, old *v1alpha1.ScheduledJob
 	return warnings, nil
 }
 
-// maxNameLength keeps Job names within the 63 characters of the job-name
-// label: 63 - 11, the room the CronJob controller keeps for "-" and the
-// scheduled time in minutes (8 digits until 2160, with slack).
-const maxNameLength = 52
-
 // Validate checks a ScheduledJob as the CronJob API validates a CronJob
 // (pkg/apis/batch/validation), plus runAt, and returns errors and warnings.
 // old is nil on create.
 func Validate(sj, old *v1alpha1.ScheduledJob) (field.ErrorList, admission.Warnings) {
+	spec := field.NewPath("spec")
 	var errs field.ErrorList
 	var warnings admission.Warnings
-	spec := field.NewPath("spec")
-	if old == nil && len(sj.Name) > maxNameLength {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), sj.Name, "must be no more than 52 characters"))
+	if old == nil {
+		nameErrs, nameWarnings := validateName(sj.Name)
+		errs, warnings = append(errs, nameErrs...), append(warnings, nameWarnings...)
 	}
-	if old == nil && len(validation.IsDNS1123Label(sj.Name)) > 0 {
-		warnings = append(warnings, fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v",
-			validation.IsDNS1123Label(sj.Name)))
-	}
-	switch {
-	case sj.Spec.Schedule == "" && sj.Spec.RunAt == nil:
-		errs = append(errs, field.Required(spec.Child("schedule"), "set schedule or runAt"))
-	case sj.Spec.Schedule != "" && sj.Spec.RunAt != nil:
-		errs = append(errs, field.Invalid(spec.Child("runAt"), sj.Spec.RunAt, "set schedule or runAt, not both"))
-	case sj.Spec.Schedule != "":
-		errs = append(errs, validateSchedule(sj, old, spec.Child("schedule"))...)
-	}
+	errs = append(errs, validateWhen(sj, old, spec)...)
 	if tz := sj.Spec.TimeZone; tz != nil && (old == nil || old.Spec.TimeZone == nil || *old.Spec.TimeZone != *tz) {
 		// Like Kubernetes, a time zone is checked when it changes, so that
 		// objects stay editable if the zone database drops a name.
 		errs = append(errs, validateTimeZone(*tz, spec.Child("timeZone"))...)
 	}
-	if sds := sj.Spec.StartingDeadlineSeconds; sds != nil {
-		if *sds < 0 {
-			errs = append(errs, field.Invalid(spec.Child("startingDeadlineSeconds"), *sds, "must be greater than or equal to 0"))
-		} else if *sds < 10 {
-			warnings = append(warnings, fmt.Sprintf("spec.startingDeadlineSeconds: %d leaves almost no time to create a Job; runs that start later are skipped and recorded as missed", *sds))
-		}
+	deadlineErrs, deadlineWarnings := validateDeadline(sj.Spec.StartingDeadlineSeconds, spec.Child("startingDeadlineSeconds"))
+	errs, warnings = append(errs, deadlineErrs...), append(warnings, deadlineWarnings...)
+	errs = append(errs, validateTemplateSelector(sj.Spec.JobTemplate.Spec, spec.Child("jobTemplate", "spec"))...)
+	return errs, warnings
+}
+
+// validateName checks a new ScheduledJob's name, which every run's Job name
+// starts with.
+func validateName(name string) (field.ErrorList, admission.Warnings) {
+	var errs field.ErrorList
+	var warnings admission.Warnings
+	if len(name) > v1alpha1.MaxNameLength {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, fmt.Sprintf("must be no more than %d characters", v1alpha1.MaxNameLength)))
 	}
-	template := spec.Child("jobTemplate", "spec")
-	if sj.Spec.JobTemplate.Spec.Selector != nil {
-		errs = append(errs, field.Invalid(template.Child("selector"), sj.Spec.JobTemplate.Spec.Selector, "`selector` will be auto-generated"))
-	}
-	if m := sj.Spec.JobTemplate.Spec.ManualSelector; m != nil && *m {
-		errs = append(errs, field.NotSupported(template.Child("manualSelector"), *m, []string{"nil", "false"}))
+	if problems := validation.IsDNS1123Label(name); len(problems) > 0 {
+		warnings = append(warnings, fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v", problems))
 	}
 	return errs, warnings
+}
+
+// validateWhen checks that exactly one of schedule and runAt is set, and
+// the schedule.
+func validateWhen(sj, old *v1alpha1.ScheduledJob, spec *field.Path) field.ErrorList {
+	switch {
+	case sj.Spec.Schedule == "" && sj.Spec.RunAt == nil:
+		return field.ErrorList{field.Required(spec.Child("schedule"), "set schedule or runAt")}
+	case sj.Spec.Schedule != "" && sj.Spec.RunAt != nil:
+		return field.ErrorList{field.Invalid(spec.Child("runAt"), sj.Spec.RunAt, "set schedule or runAt, not both")}
+	case sj.Spec.Schedule != "":
+		return validateSchedule(sj, old, spec.Child("schedule"))
+	}
+	return nil
+}
+
+func validateDeadline(seconds *int64, path *field.Path) (field.ErrorList, admission.Warnings) {
+	switch {
+	case seconds == nil:
+		return nil, nil
+	case *seconds < 0:
+		return field.ErrorList{field.Invalid(path, *seconds, "must be greater than or equal to 0")}, nil
+	case *seconds < 10:
+		return nil, admission.Warnings{fmt.Sprintf("%s: %d leaves almost no time to create a Job; runs that start later are skipped and recorded as missed", path, *seconds)}
+	}
+	return nil, nil
+}
+
+// validateTemplateSelector refuses selectors, which the Job controller
+// generates, as CronJob validation does.
+func validateTemplateSelector(template batchv1.JobSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if template.Selector != nil {
+		errs = append(errs, field.Invalid(path.Child("selector"), template.Selector, "`selector` will be auto-generated"))
+	}
+	if m := template.ManualSelector; m != nil && *m {
+		errs = append(errs, field.NotSupported(path.Child("manualSelector"), *m, []string{"nil", "false"}))
+	}
+	return errs
 }
 
 func validateSchedule(sj, old *v1alpha1.ScheduledJob, path *field.Path) field.ErrorList {
@@ -148,8 +174,12 @@ func validateSchedule(sj, old *v1alpha1.ScheduledJob, path *field.Path) field.Er
 		}
 	}
 	parsed, err := cron.Parse(schedule)
-	if err != nil {
-		return field.ErrorList{field.Invalid(path, schedule, strings.TrimPrefix(err.Error(), "cron: "))}
+	var parseErr *cron.ParseError
+	switch {
+	case errors.As(err, &parseErr):
+		return field.ErrorList{field.Invalid(path, schedule, parseErr.Detail())}
+	case err != nil:
+		return field.ErrorList{field.Invalid(path, schedule, err.Error())}
 	}
 	if every := parsed.Interval(); every > 0 && every < time.Minute {
 		return field.ErrorList{field.Invalid(path, schedule,
@@ -171,11 +201,11 @@ func validateTimeZone(tz string, path *field.Path) field.ErrorList {
 	}
 	for _, part := range strings.Split(tz, "/") {
 		if part == "." || part == ".." || strings.HasPrefix(part, "-") || !validTimeZoneComponent.MatchString(part) {
-			return field.ErrorList{field.Invalid(path, tz, "unknown time zone "+tz)}
+			return field.ErrorList{field.Invalid(path, tz, "unknown time zone")}
 		}
 	}
-	if _, err := planner.LoadTimeZone(tz); err != nil {
-		return field.ErrorList{field.Invalid(path, tz, "unknown time zone "+tz)}
+	if _, err := v1alpha1.LoadTimeZone(tz); err != nil {
+		return field.ErrorList{field.Invalid(path, tz, err.Error())}
 	}
 	return nil
 }
@@ -187,7 +217,7 @@ func (v *Validator) dryRunJob(ctx context.Context, sj *v1alpha1.ScheduledJob) fi
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			// The longest name a run can get, so length limits bite here.
-			Name:        planner.JobName(sj, time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)),
+			Name:        sj.JobName(time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)),
 			Namespace:   sj.Namespace,
 			Labels:      sj.Spec.JobTemplate.Labels,
 			Annotations: sj.Spec.JobTemplate.Annotations,

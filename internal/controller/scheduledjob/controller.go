@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -108,19 +109,19 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	plan := planner.Compute(planner.Input{ScheduledJob: sj, Jobs: jobs, Now: c.clock.Now()})
-	c.emit(sj, plan.Events)
-	status := plan.Status
-	execErr := c.execute(ctx, sj, &plan, &status)
-	for reason, n := range plan.Missed {
+	results, execErr := c.execute(ctx, sj, plan)
+	outcome := plan.Finish(results...)
+	c.emit(sj, outcome.Events)
+	for reason, n := range outcome.Missed {
 		missedRuns.WithLabelValues(string(reason)).Add(float64(n))
 	}
-	if err := c.writeStatus(ctx, sj, status); err != nil {
+	if err := c.writeStatus(ctx, sj, outcome.Status); err != nil {
 		return reconcile.Result{}, err
 	}
 	if execErr != nil {
 		return reconcile.Result{}, execErr
 	}
-	log.FromContext(ctx).V(1).Info("reconciled", "requeueAfter", plan.RequeueAfter, "active", len(status.Active))
+	log.FromContext(ctx).V(1).Info("reconciled", "requeueAfter", plan.RequeueAfter, "active", len(outcome.Status.Active))
 	return reconcile.Result{RequeueAfter: plan.RequeueAfter}, nil
 }
 
@@ -148,7 +149,7 @@ func (c *Controller) gatherJobs(ctx context.Context, sj *v1alpha1.ScheduledJob) 
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
-			c.recorder.Eventf(sj, corev1.EventTypeWarning, planner.ReasonFailedGet, "Get job: %v", err)
+			c.emit(sj, []planner.Event{planner.FailedGetEvent(err)})
 			return nil, err
 		case metav1.IsControlledBy(job, sj):
 			jobs = append(jobs, job)
@@ -157,98 +158,89 @@ func (c *Controller) gatherJobs(ctx context.Context, sj *v1alpha1.ScheduledJob) 
 	return jobs, nil
 }
 
-// execute carries out the plan's actions, recording their effects in
-// status as they succeed. A run's Job is created first, so that history
-// cleanup never delays it, except after the deletions Replace needs; the
-// cleanup then runs even if the creation failed, so that it still frees
-// quota when creation keeps failing (as upstream's cleanup, which runs
-// before scheduling, does).
-func (c *Controller) execute(ctx context.Context, sj *v1alpha1.ScheduledJob, plan *planner.Plan, status *v1alpha1.ScheduledJobStatus) error {
+// execute carries out the plan's actions and reports what became of each.
+// A run's Job is created first, so that history cleanup never delays it,
+// except after the deletions Replace needs; the cleanup then runs even if
+// the creation failed, so that it still frees quota when creation keeps
+// failing (as upstream's cleanup, which runs before scheduling, does).
+func (c *Controller) execute(ctx context.Context, sj *v1alpha1.ScheduledJob, plan planner.Plan) ([]planner.Result, error) {
+	var results []planner.Result
 	for _, deletion := range plan.Deletes {
 		if deletion.Reason != planner.DeleteForReplace {
 			continue
 		}
-		if err := c.deleteJob(ctx, sj, deletion, status); err != nil {
-			return err
+		result, err := c.deleteJob(ctx, deletion.Job)
+		results = append(results, result)
+		if err != nil {
+			return results, fmt.Errorf("could not replace job %s: %w", deletion.Job.Name, err)
 		}
 	}
 	var createErr error
 	for _, run := range []*planner.Run{plan.Create, plan.Trigger} {
-		if run != nil && createErr == nil {
-			createErr = c.createRun(ctx, sj, run, status)
+		if run == nil || createErr != nil {
+			continue
+		}
+		var result *planner.Result
+		result, createErr = c.createRun(ctx, sj, run)
+		if result != nil {
+			results = append(results, *result)
 		}
 	}
 	for _, deletion := range plan.Deletes {
 		if deletion.Reason == planner.DeleteForHistoryLimit {
-			_ = c.deleteJob(ctx, sj, deletion, status) // failures are events, not errors
+			result, _ := c.deleteJob(ctx, deletion.Job) // a failure is reported, not retried
+			results = append(results, result)
 		}
 	}
 	if createErr != nil {
-		return createErr
+		return results, createErr
 	}
 	if plan.ConsumeTrigger {
-		return c.consumeTrigger(ctx, sj)
+		return results, c.consumeTrigger(ctx, sj)
 	}
-	return nil
+	return results, nil
 }
 
 // deleteJob deletes with background propagation, as the CronJob controller
 // does. A Job that is already gone is not an error (upstream emits
-// FailedDelete for it). A failed Replace deletion stops the run from
-// starting; a failed history deletion does not.
-func (c *Controller) deleteJob(ctx context.Context, sj *v1alpha1.ScheduledJob, deletion planner.Deletion, status *v1alpha1.ScheduledJobStatus) error {
-	job := deletion.Job
+// FailedDelete for it).
+func (c *Controller) deleteJob(ctx context.Context, job *batchv1.Job) (planner.Result, error) {
 	err := c.kubeClient.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
 	switch {
 	case err == nil:
-		c.recorder.Eventf(sj, corev1.EventTypeNormal, planner.ReasonSuccessfulDelete, "Deleted job %s", job.Name)
+		return planner.Deleted(job), nil
 	case apierrors.IsNotFound(err):
-	default:
-		c.recorder.Eventf(sj, corev1.EventTypeWarning, planner.ReasonFailedDelete, "Deleted job: %v", err)
-		if deletion.Reason == planner.DeleteForReplace {
-			return fmt.Errorf("could not replace job %s: %w", job.Name, err)
-		}
-		return nil
+		return planner.AlreadyGone(job), nil
 	}
-	planner.RecordDeleted(status, job)
-	return nil
+	return planner.DeleteFailed(job, err), err
 }
 
 // createRun creates a run's Job. AlreadyExists means the run was started
 // before (a crash between creating and writing status) if the Job is ours,
-// and a name conflict otherwise.
-func (c *Controller) createRun(ctx context.Context, sj *v1alpha1.ScheduledJob, run *planner.Run, status *v1alpha1.ScheduledJobStatus) error {
+// and a name conflict otherwise. It returns no result when there is nothing
+// to report: the Job's state is unknown, or its namespace is going away.
+func (c *Controller) createRun(ctx context.Context, sj *v1alpha1.ScheduledJob, run *planner.Run) (*planner.Result, error) {
 	job := run.Job.DeepCopy()
 	err := c.kubeClient.Create(ctx, job)
 	switch {
 	case err == nil:
-		c.recorder.Eventf(sj, corev1.EventTypeNormal, planner.ReasonSuccessfulCreate, "Created job %s", job.Name)
-		if value, triggered := job.Annotations[v1alpha1.TriggeredAnnotation]; triggered {
-			c.recorder.Eventf(sj, corev1.EventTypeNormal, planner.ReasonTriggered, "Started job %s on request %q", job.Name, value)
-		} else {
+		if !run.Triggered() {
 			jobCreationSkew.Observe(job.CreationTimestamp.Sub(run.Scheduled).Seconds())
 		}
-		planner.RecordCreated(status, job, run.Scheduled)
-		return nil
+		return ptr.To(planner.Created(run, job)), nil
 	case apierrors.IsAlreadyExists(err):
 		existing := &batchv1.Job{}
 		if err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(job), existing); err != nil {
-			return client.IgnoreNotFound(err)
+			return nil, client.IgnoreNotFound(err)
 		}
 		if metav1.IsControlledBy(existing, sj) {
-			planner.RecordCreated(status, existing, run.Scheduled)
-			return nil
+			return ptr.To(planner.AlreadyCreated(run, existing)), nil
 		}
-		event := planner.RecordConflict(sj, status, run.Scheduled, job.Name, c.clock.Now())
-		c.recorder.Event(sj, corev1.EventTypeWarning, event.Reason, event.Message)
-		missedRuns.WithLabelValues(string(planner.MissConflict)).Inc()
-		return nil
+		return ptr.To(planner.NameTaken(run)), nil
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-		return err
-	default:
-		c.recorder.Eventf(sj, corev1.EventTypeWarning, planner.ReasonFailedCreate, "Error creating job: %v", err)
-		return err
+		return nil, err
 	}
+	return ptr.To(planner.CreateFailed(run, err)), err
 }
 
 // consumeTrigger removes the trigger annotation, but only if it still has
@@ -325,6 +317,7 @@ func (c *Controller) alreadyWritten(sj *v1alpha1.ScheduledJob, status v1alpha1.S
 	return w.base == sj.ResourceVersion && equality.Semantic.DeepEqual(w.status, status)
 }
 
+// emit records events on the ScheduledJob.
 func (c *Controller) emit(sj *v1alpha1.ScheduledJob, events []planner.Event) {
 	for _, e := range events {
 		c.recorder.Event(sj, e.Type, e.Reason, e.Message)

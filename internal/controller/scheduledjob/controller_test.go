@@ -1,6 +1,8 @@
 package scheduledjob
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,14 +20,53 @@ import (
 	"github.com/ontime-dev/ontime/internal/planner"
 )
 
-// minuteAfterCreation is a time one minute (and NTP padding) past the first
-// whole minute after the object's creation, and that minute.
+// firstRun is the ScheduledJob's first run: the first whole minute after its
+// creation (a minutely schedule's).
 func firstRun(sj *v1alpha1.ScheduledJob) time.Time {
 	return sj.CreationTimestamp.Time.Truncate(time.Minute).Add(time.Minute)
 }
 
 func readyOf(sj *v1alpha1.ScheduledJob) *metav1.Condition {
 	return meta.FindStatusCondition(sj.Status.Conditions, v1alpha1.ConditionReady)
+}
+
+// wantStatus is what a test expects of status: the active Jobs' names and
+// the times; a zero time means unset.
+type wantStatus struct {
+	active                                      []string
+	lastSchedule, lastMissed, lastSuccess, next time.Time
+}
+
+// checkStatus compares status with want, field by field.
+func checkStatus(t *testing.T, status v1alpha1.ScheduledJobStatus, want wantStatus) {
+	t.Helper()
+	var active []string
+	for _, ref := range status.Active {
+		active = append(active, ref.Name)
+	}
+	if !slices.Equal(active, want.active) {
+		t.Errorf("status.active %v, want %v", active, want.active)
+	}
+	if int(status.ActiveCount) != len(want.active) {
+		t.Errorf("status.activeCount %d, want %d", status.ActiveCount, len(want.active))
+	}
+	for _, field := range []struct {
+		name string
+		got  *metav1.Time
+		want time.Time
+	}{
+		{"lastScheduleTime", status.LastScheduleTime, want.lastSchedule},
+		{"lastMissedTime", status.LastMissedTime, want.lastMissed},
+		{"lastSuccessfulTime", status.LastSuccessfulTime, want.lastSuccess},
+		{"nextScheduleTime", status.NextScheduleTime, want.next},
+	} {
+		switch {
+		case field.want.IsZero() && field.got != nil:
+			t.Errorf("status.%s %v, want unset", field.name, field.got.Time)
+		case !field.want.IsZero() && (field.got == nil || !field.got.Time.Equal(field.want)):
+			t.Errorf("status.%s %v, want %v", field.name, field.got, field.want)
+		}
+	}
 }
 
 func hasEvent(events []string, substring string) bool {
@@ -52,17 +93,18 @@ func TestCreatesRunsAndWritesStatus(t *testing.T) {
 		t.Errorf("requeue %v, want 1m (next run + 100ms)", result.RequeueAfter)
 	}
 	created := jobs(t, ns)
-	if len(created) != 1 || created[0].Name != planner.JobName(sj, run) {
+	if len(created) != 1 || created[0].Name != sj.JobName(run) {
 		t.Fatalf("jobs %v", created)
 	}
 	job := created[0]
-	if job.Labels["app"] != "minutely" || job.Annotations[v1alpha1.ScheduledTimestampAnnotation] != run.UTC().Format(time.RFC3339) || !metav1.IsControlledBy(&job, sj) {
-		t.Errorf("job metadata %v %v %v", job.Labels, job.Annotations, job.OwnerReferences)
-	}
+	checkRunJob(t, &job, sj, run)
 	sj = get(t, sj)
-	if sj.Status.ActiveCount != 1 || sj.Status.Active[0].Name != job.Name || !sj.Status.LastScheduleTime.Time.Equal(run) ||
-		!sj.Status.NextScheduleTime.Time.Equal(run.Add(time.Minute)) || readyOf(sj).Status != metav1.ConditionTrue || sj.Status.ObservedGeneration != sj.Generation {
-		t.Errorf("status %+v", sj.Status)
+	checkStatus(t, sj.Status, wantStatus{active: []string{job.Name}, lastSchedule: run, next: run.Add(time.Minute)})
+	if r := readyOf(sj); r.Status != metav1.ConditionTrue {
+		t.Errorf("Ready %+v, want True", r)
+	}
+	if sj.Status.ObservedGeneration != sj.Generation {
+		t.Errorf("observedGeneration %d, want %d", sj.Status.ObservedGeneration, sj.Generation)
 	}
 	if events := drainEvents(); !hasEvent(events, "SuccessfulCreate Created job "+job.Name) {
 		t.Errorf("events %v", events)
@@ -71,17 +113,19 @@ func TestCreatesRunsAndWritesStatus(t *testing.T) {
 	// Reconciling again in the same minute does nothing (and writes nothing).
 	before := sj.ResourceVersion
 	reconcileAt(t, sj, run.Add(30*time.Second))
-	if len(jobs(t, ns)) != 1 || get(t, sj).ResourceVersion != before {
-		t.Error("a second reconcile in the same minute created a Job or rewrote status")
+	if n := len(jobs(t, ns)); n != 1 {
+		t.Errorf("a second reconcile in the same minute made %d jobs", n)
+	}
+	if get(t, sj).ResourceVersion != before {
+		t.Error("a second reconcile in the same minute rewrote status")
 	}
 
 	// The Job succeeds; the next run starts; history keeps 1 successful Job.
 	finish(t, &job, true, run.Add(20*time.Second))
 	reconcileAt(t, sj, run.Add(time.Minute+100*time.Millisecond))
 	sj = get(t, sj)
-	if !sj.Status.LastSuccessfulTime.Time.Equal(run.Add(20*time.Second)) || sj.Status.ActiveCount != 1 {
-		t.Errorf("after the first Job succeeded: %+v", sj.Status)
-	}
+	checkStatus(t, sj.Status, wantStatus{active: []string{sj.JobName(run.Add(time.Minute))}, lastSchedule: run.Add(time.Minute),
+		next: run.Add(2 * time.Minute), lastSuccess: run.Add(20 * time.Second)})
 	second := jobs(t, ns)
 	finish(t, &second[len(second)-1], true, run.Add(time.Minute+20*time.Second))
 	reconcileAt(t, sj, run.Add(2*time.Minute+100*time.Millisecond))
@@ -91,11 +135,29 @@ func TestCreatesRunsAndWritesStatus(t *testing.T) {
 			names[j.Name] = true
 		}
 	}
-	if names[planner.JobName(sj, run)] || !names[planner.JobName(sj, run.Add(time.Minute))] || !names[planner.JobName(sj, run.Add(2*time.Minute))] {
-		t.Errorf("after history cleanup: %v", names)
+	if want := map[string]bool{sj.JobName(run.Add(time.Minute)): true, sj.JobName(run.Add(2 * time.Minute)): true}; !maps.Equal(names, want) {
+		t.Errorf("after history cleanup: %v, want %v", names, want)
 	}
-	if events := drainEvents(); !hasEvent(events, "SuccessfulDelete Deleted job "+planner.JobName(sj, run)) || !hasEvent(events, "SawCompletedJob") {
-		t.Errorf("events %v", events)
+	events := drainEvents()
+	for _, want := range []string{"SuccessfulDelete Deleted job " + sj.JobName(run), "SawCompletedJob"} {
+		if !hasEvent(events, want) {
+			t.Errorf("no event %q in %v", want, events)
+		}
+	}
+}
+
+// checkRunJob checks a run's Job as a CronJob's would be: the template's
+// labels, the scheduled-time annotation and the owner.
+func checkRunJob(t *testing.T, job *batchv1.Job, sj *v1alpha1.ScheduledJob, run time.Time) {
+	t.Helper()
+	if job.Labels["app"] != sj.Spec.JobTemplate.Labels["app"] {
+		t.Errorf("job labels %v, want the template's", job.Labels)
+	}
+	if got := job.Annotations[v1alpha1.ScheduledTimestampAnnotation]; got != run.UTC().Format(time.RFC3339) {
+		t.Errorf("scheduled-time annotation %q, want %s", got, run.UTC().Format(time.RFC3339))
+	}
+	if !metav1.IsControlledBy(job, sj) {
+		t.Errorf("job owners %v, want the ScheduledJob as controller", job.OwnerReferences)
 	}
 }
 
@@ -114,12 +176,10 @@ func TestReplaceDeletesTheActiveJob(t *testing.T) {
 			alive = append(alive, j.Name)
 		}
 	}
-	if len(alive) != 1 || alive[0] != planner.JobName(sj, run.Add(time.Minute)) {
+	if len(alive) != 1 || alive[0] != sj.JobName(run.Add(time.Minute)) {
 		t.Errorf("jobs left %v, want only the new run", alive)
 	}
-	if s := get(t, sj).Status; s.ActiveCount != 1 || s.Active[0].Name != alive[0] {
-		t.Errorf("active %v", s.Active)
-	}
+	checkStatus(t, get(t, sj).Status, wantStatus{active: alive, lastSchedule: run.Add(time.Minute), next: run.Add(2 * time.Minute)})
 }
 
 func TestForbidWaitsForTheActiveJob(t *testing.T) {
@@ -136,8 +196,9 @@ func TestForbidWaitsForTheActiveJob(t *testing.T) {
 		t.Fatalf("%d jobs under Forbid with one active", n)
 	}
 	sj = get(t, sj)
-	if !sj.Status.NextScheduleTime.Time.Equal(run.Add(time.Minute)) || !strings.Contains(readyOf(sj).Message, "waits for active job") {
-		t.Errorf("status does not show the waiting run: %+v", sj.Status)
+	checkStatus(t, sj.Status, wantStatus{active: []string{sj.JobName(run)}, lastSchedule: run, next: run.Add(time.Minute)})
+	if message := readyOf(sj).Message; !strings.Contains(message, "waits for active job") {
+		t.Errorf("Ready message %q does not show the waiting run", message)
 	}
 	if events := drainEvents(); !hasEvent(events, "JobAlreadyActive") {
 		t.Errorf("events %v", events)
@@ -165,9 +226,7 @@ func TestCrashBetweenCreateAndStatus(t *testing.T) {
 	if n := len(jobs(t, ns)); n != 1 {
 		t.Fatalf("%d jobs", n)
 	}
-	if s := get(t, sj).Status; s.ActiveCount != 1 || !s.LastScheduleTime.Time.Equal(run) {
-		t.Errorf("status %+v", s)
-	}
+	checkStatus(t, get(t, sj).Status, wantStatus{active: []string{sj.JobName(run)}, lastSchedule: run, next: run.Add(time.Minute)})
 	if events := drainEvents(); hasEvent(events, "SuccessfulCreate") {
 		t.Errorf("events %v: the Job was not created by this reconcile", events)
 	}
@@ -183,7 +242,7 @@ func TestForeignJobWithTheRunsName(t *testing.T) {
 	sj = get(t, sj)
 	run := firstRun(sj)
 	squatter := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: planner.JobName(sj, run)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sj.JobName(run)},
 		Spec:       *sj.Spec.JobTemplate.Spec.DeepCopy(),
 	}
 	create(t, squatter)
@@ -193,16 +252,20 @@ func TestForeignJobWithTheRunsName(t *testing.T) {
 		t.Errorf("requeue %v, want the next run", result.RequeueAfter)
 	}
 	sj = get(t, sj)
-	if r := readyOf(sj); r.Status != metav1.ConditionFalse || r.Reason != v1alpha1.ReasonJobNameConflict || !sj.Status.LastMissedTime.Time.Equal(run) || sj.Status.ActiveCount != 0 {
-		t.Errorf("status %+v", sj.Status)
+	checkStatus(t, sj.Status, wantStatus{lastMissed: run, next: run.Add(time.Minute)})
+	if r := readyOf(sj); r.Status != metav1.ConditionFalse || r.Reason != v1alpha1.ReasonJobNameConflict {
+		t.Errorf("Ready %+v, want False JobNameConflict", r)
 	}
 	if events := drainEvents(); !hasEvent(events, "JobNameConflict") {
 		t.Errorf("events %v", events)
 	}
 	// The next run starts normally and clears the condition.
 	reconcileAt(t, sj, run.Add(time.Minute+100*time.Millisecond))
-	if sj = get(t, sj); readyOf(sj).Reason != v1alpha1.ReasonScheduled || sj.Status.ActiveCount != 1 {
-		t.Errorf("after the next run: %+v", sj.Status)
+	sj = get(t, sj)
+	checkStatus(t, sj.Status, wantStatus{active: []string{sj.JobName(run.Add(time.Minute))}, lastSchedule: run.Add(time.Minute),
+		lastMissed: run, next: run.Add(2 * time.Minute)})
+	if r := readyOf(sj); r.Reason != v1alpha1.ReasonScheduled {
+		t.Errorf("after the next run: Ready %+v, want Scheduled", r)
 	}
 }
 
@@ -217,8 +280,8 @@ func TestActiveJobMissingFromCacheIsReadLive(t *testing.T) {
 	}
 	drainEvents()
 	reconcileAt(t, get(t, sj), sj.CreationTimestamp.Add(time.Second))
-	if s := get(t, sj).Status; s.ActiveCount != 0 {
-		t.Errorf("active %v", s.Active)
+	if s := get(t, sj).Status; s.ActiveCount != 0 || len(s.Active) != 0 {
+		t.Errorf("active %v (activeCount %d), want none", s.Active, s.ActiveCount)
 	}
 	if events := drainEvents(); !hasEvent(events, "MissingJob Active job went missing: missing-gone") {
 		t.Errorf("events %v", events)
@@ -233,16 +296,18 @@ func TestTriggerAnnotation(t *testing.T) {
 	sj = get(t, sj)
 	reconcileAt(t, sj, sj.CreationTimestamp.Add(time.Second))
 	created := jobs(t, ns)
-	if len(created) != 1 || created[0].Name != planner.TriggeredJobName(sj, "request-1") || created[0].Annotations[v1alpha1.TriggeredAnnotation] != "request-1" {
-		t.Fatalf("jobs %v", created)
+	if len(created) != 1 || created[0].Name != sj.TriggeredJobName("request-1") {
+		t.Fatalf("jobs %v, want only %s", created, sj.TriggeredJobName("request-1"))
+	}
+	if got := created[0].Annotations[v1alpha1.TriggeredAnnotation]; got != "request-1" {
+		t.Errorf("triggered-by annotation %q, want request-1", got)
 	}
 	sj = get(t, sj)
 	if _, still := sj.Annotations[v1alpha1.TriggerAnnotation]; still {
 		t.Error("the trigger annotation was not removed")
 	}
-	if sj.Status.ActiveCount != 1 || sj.Status.LastScheduleTime != nil {
-		t.Errorf("status %+v: a triggered run is active but does not move lastScheduleTime", sj.Status)
-	}
+	// A triggered run is active but does not move lastScheduleTime.
+	checkStatus(t, sj.Status, wantStatus{active: []string{created[0].Name}, next: time.Date(sj.CreationTimestamp.Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)})
 }
 
 func TestUnknownTimeZoneWaitsForASpecChange(t *testing.T) {
@@ -252,8 +317,11 @@ func TestUnknownTimeZoneWaitsForASpecChange(t *testing.T) {
 	create(t, sj)
 	sj = get(t, sj)
 	result := reconcileAt(t, sj, firstRun(sj).Add(time.Second))
-	if result.RequeueAfter != 0 || len(jobs(t, ns)) != 0 {
-		t.Errorf("requeue %v, jobs %d", result.RequeueAfter, len(jobs(t, ns)))
+	if result.RequeueAfter != 0 {
+		t.Errorf("requeue %v, want none until the spec changes", result.RequeueAfter)
+	}
+	if n := len(jobs(t, ns)); n != 0 {
+		t.Errorf("%d jobs for an unknown zone", n)
 	}
 	if r := readyOf(get(t, sj)); r.Status != metav1.ConditionFalse || r.Reason != v1alpha1.ReasonUnknownTimeZone {
 		t.Errorf("ready %+v", r)
@@ -301,8 +369,11 @@ func TestHistoryCleanupDespiteCreateFailure(t *testing.T) {
 	if _, err := env.ctrl.Reconcile(env.ctx, requestFor(sj)); err == nil {
 		t.Fatal("the run's Job was created despite the policy; the test proves nothing")
 	}
-	if events := drainEvents(); !hasEvent(events, "FailedCreate") || !hasEvent(events, "SuccessfulDelete Deleted job "+old[0].Name) {
-		t.Errorf("events %v", events)
+	events := drainEvents()
+	for _, want := range []string{"FailedCreate", "SuccessfulDelete Deleted job " + old[0].Name} {
+		if !hasEvent(events, want) {
+			t.Errorf("no event %q in %v", want, events)
+		}
 	}
 	for _, j := range jobs(t, ns) {
 		if j.Name == old[0].Name && j.DeletionTimestamp == nil {

@@ -41,7 +41,6 @@ type suiteEnv struct {
 	live     client.Client // reads from the API server
 	cached   client.Client
 	reader   client.Reader
-	index    func(ctx context.Context) error
 	clock    *clocktesting.FakeClock
 	recorder *record.FakeRecorder
 	ctrl     *Controller
@@ -148,7 +147,7 @@ func waitForCache(t *testing.T, sj *v1alpha1.ScheduledJob) {
 		if apierrors.IsNotFound(liveErr) && apierrors.IsNotFound(cachedErr) {
 			return
 		}
-		if liveErr == nil && cachedErr == nil && live.ResourceVersion == cached.ResourceVersion && jobsInSync(t, sj.Namespace) {
+		if liveErr == nil && cachedErr == nil && live.ResourceVersion == cached.ResourceVersion && jobsInSync(sj.Namespace) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond) // waiting for the informer, not for the clock
@@ -156,7 +155,7 @@ func waitForCache(t *testing.T, sj *v1alpha1.ScheduledJob) {
 	t.Fatalf("cache did not catch up with %s", key)
 }
 
-func jobsInSync(t *testing.T, namespace string) bool {
+func jobsInSync(namespace string) bool {
 	var live, cached batchv1.JobList
 	if env.live.List(env.ctx, &live, client.InNamespace(namespace)) != nil || env.cached.List(env.ctx, &cached, client.InNamespace(namespace)) != nil {
 		return false

@@ -1,0 +1,83 @@
+package v1alpha1
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+
+	"github.com/ontime-dev/ontime/pkg/cron"
+)
+
+// MaxNameLength is the longest ScheduledJob name: 63, the length of the
+// job-name label every run's pods carry, minus the 11 characters the CronJob
+// controller keeps for "-" and the scheduled time in minutes since the epoch
+// (8 digits until 2160, with slack).
+const MaxNameLength = 52
+
+// JobName is the name of the Job for the run scheduled at t: the
+// ScheduledJob's name and the scheduled time in minutes since the epoch, as
+// the CronJob controller names Jobs (getJobName). The name is the lock that
+// makes creation idempotent: a second attempt for the same run fails with
+// AlreadyExists.
+func (sj *ScheduledJob) JobName(t time.Time) string {
+	return sj.Name + "-" + strconv.FormatInt(t.Unix()/60, 10)
+}
+
+// TriggeredJobName names the Job of a trigger request. It hashes the
+// request's value, so handling the same request twice (after a crash)
+// creates one Job; the "m" keeps it apart from scheduled runs' all-digit
+// suffixes and the length equals theirs.
+func (sj *ScheduledJob) TriggeredJobName(request string) string {
+	h := fnv.New32a()
+	h.Write([]byte(request))
+	return fmt.Sprintf("%s-m%07x", sj.Name, h.Sum32()&0xfffffff)
+}
+
+// ScheduledTime reads the scheduled time a Job was created for from its
+// ScheduledTimestampAnnotation.
+func ScheduledTime(job *batchv1.Job) (time.Time, bool) {
+	value, ok := job.Annotations[ScheduledTimestampAnnotation]
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, value)
+	return t, err == nil
+}
+
+// IsTriggered reports whether a Job was started by TriggerAnnotation rather
+// than by the schedule.
+func IsTriggered(job *batchv1.Job) bool {
+	_, ok := job.Annotations[TriggeredAnnotation]
+	return ok
+}
+
+// errLocalTimeZone: a zone that depends on the machine is no zone at all for
+// a controller whose replicas may run anywhere.
+var errLocalTimeZone = errors.New("must be an explicit IANA time zone such as Europe/Amsterdam, not Local")
+
+// LoadTimeZone loads a spec.timeZone. "Local" and "" are refused. The error
+// says why without repeating the name, for callers that show it already.
+func LoadTimeZone(name string) (*time.Location, error) {
+	if name == "" || strings.EqualFold(name, "Local") {
+		return nil, errLocalTimeZone
+	}
+	loc, err := cron.LoadLocation(name)
+	if err != nil {
+		return nil, errors.New("unknown time zone")
+	}
+	return loc, nil
+}
+
+// CronPolicy is the schedule engine's DST policy for this API value; unset
+// means Cron, the API's default.
+func (p DSTPolicy) CronPolicy() cron.DSTPolicy {
+	if p == DSTKubernetes {
+		return cron.DSTKubernetes
+	}
+	return cron.DSTCron
+}

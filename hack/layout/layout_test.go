@@ -1,0 +1,167 @@
+// Package layout checks that the repository's packages depend on each other
+// in one direction only, as the README's layout section says: cmd/ontime at
+// the top; the controllers and the admission webhook; the pure capabilities
+// (planner, spread, and warm-up and others to come); then the API and the
+// schedule engine. Capabilities never import each other sideways, and
+// nothing but cmd/ontime imports a controller or the webhook.
+package layout
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"path"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/ontime-dev/ontime/"
+
+// allowed lists, for each package (a trailing /* covers its subpackages),
+// the module's packages it may import. A package the table does not name
+// fails the test, so a new capability's place is decided when it is added.
+var allowed = map[string][]string{
+	"cmd/ontime":            {"internal/controller", "internal/webhook", "internal/scheme", "internal/spread", "api/v1alpha1", "pkg/cron"},
+	"internal/controller":   {"internal/controller/*"},
+	"internal/controller/*": {"internal/planner", "internal/spread", "api/v1alpha1", "pkg/cron"},
+	"internal/webhook":      {"internal/spread", "api/v1alpha1", "pkg/cron"},
+	"internal/planner":      {"internal/spread", "api/v1alpha1", "pkg/cron"},
+	"internal/spread":       {"pkg/cron"},
+	"internal/scheme":       {"api/v1alpha1"},
+	"internal/testenv":      {},
+	"api/v1alpha1":          {"pkg/cron"},
+	"pkg/cron":              {},
+	"test/e2e":              {"api/v1alpha1"},
+	"hack/*":                {"internal/scheme", "api/v1alpha1", "pkg/cron"},
+}
+
+// testOnly may also be imported by any package's tests: the local API
+// server and the scheme that talks to it.
+var testOnly = []string{"internal/testenv", "internal/scheme"}
+
+// pkg is what `go list -json` says of a package, as far as this test reads.
+type pkg struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+func TestDependenciesPointOneWay(t *testing.T) {
+	pkgs := listPackages(t)
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found only %d packages; the check would prove nothing", len(pkgs))
+	}
+	for _, v := range violations(pkgs) {
+		t.Error(v)
+	}
+}
+
+// TestViolationsAreFound: the check reports a webhook that imports the
+// planner, a capability that imports a controller, and an unknown package.
+func TestViolationsAreFound(t *testing.T) {
+	pkgs := []pkg{
+		{ImportPath: module + "internal/webhook", Imports: []string{module + "internal/planner", "fmt"}},
+		{ImportPath: module + "internal/planner", TestImports: []string{module + "internal/controller/scheduledjob"}},
+		{ImportPath: module + "internal/newthing"},
+		{ImportPath: module + "internal/controller/scheduledjob", Imports: []string{module + "internal/planner"}, XTestImports: []string{module + "internal/testenv"}},
+	}
+	got := violations(pkgs)
+	want := []string{
+		"internal/webhook imports internal/planner",
+		"internal/planner (tests) imports internal/controller/scheduledjob",
+		"internal/newthing has no entry",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("violations %q, want %d", got, len(want))
+	}
+	for i := range want {
+		if !strings.Contains(got[i], want[i]) {
+			t.Errorf("violation %q, want one about %q", got[i], want[i])
+		}
+	}
+}
+
+// violations returns one line per forbidden import.
+func violations(pkgs []pkg) []string {
+	var found []string
+	for _, p := range pkgs {
+		name := strings.TrimPrefix(p.ImportPath, module)
+		rule, ok := ruleFor(name)
+		if !ok {
+			found = append(found, name+" has no entry in the table of allowed imports (hack/layout)")
+			continue
+		}
+		for _, imported := range ours(p.Imports) {
+			if !permits(rule, imported) {
+				found = append(found, name+" imports "+imported+"; allowed: "+strings.Join(rule, ", "))
+			}
+		}
+		for _, imported := range ours(append(slices.Clone(p.TestImports), p.XTestImports...)) {
+			if imported != name && !permits(rule, imported) && !slices.Contains(testOnly, imported) {
+				found = append(found, name+" (tests) imports "+imported+"; allowed: "+strings.Join(append(rule, testOnly...), ", "))
+			}
+		}
+	}
+	return found
+}
+
+// ruleFor finds a package's entry: its own, else its closest parent's /*.
+func ruleFor(name string) ([]string, bool) {
+	if rule, ok := allowed[name]; ok {
+		return rule, true
+	}
+	for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+		if rule, ok := allowed[dir+"/*"]; ok {
+			return rule, true
+		}
+	}
+	return nil, false
+}
+
+func permits(rule []string, imported string) bool {
+	for _, allowedPath := range rule {
+		if parent, ok := strings.CutSuffix(allowedPath, "/*"); ok && strings.HasPrefix(imported, parent+"/") || allowedPath == imported {
+			return true
+		}
+	}
+	return false
+}
+
+// ours keeps the module's own packages, without the module prefix.
+func ours(imports []string) []string {
+	var kept []string
+	for _, imported := range imports {
+		if name, ok := strings.CutPrefix(imported, module); ok {
+			kept = append(kept, name)
+		}
+	}
+	return kept
+}
+
+// listPackages asks the go command for every package of the module,
+// including the e2e tests behind their build tag.
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-tags", "e2e", "-json", "./...")
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkg
+	for decoder := json.NewDecoder(bytes.NewReader(out)); ; {
+		var p pkg
+		if err := decoder.Decode(&p); errors.Is(err, io.EOF) {
+			return pkgs
+		} else if err != nil {
+			t.Fatalf("reading go list's output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+}

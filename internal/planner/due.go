@@ -1,0 +1,235 @@
+package planner
+
+import (
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+// scheduling is what deciding about runs reads: a ScheduledJob whose spec
+// can run, its schedule, the zone runs are named in, its Jobs and the time.
+type scheduling struct {
+	sj     *v1alpha1.ScheduledJob
+	sched  schedule
+	loc    *time.Location
+	now    time.Time
+	jobs   []*batchv1.Job
+	active []*batchv1.Job
+}
+
+// handledUntil returns the time up to which runs have been dealt with
+// (started or recorded as missed): only runs after it are due.
+func handledUntil(sj *v1alpha1.ScheduledJob, status *v1alpha1.ScheduledJobStatus) time.Time {
+	var handled time.Time
+	if sj.Spec.RunAt == nil {
+		// Runs before the ScheduledJob existed are not due (as upstream).
+		handled = sj.CreationTimestamp.Time
+	}
+	for _, t := range []*time.Time{timeOf(status.LastScheduleTime), timeOf(status.LastMissedTime)} {
+		if t != nil && t.After(handled) {
+			handled = *t
+		}
+	}
+	return handled
+}
+
+// dueRun is the decision about the most recent run that is due.
+type dueRun struct {
+	// create is the run's Job, when it starts now.
+	create *Run
+	// replace deletes the active Jobs first (concurrencyPolicy Replace).
+	replace bool
+	// blocked is a due run that concurrencyPolicy Forbid holds back.
+	blocked time.Time
+	// missed counts runs that did not start, by reason; lastMissed is the
+	// latest of them.
+	missed     map[MissReason]int
+	lastMissed time.Time
+	events     []Event
+}
+
+// record adds the missed runs to status and to the metric's counts.
+func (d dueRun) record(status *v1alpha1.ScheduledJobStatus, missed map[MissReason]int) {
+	if !d.lastMissed.IsZero() {
+		status.LastMissedTime = later(status.LastMissedTime, d.lastMissed)
+	}
+	for reason, n := range d.missed {
+		missed[reason] += n
+	}
+}
+
+// decideDueRun decides about the most recent due run after handled, if any.
+func (s scheduling) decideDueRun(handled time.Time) dueRun {
+	due := s.sched.Prev(s.now)
+	if due.IsZero() || !due.After(handled) || !s.notBeforeAnnounced(due) {
+		return dueRun{}
+	}
+	return s.runDue(due, handled)
+}
+
+// notBeforeAnnounced keeps schedule edits from starting retroactive runs
+// (upstream #63371 and friends): a run earlier than the next run this
+// controller last announced in status.nextScheduleTime was not due under the
+// schedule then in force, so a new schedule cannot make it due. Without
+// edits, the due run is always at or after the announced one.
+func (s scheduling) notBeforeAnnounced(due time.Time) bool {
+	announced := s.sj.Status.NextScheduleTime
+	return s.sj.Spec.RunAt != nil || announced == nil || !due.Before(announced.Time)
+}
+
+// runDue handles the most recent due run: the runs between the last
+// handled one and it are missed (only the most recent missed run starts,
+// as with a CronJob, but here they are counted exactly and recorded), then
+// the deadline and the concurrency policy decide.
+func (s scheduling) runDue(due, handled time.Time) dueRun {
+	spec := &s.sj.Spec
+	d := dueRun{missed: map[MissReason]int{}}
+	skipped, latest := s.countBetween(handled, due)
+	if skipped > 0 {
+		d.lastMissed = latest
+		d.missed[MissSkipped] = skipped
+	}
+	if missed := s.missedInWindow(skipped, handled, due); missed+1 > tooManyMissed {
+		d.events = append(d.events, tooManyMissedTimesEvent(missed+1))
+	}
+	// Deadlines are whole seconds, so lateness is too: with
+	// startingDeadlineSeconds 0 a run created in its own second still starts.
+	if lateness := s.now.Truncate(time.Second).Sub(due); spec.StartingDeadlineSeconds != nil && lateness > time.Duration(*spec.StartingDeadlineSeconds)*time.Second {
+		d.lastMissed = due
+		d.missed[MissDeadline]++
+		d.events = append(d.events, missScheduleEvent(due))
+		return d
+	}
+	if len(s.active) > 0 {
+		switch spec.ConcurrencyPolicy {
+		case v1alpha1.ForbidConcurrent:
+			d.blocked = due
+			return d
+		case v1alpha1.ReplaceConcurrent:
+			d.replace = true
+		}
+	}
+	if name := s.sj.JobName(due); !hasJobNamed(s.jobs, name) {
+		// (A Job of that name means the run started already and status was
+		// written before the Job was seen.)
+		d.create = &Run{Job: buildJob(s.sj, name, due, s.loc), Scheduled: due}
+	}
+	return d
+}
+
+// missedInWindow is upstream's count of missed runs for its
+// TooManyMissedTimes warning: those within the deadline window. Without a
+// deadline that window is the one just counted.
+func (s scheduling) missedInWindow(skipped int, handled, due time.Time) int {
+	deadline := s.sj.Spec.StartingDeadlineSeconds
+	if deadline == nil {
+		return skipped
+	}
+	start := s.now.Add(-time.Duration(*deadline) * time.Second)
+	if !start.After(handled) {
+		return skipped
+	}
+	missed, _ := s.countBetween(start, due)
+	return missed
+}
+
+// tooManyMissed is upstream's threshold for the TooManyMissedTimes
+// warning; here the count is exact, not estimated from the first interval.
+const tooManyMissed = 100
+
+// countLimit bounds counting missed runs (a minutely schedule after a
+// 70-day outage); beyond it the count is reported as the limit.
+const countLimit = 100_000
+
+// countBetween counts the runs strictly between after and before and
+// returns the latest of them.
+func (s scheduling) countBetween(after, before time.Time) (int, time.Time) {
+	n := 0
+	var latest time.Time
+	for t := s.sched.Prev(before.Add(-time.Second)); !t.IsZero() && t.After(after) && n < countLimit; t = s.sched.Prev(t.Add(-time.Second)) {
+		if n == 0 {
+			latest = t
+		}
+		n++
+	}
+	return n, latest
+}
+
+func hasJobNamed(jobs []*batchv1.Job, name string) bool {
+	for _, job := range jobs {
+		if job.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// announcement is status.nextScheduleTime, the Ready condition and when to
+// look again.
+type announcement struct {
+	next           *time.Time
+	ready          bool
+	reason         string
+	message        string
+	wake           []time.Time
+	eventIfChanged *Event
+}
+
+// record writes the announcement into status and returns its event, if the
+// condition changed.
+func (a announcement) record(status *v1alpha1.ScheduledJobStatus, generation int64, now time.Time) []Event {
+	status.NextScheduleTime = nil
+	if a.next != nil {
+		status.NextScheduleTime = timeAt(*a.next)
+	}
+	if setReady(status, generation, now, a.ready, a.reason, a.message) && a.eventIfChanged != nil {
+		return []Event{*a.eventIfChanged}
+	}
+	return nil
+}
+
+// announce says when the next run is, given the run Forbid holds back (if
+// any) and the last scheduled run. Every path ends with a wake-up at the
+// next run, unless there is none (a runAt that has run).
+func (s scheduling) announce(blocked time.Time, lastScheduled *metav1.Time) announcement {
+	if !blocked.IsZero() {
+		return s.announceBlocked(blocked)
+	}
+	next := s.sched.Next(s.now)
+	if next.IsZero() {
+		message := "ran once"
+		if lastScheduled != nil {
+			message += " at " + lastScheduled.In(s.loc).Format(time.RFC3339)
+		}
+		return announcement{ready: true, reason: v1alpha1.ReasonCompleted, message: message}
+	}
+	return announcement{
+		next: &next, ready: true, reason: v1alpha1.ReasonScheduled,
+		message: "next run at " + next.In(s.loc).Format(time.RFC3339),
+		wake:    []time.Time{next.Add(nextScheduleDelta)},
+	}
+}
+
+// announceBlocked: under Forbid the due run waits for the active Job; when
+// that finishes, its update triggers a reconcile that starts the run. With a
+// deadline, look again when it passes, so the miss is recorded on time.
+func (s scheduling) announceBlocked(blocked time.Time) announcement {
+	event := jobAlreadyActiveEvent()
+	a := announcement{
+		next: &blocked, ready: true, reason: v1alpha1.ReasonScheduled,
+		message: fmt.Sprintf("the run at %s waits for active job %s (concurrencyPolicy Forbid)",
+			blocked.In(s.loc).Format(time.RFC3339), s.active[0].Name),
+		eventIfChanged: &event,
+	}
+	if next := s.sched.Next(s.now); !next.IsZero() {
+		a.wake = append(a.wake, next.Add(nextScheduleDelta))
+	}
+	if deadline := s.sj.Spec.StartingDeadlineSeconds; deadline != nil {
+		a.wake = append(a.wake, blocked.Add(time.Duration(*deadline+1)*time.Second))
+	}
+	return a
+}

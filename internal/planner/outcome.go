@@ -1,0 +1,176 @@
+package planner
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+// Outcome is what a reconcile ends with: the status to write, the events
+// to emit and the runs that did not start, by reason, for the metric.
+type Outcome struct {
+	Status v1alpha1.ScheduledJobStatus
+	Events []Event
+	Missed map[MissReason]int
+}
+
+// Result is what became of one action of a Plan. The reconciler reports one
+// per action it attempted, in the order it attempted them.
+type Result struct {
+	kind resultKind
+	job  *batchv1.Job
+	run  *Run
+	err  error
+}
+
+type resultKind int
+
+const (
+	deleted resultKind = iota
+	alreadyGone
+	deleteFailed
+	created
+	alreadyCreated
+	nameTaken
+	createFailed
+)
+
+// Deleted reports that the Job was deleted.
+func Deleted(job *batchv1.Job) Result { return Result{kind: deleted, job: job} }
+
+// AlreadyGone reports that the Job to delete did not exist any more.
+func AlreadyGone(job *batchv1.Job) Result { return Result{kind: alreadyGone, job: job} }
+
+// DeleteFailed reports that deleting the Job failed with err.
+func DeleteFailed(job *batchv1.Job, err error) Result {
+	return Result{kind: deleteFailed, job: job, err: err}
+}
+
+// Created reports that the run's Job was created; job is the API server's
+// answer, with its UID.
+func Created(run *Run, job *batchv1.Job) Result { return Result{kind: created, run: run, job: job} }
+
+// AlreadyCreated reports that the run's Job existed and is this
+// ScheduledJob's (a crash between creating it and writing status); job is
+// the existing Job.
+func AlreadyCreated(run *Run, job *batchv1.Job) Result {
+	return Result{kind: alreadyCreated, run: run, job: job}
+}
+
+// NameTaken reports that a Job with the run's name exists and is not this
+// ScheduledJob's, so the run cannot start.
+func NameTaken(run *Run) Result { return Result{kind: nameTaken, run: run} }
+
+// CreateFailed reports that creating the run's Job failed with err; it is
+// retried.
+func CreateFailed(run *Run, err error) Result { return Result{kind: createFailed, run: run, err: err} }
+
+// Finish returns the outcome of the plan once its actions have the given
+// results: the one place that says how an executed action changes status
+// and what it reports.
+func (p Plan) Finish(results ...Result) Outcome {
+	out := Outcome{
+		Status: *p.decided.Status.DeepCopy(),
+		Events: slices.Clone(p.decided.Events),
+		Missed: maps.Clone(p.decided.Missed),
+	}
+	if out.Missed == nil {
+		out.Missed = map[MissReason]int{}
+	}
+	for _, r := range results {
+		p.apply(&out, r)
+	}
+	out.Status.ActiveCount = int32(len(out.Status.Active))
+	return out
+}
+
+func (p Plan) apply(out *Outcome, r Result) {
+	status := &out.Status
+	switch r.kind {
+	case deleted:
+		out.Events = append(out.Events, successfulDeleteEvent(r.job))
+		removeActive(status, r.job)
+	case alreadyGone:
+		removeActive(status, r.job)
+	case deleteFailed:
+		out.Events = append(out.Events, failedDeleteEvent(r.err))
+	case created:
+		out.Events = append(out.Events, successfulCreateEvent(r.job))
+		if r.run.Triggered() {
+			out.Events = append(out.Events, triggeredEvent(r.job))
+		}
+		addActive(status, r.job, r.run)
+	case alreadyCreated:
+		addActive(status, r.job, r.run)
+	case nameTaken:
+		out.Events = append(out.Events, p.conflict(status, r.run))
+		out.Missed[MissConflict]++
+	case createFailed:
+		out.Events = append(out.Events, failedCreateEvent(r.err))
+	}
+}
+
+// addActive lists a run's Job in status.active; a scheduled run also moves
+// lastScheduleTime.
+func addActive(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job, run *Run) {
+	if !run.Triggered() {
+		status.LastScheduleTime = later(status.LastScheduleTime, run.Scheduled)
+	}
+	for _, ref := range status.Active {
+		if ref.UID == job.UID {
+			return
+		}
+	}
+	status.Active = append(status.Active, refOf(job))
+}
+
+func removeActive(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job) {
+	status.Active = slices.DeleteFunc(status.Active, func(ref corev1.ObjectReference) bool { return ref.UID == job.UID })
+}
+
+// conflict records a run that could not start because a Job of its name
+// exists and is not this ScheduledJob's. Upstream stops there without a
+// requeue and stalls until something else changes; here the run counts as
+// missed, Ready says why, and the next run is scheduled as usual (its Job
+// name differs).
+func (p Plan) conflict(status *v1alpha1.ScheduledJobStatus, run *Run) Event {
+	status.LastMissedTime = later(status.LastMissedTime, run.Scheduled)
+	message := "job " + run.Job.Name + " already exists and is not controlled by this ScheduledJob; the run scheduled at " +
+		run.Scheduled.UTC().Format(time.RFC3339) + " did not start"
+	setReady(status, p.generation, p.now, false, v1alpha1.ReasonJobNameConflict, message)
+	return jobNameConflictEvent(message)
+}
+
+// setReady sets the Ready condition and reports whether its status, reason
+// or message changed.
+func setReady(status *v1alpha1.ScheduledJobStatus, generation int64, now time.Time, ready bool, reason, message string) bool {
+	conditionStatus := metav1.ConditionFalse
+	if ready {
+		conditionStatus = metav1.ConditionTrue
+	}
+	old := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady)
+	changed := old == nil || old.Status != conditionStatus || old.Reason != reason || old.Message != message
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type:               v1alpha1.ConditionReady,
+		Status:             conditionStatus,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: generation,
+		LastTransitionTime: metav1.NewTime(now),
+	})
+	return changed
+}
+
+func timeOf(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	return &t.Time
+}

@@ -1,0 +1,54 @@
+package planner
+
+import (
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+// triggerDecision is what to do about the trigger annotation.
+type triggerDecision struct {
+	run *Run
+	// consume removes the annotation: the request is handled or refused.
+	consume bool
+	// replace deletes the active Jobs first (concurrencyPolicy Replace).
+	replace bool
+	wake    []time.Time
+	events  []Event
+}
+
+// decideTrigger handles the trigger annotation: one run now, as if
+// scheduled, obeying concurrencyPolicy. It waits while a scheduled run is
+// being created in this same reconcile (scheduledRunPending), so that the
+// two are not confused.
+func decideTrigger(sj *v1alpha1.ScheduledJob, jobs, active []*batchv1.Job, loc *time.Location, now time.Time, scheduledRunPending bool) triggerDecision {
+	value, ok := sj.Annotations[v1alpha1.TriggerAnnotation]
+	switch {
+	case !ok || sj.DeletionTimestamp != nil:
+		return triggerDecision{}
+	case scheduledRunPending:
+		return triggerDecision{wake: []time.Time{now.Add(time.Second)}}
+	}
+	name := sj.TriggeredJobName(value)
+	if hasJobNamed(jobs, name) {
+		// Handled before a crash kept the annotation from being removed.
+		return triggerDecision{consume: true}
+	}
+	decision := triggerDecision{consume: true}
+	if len(active) > 0 {
+		switch sj.Spec.ConcurrencyPolicy {
+		case v1alpha1.ForbidConcurrent:
+			decision.events = []Event{triggerRefusedEvent()}
+			return decision
+		case v1alpha1.ReplaceConcurrent:
+			decision.replace = true
+		}
+	}
+	scheduled := now.Truncate(time.Second)
+	job := buildJob(sj, name, scheduled, loc)
+	job.Annotations[v1alpha1.TriggeredAnnotation] = value
+	decision.run = &Run{Job: job, Scheduled: scheduled}
+	return decision
+}
