@@ -36,10 +36,27 @@ generate: ## Regenerate deepcopy code, CRDs, RBAC and webhook manifests from the
 verify-generated: ## Fail if generated code or manifests are out of date.
 	@hack/verify-generated.sh
 
-.PHONY: test
-test: kube-binaries verify-generated ## go vet, unit tests (race detector), envtest integration tests, full schedule-engine checks, e2e.
+# Tools are cached outside the repository, keyed by version, like the
+# control plane (hack/kube-binaries.sh).
+ONTIME_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ontime
+GOLANGCI_LINT_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/golangci/golangci-lint/v2" {print $$3}' hack/tools/golangci-lint/go.mod)
+GOLANGCI_LINT := $(ONTIME_CACHE_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
+
+$(GOLANGCI_LINT):
+	@echo "==> building golangci-lint $(GOLANGCI_LINT_VERSION) (first time only, about 2 minutes; cached in $(@D))"
+	cd hack/tools/golangci-lint && GOBIN=$(@D) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## golangci-lint with .golangci.yml (gofmt, goimports, errorlint, gocyclo, revive, misspell, …).
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: unit
+unit: kube-binaries ## The edit-test loop: go vet, unit and envtest tests with the race detector (no e2e, no full-size engine checks).
 	$(GO) vet ./...
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -race -short -count=1 ./...
+
+.PHONY: test
+test: kube-binaries verify-generated lint unit ## Everything CI runs: generated files, lint, unit and envtest, full schedule-engine checks, e2e.
 	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone)"
 	$(GO) test -count=1 -run 'Differential|DST' ./pkg/cron/
 	@echo "==> end-to-end on a local kwok cluster, next to native CronJobs (about 5 minutes)"

@@ -52,7 +52,7 @@ func document(path string) error {
 		return err
 	}
 	// Keep controller-gen's leading document separator and drop the empty
-	// status that marshalling adds.
+	// status that marshaling adds.
 	out = append([]byte("---\n"), trimStatus(out)...)
 	return os.WriteFile(path, out, 0o644)
 }

@@ -90,7 +90,7 @@ func TestBalancedIsDeterministicAndOrderFree(t *testing.T) {
 			t.Errorf("key %q: %q in one order, %q in another", a.Key, a.Schedule, byKey[a.Key])
 		}
 	}
-	// Six keys every 30 minutes: one per 5-minute share, centred.
+	// Six keys every 30 minutes: one per 5-minute share, centered.
 	minutes := map[string]bool{}
 	for _, a := range first {
 		minutes[strings.Fields(a.Schedule)[0]] = true

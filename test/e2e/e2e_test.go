@@ -374,43 +374,59 @@ func within(times []time.Time, from, to time.Time) []string {
 func checkStatus(t *testing.T, c client.Client, pairs []pair, runs map[string][]time.Time) {
 	t.Helper()
 	ctx := context.Background()
+	var jobs batchv1.JobList
+	if err := c.List(ctx, &jobs, client.InNamespace(namespace)); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range pairs {
 		sj := &v1alpha1.ScheduledJob{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: p.name}, sj); err != nil {
 			t.Fatal(err)
 		}
-		var jobs batchv1.JobList
-		if err := c.List(ctx, &jobs, client.InNamespace(namespace)); err != nil {
-			t.Fatal(err)
-		}
-		active, succeeded := 0, 0
-		for _, j := range jobs.Items {
-			if !metav1.IsControlledBy(&j, sj) || j.DeletionTimestamp != nil {
-				continue
-			}
-			if finished(&j) {
-				succeeded++
-			} else {
-				active++
-			}
-		}
-		status := sj.Status
-		ready := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady)
-		ran := runs["ScheduledJob/"+p.name]
-		switch {
-		case succeeded > int(p.history):
+		active, succeeded := countJobs(sj, jobs.Items)
+		if succeeded > int(p.history) {
 			t.Errorf("%s: %d finished Jobs kept, history limit %d", p.name, succeeded, p.history)
-		case int(status.ActiveCount) != len(status.Active) || len(status.Active) != active:
-			t.Errorf("%s: status lists %d active (activeCount %d), %d Jobs are unfinished", p.name, len(status.Active), status.ActiveCount, active)
-		case status.LastScheduleTime == nil || !status.LastScheduleTime.Time.Equal(ran[len(ran)-1]):
-			t.Errorf("%s: lastScheduleTime %v, last run %v", p.name, status.LastScheduleTime, ran[len(ran)-1])
-		case ready == nil || ready.Status != metav1.ConditionTrue || status.ObservedGeneration != sj.Generation:
-			t.Errorf("%s: Ready %+v, observedGeneration %d", p.name, ready, status.ObservedGeneration)
-		case p.policy != v1alpha1.ForbidConcurrent && (status.NextScheduleTime == nil || !status.NextScheduleTime.After(time.Now())):
-			t.Errorf("%s: nextScheduleTime %v is not ahead", p.name, status.NextScheduleTime)
-		case p.policy == "" && status.LastSuccessfulTime == nil:
-			t.Errorf("%s: lastSuccessfulTime unset after successful runs", p.name)
 		}
+		checkScheduledJobStatus(t, p, sj, active, runs["ScheduledJob/"+p.name])
+	}
+}
+
+// countJobs counts a ScheduledJob's unfinished and finished Jobs.
+func countJobs(sj *v1alpha1.ScheduledJob, jobs []batchv1.Job) (active, finishedJobs int) {
+	for i := range jobs {
+		j := &jobs[i]
+		if !metav1.IsControlledBy(j, sj) || j.DeletionTimestamp != nil {
+			continue
+		}
+		if finished(j) {
+			finishedJobs++
+		} else {
+			active++
+		}
+	}
+	return active, finishedJobs
+}
+
+// checkScheduledJobStatus compares one ScheduledJob's status with the
+// number of its unfinished Jobs and the runs it made.
+func checkScheduledJobStatus(t *testing.T, p pair, sj *v1alpha1.ScheduledJob, active int, ran []time.Time) {
+	t.Helper()
+	status := sj.Status
+	ready := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady)
+	if int(status.ActiveCount) != len(status.Active) || len(status.Active) != active {
+		t.Errorf("%s: status lists %d active (activeCount %d), %d Jobs are unfinished", p.name, len(status.Active), status.ActiveCount, active)
+	}
+	if status.LastScheduleTime == nil || !status.LastScheduleTime.Time.Equal(ran[len(ran)-1]) {
+		t.Errorf("%s: lastScheduleTime %v, last run %v", p.name, status.LastScheduleTime, ran[len(ran)-1])
+	}
+	if ready == nil || ready.Status != metav1.ConditionTrue || status.ObservedGeneration != sj.Generation {
+		t.Errorf("%s: Ready %+v, observedGeneration %d", p.name, ready, status.ObservedGeneration)
+	}
+	if p.policy != v1alpha1.ForbidConcurrent && (status.NextScheduleTime == nil || !status.NextScheduleTime.After(time.Now())) {
+		t.Errorf("%s: nextScheduleTime %v is not ahead", p.name, status.NextScheduleTime)
+	}
+	if p.policy == "" && status.LastSuccessfulTime == nil {
+		t.Errorf("%s: lastSuccessfulTime unset after successful runs", p.name)
 	}
 }
 
