@@ -95,8 +95,11 @@ func TestSpreadJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &assignments); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
 	}
-	if len(assignments) != 3 || assignments[0].Key != "a" || !strings.HasSuffix(assignments[0].Schedule, " * * * *") {
-		t.Errorf("unexpected assignments %+v", assignments)
+	if len(assignments) != 3 {
+		t.Fatalf("%d assignments, want one per key: %+v", len(assignments), assignments)
+	}
+	if first := assignments[0]; first.Key != "a" || !strings.HasSuffix(first.Schedule, " * * * *") {
+		t.Errorf("first assignment %+v, want key a on an hourly schedule", first)
 	}
 }
 

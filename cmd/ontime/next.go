@@ -1,0 +1,45 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func newNextCommand() *cobra.Command {
+	var flags scheduleFlags
+	var from, output string
+	var count int
+	cmd := &cobra.Command{
+		Use:   "next SCHEDULE",
+		Short: "Print a schedule's next activation times",
+		Long: `Print a schedule's next activation times, one RFC 3339 time per line in
+the schedule's time zone. The extended syntax (H, L, W, #, 7 for Sunday) is
+accepted unless --strict is given.`,
+		Example: `  ontime next '30 2 * * 1-5' --time-zone Europe/Amsterdam
+  ontime next 'H/15 * * * *' --hash-key team-a/report -n 4
+  ontime next '0 0 29 2 *' --from 2096-03-01T00:00:00Z -n 2 -o json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec, err := flags.parse(args)
+			if err != nil {
+				return err
+			}
+			start, err := parseFrom(from)
+			if err != nil {
+				return err
+			}
+			if count < 1 || count > 100000 {
+				return badInput("-n %d: must be from 1 to 100000", count)
+			}
+			if output != "text" && output != "json" {
+				return badInput("-o %q: must be text or json", output)
+			}
+			times := activations(spec, start, count)
+			return printTimes(cmd.OutOrStdout(), times, output)
+		},
+	}
+	flags.register(cmd, true)
+	cmd.Flags().StringVar(&from, "from", "", "start after this RFC 3339 time (default: now)")
+	cmd.Flags().IntVarP(&count, "count", "n", 5, "how many activation times to print")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}

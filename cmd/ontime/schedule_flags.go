@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ontime-dev/ontime/pkg/cron"
+)
+
+// now is the CLI's clock; tests replace it.
+var now = time.Now
+
+// scheduleFlags are the flags that say how to read a schedule.
+type scheduleFlags struct {
+	timeZone  string
+	dstPolicy string
+	hashKey   string
+	strict    bool
+}
+
+func (f *scheduleFlags) register(cmd *cobra.Command, withStrict bool) {
+	cmd.Flags().StringVar(&f.timeZone, "time-zone", "UTC", "IANA time zone the schedule runs in, such as Europe/Amsterdam")
+	cmd.Flags().StringVar(&f.dstPolicy, "dst-policy", "cron", `what a daylight-saving change does to the schedule: "cron" (ISC cron) or "kubernetes" (robfig/cron, skip or run twice)`)
+	cmd.Flags().StringVar(&f.hashKey, "hash-key", "", "key that seeds H fields, such as namespace/name")
+	if withStrict {
+		cmd.Flags().BoolVar(&f.strict, "strict", false, "accept only what a batch/v1 CronJob accepts (no H, L, W, # or 7)")
+	}
+}
+
+// parse parses the schedule (the arguments joined by spaces, so that an
+// unquoted "@every 1h" works) with the flags.
+func (f *scheduleFlags) parse(args []string) (*cron.Spec, error) {
+	loc, err := cron.LoadLocation(f.timeZone)
+	if err != nil || f.timeZone == "" || strings.EqualFold(f.timeZone, "Local") {
+		return nil, badInput("--time-zone %q: not an IANA time zone name (such as UTC or Europe/Amsterdam)", f.timeZone)
+	}
+	policy, err := cron.ParseDSTPolicy(f.dstPolicy)
+	if err != nil {
+		return nil, badInput("--dst-policy %q: must be cron or kubernetes", f.dstPolicy)
+	}
+	parser := cron.Parser{Dialect: cron.Extended, Location: loc, DSTPolicy: policy, HashKey: f.hashKey}
+	if f.strict {
+		parser.Dialect = cron.Kubernetes
+	}
+	spec, err := parser.Parse(strings.Join(args, " "))
+	if err != nil {
+		return nil, inputError{err}
+	}
+	return spec, nil
+}
+
+func parseFrom(from string) (time.Time, error) {
+	if from == "" {
+		return now(), nil
+	}
+	t, err := time.Parse(time.RFC3339, from)
+	if err != nil {
+		return time.Time{}, badInput("--from %q: not an RFC 3339 time such as 2026-03-08T01:30:00-05:00", from)
+	}
+	return t, nil
+}
+
+// activations returns up to n activations after from; fewer only if the
+// schedule stops (possible only under the kubernetes DST policy).
+func activations(spec *cron.Spec, from time.Time, n int) []time.Time {
+	var times []time.Time
+	for at := from; len(times) < n; {
+		if at = spec.Next(at); at.IsZero() {
+			break
+		}
+		times = append(times, at)
+	}
+	return times
+}
+
+func printTimes(w io.Writer, times []time.Time, output string) error {
+	formatted := make([]string, len(times))
+	for i, t := range times {
+		formatted[i] = t.Format(time.RFC3339)
+	}
+	if output == "json" {
+		return writeJSON(w, formatted)
+	}
+	for _, t := range formatted {
+		fmt.Fprintln(w, t)
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, value any) error {
+	encoder := json.NewEncoder(w)
+	encoder.SetIndent("", "  ")
+	return encoder.Encode(value)
+}
