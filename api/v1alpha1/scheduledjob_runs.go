@@ -25,8 +25,12 @@ const MaxNameLength = 52
 // makes creation idempotent: a second attempt for the same run fails with
 // AlreadyExists.
 func (sj *ScheduledJob) JobName(t time.Time) string {
-	return sj.Name + "-" + strconv.FormatInt(t.Unix()/60, 10)
+	return sj.Name + "-" + RunLabelValue(t)
 }
+
+// RunLabelValue is RunLabel's value for a run scheduled at t: minutes since
+// the epoch, as in the run's Job name.
+func RunLabelValue(t time.Time) string { return strconv.FormatInt(t.Unix()/60, 10) }
 
 // TriggeredJobName names the Job of a trigger request. It hashes the
 // request's value, so handling the same request twice (after a crash)

@@ -4,6 +4,23 @@ package v1alpha1
 const (
 	// ConditionReady is True while the ScheduledJob is scheduling runs.
 	ConditionReady = "Ready"
+	// ConditionCapacityReady, with spec.warmUp, says whether the capacity
+	// for the coming (or just started) run has arrived.
+	ConditionCapacityReady = "CapacityReady"
+)
+
+// Reasons of the CapacityReady condition.
+const (
+	// ReasonWarmingUp: warm-up has begun and not every warm-up pod has a
+	// node yet; or, between runs, warm-up for the next run has not begun.
+	ReasonWarmingUp = "WarmingUp"
+	// ReasonCapacityReady: every warm-up pod of the coming run has a node.
+	ReasonCapacityReady = "CapacityReady"
+	// ReasonCapacityLate: the run started before its capacity was ready.
+	ReasonCapacityLate = "CapacityLate"
+	// ReasonWarmUpFailed: warm-up pods could not be created (for example,
+	// the placeholder PriorityClass does not exist).
+	ReasonWarmUpFailed = "WarmUpFailed"
 )
 
 // Reasons of the Ready condition. They are API: tools match on them.
@@ -66,6 +83,16 @@ const (
 	ReasonUnsupportedSchedule = "UnsupportedSchedule"
 	// ReasonTriggered: a run was started by TriggerAnnotation.
 	ReasonTriggered = "Triggered"
+	// ReasonWarmUpStarted: warm-up for a run began.
+	ReasonWarmUpStarted = "WarmUpStarted"
+	// ReasonWarmUpReady: the capacity for a run is ready.
+	ReasonWarmUpReady = "WarmUpReady"
+	// ReasonWarmUpLate: a run started before its capacity was ready.
+	ReasonWarmUpLate = "WarmUpLate"
+	// ReasonWarmUpCanceled: warm-up pods were deleted before their run
+	// started because it will not start (suspended, schedule edited,
+	// concurrencyPolicy Forbid, past its deadline).
+	ReasonWarmUpCanceled = "WarmUpCanceled"
 )
 
 // Annotations.
@@ -82,4 +109,32 @@ const (
 	// TriggeredAnnotation marks a Job started by TriggerAnnotation; its
 	// value is the trigger's value.
 	TriggeredAnnotation = "ontime.dev/triggered-by"
+	// WarmUpLeadAnnotation on a batch/v1 CronJob asks ontime for
+	// Placeholder warm-up this long (a duration, such as "10m") before each
+	// of its runs. ontime never changes the CronJob.
+	WarmUpLeadAnnotation = "warmup.ontime.dev/lead"
+	// ReleaseAtAnnotation on an EarlyStart pod is when its init container
+	// lets the pod's containers start: the run's scheduled time (RFC 3339).
+	ReleaseAtAnnotation = "ontime.dev/release-at"
+)
+
+// Labels of warm-up pods (placeholders and EarlyStart pods), so that the
+// controller watches them and nothing else.
+const (
+	// WarmUpLabel is "placeholder" or "early-start".
+	WarmUpLabel = "ontime.dev/warm-up"
+	// OwnerKindLabel, OwnerNameLabel and OwnerUIDLabel name the
+	// ScheduledJob or CronJob a warm-up pod belongs to.
+	OwnerKindLabel = "ontime.dev/owner-kind"
+	OwnerNameLabel = "ontime.dev/owner-name"
+	OwnerUIDLabel  = "ontime.dev/owner-uid"
+	// RunLabel is the run's scheduled time in minutes since the epoch, as
+	// in its Job's name.
+	RunLabel = "ontime.dev/run"
+)
+
+// Values of WarmUpLabel.
+const (
+	WarmUpPlaceholderPod = "placeholder"
+	WarmUpEarlyStartPod  = "early-start"
 )

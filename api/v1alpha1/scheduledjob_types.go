@@ -97,6 +97,13 @@ type ScheduledJobSpec struct {
 	// +kubebuilder:default=Cron
 	// +optional
 	DSTPolicy DSTPolicy `json:"dstPolicy,omitempty"`
+
+	// warmUp brings capacity up ahead of each run, so that the run's pods
+	// start on time instead of waiting minutes for the autoscaler to add a
+	// node: with lead 10m, capacity for a 10:00 run is requested at 09:50.
+	// Unset means no warm-up. See docs/warmup.md.
+	// +optional
+	WarmUp *WarmUp `json:"warmUp,omitempty"`
 }
 
 // ConcurrencyPolicy says how to treat a run that is due while an earlier
@@ -167,9 +174,28 @@ type ScheduledJobStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
+	// nextWarmUpTime is when warm-up for the next run begins (the next run's
+	// time minus spec.warmUp.lead). Unset without warm-up, and while no run
+	// is coming.
+	// +optional
+	NextWarmUpTime *metav1.Time `json:"nextWarmUpTime,omitempty"`
+
+	// warmUp describes the most recent warm-up: the run it was for, when it
+	// began, and whether and when the capacity was ready.
+	// +optional
+	WarmUp *WarmUpStatus `json:"warmUp,omitempty"`
+
+	// lastRunStart is when the most recent scheduled run actually started:
+	// its first pod running, and how late that was.
+	// +optional
+	LastRunStart *RunStart `json:"lastRunStart,omitempty"`
+
 	// conditions: Ready is True while runs are being scheduled and False
 	// with a reason (InvalidSchedule, UnknownTimeZone, Suspended,
-	// JobNameConflict) when they are not; see docs/scheduledjob.md.
+	// JobNameConflict) when they are not; CapacityReady, with warm-up, says
+	// whether capacity for the coming run has arrived (reasons WarmingUp,
+	// CapacityReady, CapacityLate, WarmUpFailed); see docs/scheduledjob.md
+	// and docs/warmup.md.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -191,6 +217,8 @@ type ScheduledJobStatus struct {
 // +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.activeCount`
 // +kubebuilder:printcolumn:name="Last Schedule",type=date,JSONPath=`.status.lastScheduleTime`
 // +kubebuilder:printcolumn:name="Next Schedule",type=string,JSONPath=`.status.nextScheduleTime`
+// +kubebuilder:printcolumn:name="Next Warm-Up",type=string,JSONPath=`.status.nextWarmUpTime`,priority=1
+// +kubebuilder:printcolumn:name="Capacity",type=string,JSONPath=`.status.conditions[?(@.type=="CapacityReady")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -35,6 +35,7 @@ type controllerOptions struct {
 	pprofAddress            string
 	leaderElect             bool
 	leaderElectionNamespace string
+	earlyStartImage         string
 	logging                 zap.Options
 	webhook                 webhookOptions
 }
@@ -81,6 +82,8 @@ service account, then ~/.kube/config.`,
 	flags.BoolVar(&opts.leaderElect, "leader-elect", false, "elect a leader among replicas so that only one reconciles at a time")
 	flags.StringVar(&opts.leaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"),
 		"namespace of the leader election Lease (default: $POD_NAMESPACE, or the pod's own namespace in a cluster)")
+	flags.StringVar(&opts.earlyStartImage, "early-start-image", defaultImage(),
+		"image whose `ontime wait` holds the pods of EarlyStart warm-up runs until their scheduled time")
 	w := &opts.webhook
 	flags.BoolVar(&w.enabled, "webhook", true, "serve the validating admission webhook for ScheduledJobs")
 	flags.IntVar(&w.port, "webhook-port", 9443, "port of the admission webhook")
@@ -110,6 +113,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	config.QPS, config.Burst = opts.qps, opts.burst
 	mgr, err := ctrl.NewManager(config, ctrl.Options{
 		Scheme:                        scheme.New(),
+		Cache:                         controller.CacheOptions(),
 		WebhookServer:                 webhook.NewServer(webhook.Options{Port: opts.webhook.port, CertDir: opts.webhook.certDir}),
 		Metrics:                       metricsserver.Options{BindAddress: opts.metricsAddress},
 		HealthProbeBindAddress:        opts.probeAddress,
@@ -133,7 +137,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 			return err
 		}
 	}
-	if err := controller.Register(ctx, mgr, clock.RealClock{}, controller.Options{Workers: opts.workers}); err != nil {
+	if err := controller.Register(ctx, mgr, clock.RealClock{}, controller.Options{Workers: opts.workers, EarlyStartImage: opts.earlyStartImage}); err != nil {
 		return fmt.Errorf("registering controllers: %w", err)
 	}
 	setupLog.Info("starting manager", "metrics", opts.metricsAddress, "probes", opts.probeAddress, "leaderElection", opts.leaderElect)
@@ -201,6 +205,15 @@ func serveWebhook(mgr ctrl.Manager, opts webhookOptions) error {
 		}
 		return mgr.GetWebhookServer().StartedChecker()(req)
 	})
+}
+
+// defaultImage is this version's ontime image.
+func defaultImage() string {
+	tag := version
+	if tag == "dev" {
+		tag = "latest"
+	}
+	return "ghcr.io/ontime-dev/ontime:" + tag
 }
 
 // defaultNamespace is the pod's namespace in a cluster, else ontime-system.

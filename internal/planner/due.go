@@ -41,8 +41,9 @@ func handledUntil(sj *v1alpha1.ScheduledJob, status *v1alpha1.ScheduledJobStatus
 type dueRun struct {
 	// create is the run's Job, when it starts now.
 	create *Run
-	// replace deletes the active Jobs first (concurrencyPolicy Replace).
-	replace bool
+	// replace are the active Jobs to delete first (concurrencyPolicy
+	// Replace).
+	replace []*batchv1.Job
 	// blocked is a due run that concurrencyPolicy Forbid holds back.
 	blocked time.Time
 	// missed counts runs that did not start, by reason; lastMissed is the
@@ -66,9 +67,26 @@ func (d dueRun) record(status *v1alpha1.ScheduledJobStatus, missed map[MissReaso
 func (s scheduling) decideDueRun(handled time.Time) dueRun {
 	due := s.sched.Prev(s.now)
 	if due.IsZero() || !due.After(handled) || !s.notBeforeAnnounced(due) {
-		return dueRun{}
+		return dueRun{replace: s.replacedByEarlyRun(due)}
 	}
 	return s.runDue(due, handled)
+}
+
+// replacedByEarlyRun: a run created early (EarlyStart) under
+// concurrencyPolicy Replace replaces the active runs before it at its
+// scheduled time, as a run created then would, not when it was created.
+func (s scheduling) replacedByEarlyRun(due time.Time) []*batchv1.Job {
+	own := jobNamed(s.jobs, s.sj.JobName(due))
+	if due.IsZero() || s.sj.Spec.ConcurrencyPolicy != v1alpha1.ReplaceConcurrent || own == nil || !createdEarly(own) {
+		return nil
+	}
+	var older []*batchv1.Job
+	for _, job := range s.active {
+		if at, ok := v1alpha1.ScheduledTime(job); ok && at.Before(due) {
+			older = append(older, job)
+		}
+	}
+	return older
 }
 
 // notBeforeAnnounced keeps schedule edits from starting retroactive runs
@@ -104,21 +122,33 @@ func (s scheduling) runDue(due, handled time.Time) dueRun {
 		d.events = append(d.events, missScheduleEvent(due))
 		return d
 	}
-	if len(s.active) > 0 {
+	// The run's own Job is not in its way: it exists already when it was
+	// created early (EarlyStart), or before a crash kept status from
+	// saying so.
+	name := s.sj.JobName(due)
+	if others := withoutJobNamed(s.active, name); len(others) > 0 {
 		switch spec.ConcurrencyPolicy {
 		case v1alpha1.ForbidConcurrent:
 			d.blocked = due
 			return d
 		case v1alpha1.ReplaceConcurrent:
-			d.replace = true
+			d.replace = others
 		}
 	}
-	if name := s.sj.JobName(due); !hasJobNamed(s.jobs, name) {
-		// (A Job of that name means the run started already and status was
-		// written before the Job was seen.)
+	if !hasJobNamed(s.jobs, name) {
 		d.create = &Run{Job: buildJob(s.sj, name, due, s.loc), Scheduled: due}
 	}
 	return d
+}
+
+func withoutJobNamed(jobs []*batchv1.Job, name string) []*batchv1.Job {
+	var others []*batchv1.Job
+	for _, job := range jobs {
+		if job.Name != name {
+			others = append(others, job)
+		}
+	}
+	return others
 }
 
 // missedInWindow is upstream's count of missed runs for its

@@ -3,6 +3,7 @@ package planner
 import (
 	"slices"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -32,8 +33,9 @@ func (o observation) record(status *v1alpha1.ScheduledJobStatus) {
 
 // observeJobs rebuilds active, lastScheduleTime and lastSuccessfulTime from
 // the Jobs and the status last written, and sees which Jobs finished or went
-// missing.
-func observeJobs(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job) observation {
+// missing. A Job created early for a run still to come (EarlyStart) is
+// active, but does not move lastScheduleTime before its time.
+func observeJobs(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, now time.Time) observation {
 	recorded := map[string]corev1.ObjectReference{}
 	for _, ref := range sj.Status.Active {
 		recorded[string(ref.UID)] = ref
@@ -45,7 +47,7 @@ func observeJobs(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job) observation {
 	present := map[string]bool{}
 	for _, job := range jobs {
 		present[string(job.UID)] = true
-		if scheduled, ok := v1alpha1.ScheduledTime(job); ok && !v1alpha1.IsTriggered(job) {
+		if scheduled, ok := v1alpha1.ScheduledTime(job); ok && !v1alpha1.IsTriggered(job) && (!scheduled.After(now) || !createdEarly(job)) {
 			o.lastSchedule = later(o.lastSchedule, scheduled)
 		}
 		ref, wasActive := recorded[string(job.UID)]
@@ -87,6 +89,12 @@ func (o *observation) observeActive(job *batchv1.Job, ref corev1.ObjectReference
 	}
 	o.activeRefs = append(o.activeRefs, ref)
 	o.active = append(o.active, job)
+}
+
+// createdEarly reports whether a Job was created ahead of its run by
+// EarlyStart warm-up: its pods wait for their release time.
+func createdEarly(job *batchv1.Job) bool {
+	return job.Spec.Template.Annotations[v1alpha1.ReleaseAtAnnotation] != ""
 }
 
 // finishedCondition returns Complete or Failed for a finished Job.

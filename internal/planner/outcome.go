@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 // Outcome is what a reconcile ends with: the status to write, the events
@@ -19,6 +20,16 @@ type Outcome struct {
 	Status v1alpha1.ScheduledJobStatus
 	Events []Event
 	Missed map[MissReason]int
+	// WarmUp is the warm-up strategy, or "none", for the metrics' labels.
+	WarmUp string
+	// StartLateness is set when a run's start was first seen: scheduled
+	// time to its first container running.
+	StartLateness *time.Duration
+	// CapacityReadyAfter is set when a warm-up's capacity became ready:
+	// how long after the warm-up began. WarmUpLate is set when a run
+	// started before its capacity was ready.
+	CapacityReadyAfter *time.Duration
+	WarmUpLate         bool
 }
 
 // Result is what became of one action of a Plan. The reconciler reports one
@@ -27,6 +38,7 @@ type Result struct {
 	kind resultKind
 	job  *batchv1.Job
 	run  *Run
+	pod  *corev1.Pod
 	err  error
 }
 
@@ -40,6 +52,9 @@ const (
 	alreadyCreated
 	nameTaken
 	createFailed
+	podCreated
+	podCreateFailed
+	podDeleted
 )
 
 // Deleted reports that the Job was deleted.
@@ -72,15 +87,25 @@ func NameTaken(run *Run) Result { return Result{kind: nameTaken, run: run} }
 // retried.
 func CreateFailed(run *Run, err error) Result { return Result{kind: createFailed, run: run, err: err} }
 
+// PodCreated reports that a placeholder pod was created (or existed).
+func PodCreated(pod *corev1.Pod) Result { return Result{kind: podCreated, pod: pod} }
+
+// PodCreateFailed reports that creating a placeholder pod failed with err.
+func PodCreateFailed(pod *corev1.Pod, err error) Result {
+	return Result{kind: podCreateFailed, pod: pod, err: err}
+}
+
+// PodDeleted reports that a placeholder pod was deleted (or was gone).
+func PodDeleted(pod *corev1.Pod) Result { return Result{kind: podDeleted, pod: pod} }
+
 // Finish returns the outcome of the plan once its actions have the given
 // results: the one place that says how an executed action changes status
 // and what it reports.
 func (p Plan) Finish(results ...Result) Outcome {
-	out := Outcome{
-		Status: *p.decided.Status.DeepCopy(),
-		Events: slices.Clone(p.decided.Events),
-		Missed: maps.Clone(p.decided.Missed),
-	}
+	out := p.decided
+	out.Status = *p.decided.Status.DeepCopy()
+	out.Events = slices.Clone(p.decided.Events)
+	out.Missed = maps.Clone(p.decided.Missed)
 	if out.Missed == nil {
 		out.Missed = map[MissReason]int{}
 	}
@@ -106,21 +131,27 @@ func (p Plan) apply(out *Outcome, r Result) {
 		if r.run.Triggered() {
 			out.Events = append(out.Events, triggeredEvent(r.job))
 		}
-		addActive(status, r.job, r.run)
+		addActive(status, r.job, r.run, p.now)
 	case alreadyCreated:
-		addActive(status, r.job, r.run)
+		addActive(status, r.job, r.run, p.now)
 	case nameTaken:
 		out.Events = append(out.Events, p.conflict(status, r.run))
 		out.Missed[MissConflict]++
 	case createFailed:
 		out.Events = append(out.Events, failedCreateEvent(r.err))
+	case podCreateFailed:
+		out.Events = append(out.Events, Event(warmup.FailedEvent(r.err)))
+		setCondition(status, p.generation, p.now, v1alpha1.ConditionCapacityReady, metav1.ConditionFalse, v1alpha1.ReasonWarmUpFailed,
+			"creating placeholder pod "+r.pod.Name+" failed: "+r.err.Error())
+	case podCreated, podDeleted:
 	}
 }
 
-// addActive lists a run's Job in status.active; a scheduled run also moves
-// lastScheduleTime.
-func addActive(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job, run *Run) {
-	if !run.Triggered() {
+// addActive lists a run's Job in status.active; a scheduled run whose time
+// has come also moves lastScheduleTime.
+func addActive(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job, run *Run, now time.Time) {
+	// A run created early (EarlyStart) moves lastScheduleTime at its time.
+	if !run.Triggered() && !run.Scheduled.After(now) {
 		status.LastScheduleTime = later(status.LastScheduleTime, run.Scheduled)
 	}
 	for _, ref := range status.Active {
@@ -155,10 +186,16 @@ func setReady(status *v1alpha1.ScheduledJobStatus, generation int64, now time.Ti
 	if ready {
 		conditionStatus = metav1.ConditionTrue
 	}
-	old := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady)
+	return setCondition(status, generation, now, v1alpha1.ConditionReady, conditionStatus, reason, message)
+}
+
+// setCondition sets a condition and reports whether its status, reason or
+// message changed.
+func setCondition(status *v1alpha1.ScheduledJobStatus, generation int64, now time.Time, conditionType string, conditionStatus metav1.ConditionStatus, reason, message string) bool {
+	old := meta.FindStatusCondition(status.Conditions, conditionType)
 	changed := old == nil || old.Status != conditionStatus || old.Reason != reason || old.Message != message
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-		Type:               v1alpha1.ConditionReady,
+		Type:               conditionType,
 		Status:             conditionStatus,
 		Reason:             reason,
 		Message:            message,

@@ -32,7 +32,14 @@ type Input struct {
 	// lacked but a live read found, so a status.active entry missing here
 	// is gone.
 	Jobs []*batchv1.Job
-	Now  time.Time
+	// WarmUpPods are the ScheduledJob's warm-up pods: its placeholders and
+	// the pods of its EarlyStart Jobs (label ontime.dev/owner-uid).
+	WarmUpPods []*corev1.Pod
+	// RunPods are the pods of the Job RunToMeasure named, if any.
+	RunPods []*corev1.Pod
+	// EarlyStartImage is the image of EarlyStart's wait container.
+	EarlyStartImage string
+	Now             time.Time
 }
 
 // Plan is what the reconciler must do, in this order: delete, create the
@@ -44,12 +51,18 @@ type Plan struct {
 	Deletes []Deletion
 	// Create is the scheduled run's Job, if one is due.
 	Create *Run
+	// Early is the next run's Job, created lead early (EarlyStart).
+	Early *Run
 	// Trigger is a run asked for with the trigger annotation.
 	Trigger *Run
 	// ConsumeTrigger removes the trigger annotation (handled or refused).
 	ConsumeTrigger bool
+	// CreatePods and DeletePods are placeholder pods.
+	CreatePods []*corev1.Pod
+	DeletePods []*corev1.Pod
 	// RequeueAfter is when to look again without an event: at the next
-	// run (plus NTP padding), or 0 to wait for a change to the object.
+	// run (plus NTP padding) or warm-up, or 0 to wait for a change to the
+	// object.
 	RequeueAfter time.Duration
 
 	// decided is the status, events and missed runs before any action;
@@ -108,7 +121,7 @@ func Compute(in Input) Plan {
 	sj := in.ScheduledJob
 	status := *sj.Status.DeepCopy()
 	status.ObservedGeneration = sj.Generation
-	observed := observeJobs(sj, in.Jobs)
+	observed := observeJobs(sj, in.Jobs, in.Now)
 	observed.record(&status)
 	plan := Plan{
 		Deletes:    historyDeletions(sj.Spec, observed.finished),
@@ -123,6 +136,9 @@ func Compute(in Input) Plan {
 	if sj.DeletionTimestamp == nil {
 		events = append(events, spec.warnings...)
 	}
+	// runs is what warm-up needs to know; it stays empty unless runs are
+	// being scheduled, and warm-up then removes every placeholder.
+	var runs timeline
 	switch {
 	case sj.DeletionTimestamp != nil:
 		setReady(&status, sj.Generation, in.Now, false, v1alpha1.ReasonTerminating, "the ScheduledJob is being deleted; no new runs start")
@@ -141,16 +157,22 @@ func Compute(in Input) Plan {
 		due.record(&status, missed)
 		events = append(events, due.events...)
 		plan.Create = due.create
-		if due.replace {
-			plan.Deletes = append(plan.Deletes, replacements(observed.active)...)
+		if len(due.replace) > 0 {
+			plan.Deletes = append(plan.Deletes, replacements(due.replace)...)
 		}
 		next := s.announce(due.blocked, status.LastScheduleTime)
 		events = append(events, next.record(&status, sj.Generation, in.Now)...)
 		wake = append(wake, next.wake...)
+		plan.Early = s.decideEarlyStart(plan.Create, in.EarlyStartImage)
+		runs = s.timeline(plan.Create, plan.Early)
 	}
+	warm := decideWarmUp(sj, in, runs, &status)
+	plan.CreatePods, plan.DeletePods = warm.Create, warm.Delete
+	events = append(events, warm.events...)
+	wake = append(wake, warm.Wake...)
 	// A run asked for by hand starts even while the schedule is suspended
 	// or invalid, as kubectl create job --from=cronjob/… does.
-	trigger := decideTrigger(sj, in.Jobs, observed.active, spec.loc, in.Now, plan.Create != nil)
+	trigger := decideTrigger(sj, in.Jobs, observed.active, spec.loc, in.Now, plan.Create != nil || plan.Early != nil)
 	plan.Trigger, plan.ConsumeTrigger = trigger.run, trigger.consume
 	if trigger.replace {
 		plan.Deletes = append(plan.Deletes, replacements(observed.active)...)
@@ -160,7 +182,9 @@ func Compute(in Input) Plan {
 
 	status.ActiveCount = int32(len(status.Active))
 	plan.RequeueAfter = requeueAfter(in.Now, wake)
-	plan.decided = Outcome{Status: status, Events: events, Missed: missed}
+	plan.decided = Outcome{Status: status, Events: events, Missed: missed, WarmUp: warm.strategy,
+		CapacityReadyAfter: warm.ReadyAfter, WarmUpLate: warm.Late}
+	plan.decided.StartLateness = measureStart(&plan.decided.Status, RunToMeasure(sj, in.Jobs, in.Now), in.RunPods)
 	return plan
 }
 

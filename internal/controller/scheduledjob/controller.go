@@ -4,6 +4,7 @@
 package scheduledjob
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -47,11 +49,14 @@ type Controller struct {
 	// written remembers the last status written per ScheduledJob
 	// (types.NamespacedName -> writtenStatus).
 	written sync.Map
+	// earlyStartImage runs `ontime wait` in EarlyStart pods.
+	earlyStartImage string
 }
 
-// NewController returns the controller. clk is its only source of time.
-func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.PassiveClock, recorder record.EventRecorder) *Controller {
-	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder}
+// NewController returns the controller. clk is its only source of time;
+// earlyStartImage is the image of EarlyStart's wait container.
+func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.PassiveClock, recorder record.EventRecorder, earlyStartImage string) *Controller {
+	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, earlyStartImage: earlyStartImage}
 }
 
 // Name identifies the controller in logs and metrics.
@@ -61,6 +66,7 @@ func (c *Controller) Name() string { return "scheduledjob.run" }
 // +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 
 // Register adds the controller to mgr. Workers is the number of
 // ScheduledJobs reconciled at once.
@@ -76,6 +82,8 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 		For(&v1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&batchv1.Job{}).
+		// Warm-up pods only: the manager's cache holds no other pods.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(warmUpPodOwner)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: workers,
 			// Retry failures quickly and never wait longer than 30 s, so that
@@ -84,6 +92,15 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](10*time.Millisecond, 30*time.Second),
 		}).
 		Complete(c)
+}
+
+// warmUpPodOwner maps a warm-up pod to the ScheduledJob it belongs to.
+func warmUpPodOwner(_ context.Context, pod client.Object) []reconcile.Request {
+	labels := pod.GetLabels()
+	if labels[v1alpha1.OwnerKindLabel] != "ScheduledJob" || labels[v1alpha1.OwnerNameLabel] == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pod.GetNamespace(), Name: labels[v1alpha1.OwnerNameLabel]}}}
 }
 
 // indexJobOwner returns the UID of the ScheduledJob controlling a Job.
@@ -104,25 +121,63 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	jobs, err := c.gatherJobs(ctx, sj)
+	now := c.clock.Now()
+	in, err := c.gather(ctx, sj, now)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	plan := planner.Compute(planner.Input{ScheduledJob: sj, Jobs: jobs, Now: c.clock.Now()})
+	plan := planner.Compute(in)
 	results, execErr := c.execute(ctx, sj, plan)
 	outcome := plan.Finish(results...)
 	c.emit(sj, outcome.Events)
 	for reason, n := range outcome.Missed {
 		missedRuns.WithLabelValues(string(reason)).Add(float64(n))
 	}
-	if err := c.writeStatus(ctx, sj, outcome.Status); err != nil {
+	written, err := c.writeStatus(ctx, sj, outcome.Status)
+	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if written {
+		observeRunMetrics(outcome)
 	}
 	if execErr != nil {
 		return reconcile.Result{}, execErr
 	}
 	log.FromContext(ctx).V(1).Info("reconciled", "requeueAfter", plan.RequeueAfter, "active", len(outcome.Status.Active))
 	return reconcile.Result{RequeueAfter: plan.RequeueAfter}, nil
+}
+
+// gather reads what the planner looks at: the ScheduledJob's Jobs, its
+// warm-up pods, and the pods of the run whose start is being measured.
+func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (planner.Input, error) {
+	in := planner.Input{ScheduledJob: sj, Now: now, EarlyStartImage: c.earlyStartImage}
+	var err error
+	if in.Jobs, err = c.gatherJobs(ctx, sj); err != nil {
+		return in, err
+	}
+	var pods corev1.PodList
+	if err := c.kubeClient.List(ctx, &pods, client.InNamespace(sj.Namespace), client.MatchingLabels{v1alpha1.OwnerUIDLabel: string(sj.UID)}); err != nil {
+		return in, err
+	}
+	in.WarmUpPods = pointers(pods.Items)
+	if job := planner.RunToMeasure(sj, in.Jobs, now); job != nil {
+		// Run pods are not cached (the cache holds warm-up pods only): read
+		// them once, when the Job says one is ready or finished.
+		var runPods corev1.PodList
+		if err := c.apiReader.List(ctx, &runPods, client.InNamespace(sj.Namespace), client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
+			return in, err
+		}
+		in.RunPods = pointers(runPods.Items)
+	}
+	return in, nil
+}
+
+func pointers[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
 }
 
 // gatherJobs lists the ScheduledJob's Jobs from the cache and reads the
@@ -176,7 +231,7 @@ func (c *Controller) execute(ctx context.Context, sj *v1alpha1.ScheduledJob, pla
 		}
 	}
 	var createErr error
-	for _, run := range []*planner.Run{plan.Create, plan.Trigger} {
+	for _, run := range []*planner.Run{plan.Create, plan.Early, plan.Trigger} {
 		if run == nil || createErr != nil {
 			continue
 		}
@@ -192,8 +247,13 @@ func (c *Controller) execute(ctx context.Context, sj *v1alpha1.ScheduledJob, pla
 			results = append(results, result)
 		}
 	}
+	podResults, podErr := c.executePods(ctx, plan)
+	results = append(results, podResults...)
 	if createErr != nil {
 		return results, createErr
+	}
+	if podErr != nil {
+		return results, podErr
 	}
 	if plan.ConsumeTrigger {
 		return results, c.consumeTrigger(ctx, sj)
@@ -224,7 +284,9 @@ func (c *Controller) createRun(ctx context.Context, sj *v1alpha1.ScheduledJob, r
 	err := c.kubeClient.Create(ctx, job)
 	switch {
 	case err == nil:
-		if !run.Triggered() {
+		// Skew is how late a run's Job is; a run created early
+		// (EarlyStart) or by hand has none.
+		if !run.Triggered() && !job.CreationTimestamp.Time.Before(run.Scheduled) {
 			jobCreationSkew.Observe(job.CreationTimestamp.Sub(run.Scheduled).Seconds())
 		}
 		return ptr.To(planner.Created(run, job)), nil
@@ -243,6 +305,33 @@ func (c *Controller) createRun(ctx context.Context, sj *v1alpha1.ScheduledJob, r
 	return ptr.To(planner.CreateFailed(run, err)), err
 }
 
+// executePods creates and deletes placeholder pods. A placeholder that
+// exists already was created before; one that is gone was deleted.
+func (c *Controller) executePods(ctx context.Context, plan planner.Plan) ([]planner.Result, error) {
+	var results []planner.Result
+	var firstErr error
+	for _, pod := range plan.DeletePods {
+		err := c.kubeClient.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+		if err != nil && !apierrors.IsNotFound(err) {
+			firstErr = cmp.Or(firstErr, err)
+			continue
+		}
+		results = append(results, planner.PodDeleted(pod))
+	}
+	for _, pod := range plan.CreatePods {
+		created := pod.DeepCopy()
+		err := c.kubeClient.Create(ctx, created)
+		switch {
+		case err == nil || apierrors.IsAlreadyExists(err):
+			results = append(results, planner.PodCreated(created))
+		default:
+			results = append(results, planner.PodCreateFailed(pod, err))
+			firstErr = cmp.Or(firstErr, err)
+		}
+	}
+	return results, firstErr
+}
+
 // consumeTrigger removes the trigger annotation, but only if it still has
 // the value that was handled: a newer request made meanwhile survives.
 func (c *Controller) consumeTrigger(ctx context.Context, sj *v1alpha1.ScheduledJob) error {
@@ -256,22 +345,23 @@ func (c *Controller) consumeTrigger(ctx context.Context, sj *v1alpha1.ScheduledJ
 	return err
 }
 
-// writeStatus writes status once, and only if it changed.
-func (c *Controller) writeStatus(ctx context.Context, sj *v1alpha1.ScheduledJob, status v1alpha1.ScheduledJobStatus) error {
+// writeStatus writes status once, and only if it changed; it reports
+// whether it wrote.
+func (c *Controller) writeStatus(ctx context.Context, sj *v1alpha1.ScheduledJob, status v1alpha1.ScheduledJobStatus) (bool, error) {
 	if equality.Semantic.DeepEqual(sj.Status, status) || c.alreadyWritten(sj, status) {
-		return nil
+		return false, nil
 	}
 	updated := sj.DeepCopy()
 	updated.Status = status
 	patch, err := statusPatch(sj, updated)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := c.kubeClient.Status().Patch(ctx, updated, patch); err != nil {
-		return client.IgnoreNotFound(err)
+		return false, client.IgnoreNotFound(err)
 	}
 	c.written.Store(client.ObjectKeyFromObject(sj), writtenStatus{base: sj.ResourceVersion, status: status})
-	return nil
+	return true, nil
 }
 
 // statusPatch is the merge patch from sj to updated, always carrying

@@ -3,6 +3,9 @@ package scheduledjob
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/ontime-dev/ontime/internal/planner"
+	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 var (
@@ -22,6 +25,22 @@ var (
 			"skipped (a later run started in its place after an outage), conflict (a Job of its name is not the ScheduledJob's).",
 	}, []string{"reason"})
 )
+
+// observeRunMetrics records what a reconcile's outcome measured, once its
+// status is written (so a reconcile that finds it written already, or that
+// fails to write it, counts nothing).
+func observeRunMetrics(outcome planner.Outcome) {
+	const kind = "ScheduledJob"
+	if d := outcome.StartLateness; d != nil {
+		warmup.StartLateness.WithLabelValues(outcome.WarmUp, kind).Observe(d.Seconds())
+	}
+	if d := outcome.CapacityReadyAfter; d != nil {
+		warmup.CapacityReady.WithLabelValues(outcome.WarmUp, kind).Observe(d.Seconds())
+	}
+	if outcome.WarmUpLate {
+		warmup.Late.WithLabelValues(outcome.WarmUp, kind).Inc()
+	}
+}
 
 func init() {
 	metrics.Registry.MustRegister(jobCreationSkew, missedRuns)

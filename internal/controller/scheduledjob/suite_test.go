@@ -18,12 +18,14 @@ import (
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/testenv"
+	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 // The suite runs one real kube-apiserver and etcd (envtest) with ontime's
@@ -35,6 +37,9 @@ import (
 var (
 	env *suiteEnv
 )
+
+// testEarlyStartImage is the wait container's image in this suite.
+const testEarlyStartImage = "ontime-test:wait"
 
 type suiteEnv struct {
 	ctx      context.Context
@@ -62,7 +67,8 @@ func runSuite(m *testing.M) int {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = v1alpha1.AddToScheme(scheme)
-	mgr, err := ctrl.NewManager(config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: warmup.PodSelector()}}}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -74,7 +80,7 @@ func runSuite(m *testing.M) int {
 	}
 	env = &suiteEnv{ctx: ctx, live: live, cached: mgr.GetClient(), reader: mgr.GetAPIReader(),
 		clock: clocktesting.NewFakeClock(time.Now()), recorder: record.NewFakeRecorder(1000)}
-	env.ctrl = NewController(env.cached, env.reader, env.clock, env.recorder)
+	env.ctrl = NewController(env.cached, env.reader, env.clock, env.recorder, testEarlyStartImage)
 	// Register only the index; reconciles are driven by the tests.
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &batchv1.Job{}, jobOwnerKey, indexJobOwner); err != nil {
 		fmt.Fprintln(os.Stderr, err)

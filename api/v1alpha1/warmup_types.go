@@ -1,0 +1,137 @@
+package v1alpha1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// WarmUp says how to bring capacity up before each run.
+// +kubebuilder:validation:XValidation:rule="duration(self.lead) >= duration('30s') && duration(self.lead) <= duration('24h')",message="lead must be from 30s to 24h"
+type WarmUp struct {
+	// lead is how long before each run warm-up begins, as a duration such
+	// as "90s", "10m" or "1h". With lead 10m, warm-up for a 10:00 run
+	// begins at 09:50 (in elapsed time: across a daylight-saving change
+	// too). Choose at least the time your autoscaler takes to make a node
+	// ready (Karpenter about 1 minute, cluster-autoscaler 2 to 5 minutes,
+	// GPU nodes 10 minutes or more) plus a margin; capacity is held, and
+	// paid for, from then until the run starts. From 30s to 24h. With
+	// EarlyStart, lead must be shorter than the shortest interval between
+	// runs; with Placeholder a longer lead is allowed but warm-up for a
+	// run begins only once the run before it has started.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	Lead metav1.Duration `json:"lead"`
+
+	// strategy is how capacity is brought up. Placeholder (default) creates
+	// low-priority pods shaped like the run's pods at lead before the run;
+	// the autoscaler adds nodes for them and the run's pods, created at the
+	// scheduled time exactly as without warm-up, take their place.
+	// EarlyStart creates the run's Job lead early, with an init container
+	// that holds its pods until the scheduled time; choose it where
+	// placeholder pods are not allowed, or to pull images ahead of the run.
+	// See docs/warmup.md for the trade-offs.
+	// +kubebuilder:default=Placeholder
+	// +optional
+	Strategy WarmUpStrategy `json:"strategy,omitempty"`
+
+	// placeholder tunes the Placeholder strategy.
+	// +optional
+	Placeholder *PlaceholderWarmUp `json:"placeholder,omitempty"`
+}
+
+// WarmUpStrategy is how capacity is brought up before a run.
+// +kubebuilder:validation:Enum=Placeholder;EarlyStart
+type WarmUpStrategy string
+
+const (
+	// WarmUpPlaceholder creates placeholder pods shaped like the run's
+	// pods, which the run's pods preempt.
+	WarmUpPlaceholder WarmUpStrategy = "Placeholder"
+	// WarmUpEarlyStart creates the run's Job early, its pods held by an
+	// init container until the scheduled time.
+	WarmUpEarlyStart WarmUpStrategy = "EarlyStart"
+)
+
+// PlaceholderWarmUp tunes placeholder pods.
+// +kubebuilder:validation:XValidation:rule="!has(self.holdAfterSchedule) || duration(self.holdAfterSchedule) <= duration('15m')",message="holdAfterSchedule must be at most 15m"
+type PlaceholderWarmUp struct {
+	// priorityClassName is the PriorityClass of the placeholder pods.
+	// Default "ontime-placeholder" (value -5, preemptionPolicy Never),
+	// which config/ installs. Its value must be below the priority of the
+	// run's pods, so that they preempt the placeholders, and not below
+	// -10, or cluster-autoscaler treats the placeholders as expendable and
+	// adds no node for them.
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// image is what placeholder containers run. Default
+	// "registry.k8s.io/pause:3.10"; mirror it where nodes cannot reach
+	// registry.k8s.io.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// holdAfterSchedule bounds how long placeholders outlive the run's
+	// scheduled time while the run's pods are still being placed, as a
+	// duration such as "2m". Placeholders are deleted as soon as every pod
+	// of the run is ready or finished, and at the latest holdAfterSchedule
+	// after the scheduled time. Default 2m; at most 15m.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +optional
+	HoldAfterSchedule *metav1.Duration `json:"holdAfterSchedule,omitempty"`
+}
+
+// Defaults of PlaceholderWarmUp.
+const (
+	DefaultPlaceholderPriorityClass = "ontime-placeholder"
+	DefaultPlaceholderImage         = "registry.k8s.io/pause:3.10"
+	DefaultHoldAfterSchedule        = 2 * time.Minute
+	// MaxHoldAfterSchedule bounds how long a placeholder outlives its run.
+	MaxHoldAfterSchedule = 15 * time.Minute
+	// MinWarmUpLead and MaxWarmUpLead bound spec.warmUp.lead.
+	MinWarmUpLead = 30 * time.Second
+	MaxWarmUpLead = 24 * time.Hour
+)
+
+// WarmUpStatus describes one warm-up.
+type WarmUpStatus struct {
+	// scheduledTime is the scheduled time of the run warmed up for.
+	ScheduledTime metav1.Time `json:"scheduledTime"`
+
+	// startTime is when warm-up began: the placeholder pods, or the early
+	// Job, were created.
+	StartTime metav1.Time `json:"startTime"`
+
+	// pods is how many pods the warm-up places: the run's parallelism,
+	// bounded by its completions.
+	Pods int32 `json:"pods"`
+
+	// scheduledPods is how many of them had been given a node when last
+	// observed.
+	// +optional
+	ScheduledPods int32 `json:"scheduledPods"`
+
+	// readyTime is when every warm-up pod had a node: the capacity was
+	// there. Unset until then.
+	// +optional
+	ReadyTime *metav1.Time `json:"readyTime,omitempty"`
+
+	// late is true when the run started before its capacity was ready.
+	// +optional
+	Late bool `json:"late,omitempty"`
+}
+
+// RunStart says when a run actually started.
+type RunStart struct {
+	// scheduledTime is the run's scheduled time.
+	ScheduledTime metav1.Time `json:"scheduledTime"`
+
+	// startTime is when its first pod's first container started running.
+	StartTime metav1.Time `json:"startTime"`
+
+	// lateness is startTime minus scheduledTime, such as "1s" or "2m3s":
+	// the time the run lost to Job creation, scheduling, node provisioning
+	// and container start. Whole seconds, as the pod reports them.
+	Lateness metav1.Duration `json:"lateness"`
+}

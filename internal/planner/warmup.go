@@ -1,0 +1,209 @@
+package planner
+
+import (
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/warmup"
+)
+
+// timeline is what warm-up needs to know of the runs around now. It is
+// empty while runs are not being scheduled (suspended, invalid, being
+// deleted): warm-up then removes every placeholder.
+type timeline struct {
+	loc *time.Location
+	// next is the next run, strictly after now; nextJob its Job when it
+	// exists (created early), nextJobCreating when it is created now.
+	next            time.Time
+	nextJob         *batchv1.Job
+	nextJobCreating bool
+	// current is the latest run at or before now, currentJob its Job, and
+	// currentStarts whether it started or is starting now.
+	current       time.Time
+	currentJob    *batchv1.Job
+	currentStarts bool
+}
+
+// timeline describes the runs around now, given the runs this plan creates.
+func (s scheduling) timeline(create, early *Run) timeline {
+	t := timeline{loc: s.loc, next: s.sched.Next(s.now), nextJobCreating: early != nil}
+	if !t.next.IsZero() {
+		t.nextJob = jobNamed(s.jobs, s.sj.JobName(t.next))
+	}
+	if current := s.sched.Prev(s.now); !current.IsZero() {
+		t.current = current
+		t.currentJob = jobNamed(s.jobs, s.sj.JobName(current))
+		t.currentStarts = t.currentJob != nil || (create != nil && create.Scheduled.Equal(current))
+	}
+	return t
+}
+
+func jobNamed(jobs []*batchv1.Job, name string) *batchv1.Job {
+	for _, job := range jobs {
+		if job.Name == name {
+			return job
+		}
+	}
+	return nil
+}
+
+// decideEarlyStart creates the next run's Job lead early under EarlyStart,
+// its pods held until the run's time. Under concurrencyPolicy Forbid it
+// waits while another run is active (the early Job is created when that
+// one finishes, with less lead, or the run starts as without warm-up), so
+// that two runs never overlap; under Replace the run replaces the active
+// ones at its scheduled time, not earlier.
+func (s scheduling) decideEarlyStart(create *Run, image string) *Run {
+	w := s.sj.Spec.WarmUp
+	if w == nil || w.Strategy != v1alpha1.WarmUpEarlyStart || create != nil {
+		return nil
+	}
+	next := s.sched.Next(s.now)
+	if next.IsZero() || s.now.Before(next.Add(-w.Lead.Duration)) {
+		return nil
+	}
+	name := s.sj.JobName(next)
+	if hasJobNamed(s.jobs, name) || (len(s.active) > 0 && s.sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent) {
+		return nil
+	}
+	job := buildJob(s.sj, name, next, s.loc)
+	warmup.HoldUntil(job, ownerOf(s.sj), next, s.now, image)
+	return &Run{Job: job, Scheduled: next}
+}
+
+func ownerOf(sj *v1alpha1.ScheduledJob) warmup.Owner {
+	return warmup.OwnerOf(sj, v1alpha1.GroupVersion.WithKind("ScheduledJob"), &sj.Spec.JobTemplate)
+}
+
+// warmDecision is warm-up's part of the plan.
+type warmDecision struct {
+	warmup.Decision
+	events []Event
+	// strategy labels the run metrics: the warm-up strategy, or "none".
+	strategy string
+}
+
+// noWarmUp labels the metrics of runs without warm-up.
+const noWarmUp = "none"
+
+// decideWarmUp decides about placeholders and follows the warm-up of the
+// next run, writing status.nextWarmUpTime, status.warmUp and the
+// CapacityReady condition. Without spec.warmUp it removes all of that, and
+// every placeholder (warm-up was just turned off).
+func decideWarmUp(sj *v1alpha1.ScheduledJob, in Input, runs timeline, status *v1alpha1.ScheduledJobStatus) warmDecision {
+	if sj.Spec.WarmUp == nil {
+		d := warmDecision{strategy: noWarmUp}
+		for _, pod := range in.WarmUpPods {
+			if pod.Labels[v1alpha1.WarmUpLabel] == v1alpha1.WarmUpPlaceholderPod && pod.DeletionTimestamp == nil {
+				d.Delete = append(d.Delete, pod)
+			}
+		}
+		status.NextWarmUpTime, status.WarmUp = nil, nil
+		meta.RemoveStatusCondition(&status.Conditions, v1alpha1.ConditionCapacityReady)
+		return d
+	}
+	opts := warmup.OptionsFor(sj.Spec.WarmUp)
+	decision := warmup.Decide(warmup.Input{
+		Owner: ownerOf(sj), Options: opts, Now: in.Now,
+		Next: runs.next, NextJob: runs.nextJob, NextJobCreating: runs.nextJobCreating,
+		Current: runs.current, CurrentStarts: runs.currentStarts, CurrentJob: runs.currentJob,
+		Pods: in.WarmUpPods, Previous: sj.Status.WarmUp,
+	})
+	d := warmDecision{Decision: decision, strategy: string(opts.Strategy)}
+	for _, e := range decision.Events {
+		d.events = append(d.events, Event(e))
+	}
+	status.WarmUp = decision.State
+	status.NextWarmUpTime = nil
+	if !decision.NextStart.IsZero() {
+		status.NextWarmUpTime = timeAt(decision.NextStart)
+	}
+	ready, reason, message := capacityCondition(decision, runs, in.Now)
+	setCondition(status, sj.Generation, in.Now, v1alpha1.ConditionCapacityReady, ready, reason, message)
+	return d
+}
+
+// capacityCondition says whether the capacity of the coming run (or of the
+// run that just started) arrived.
+func capacityCondition(d warmup.Decision, runs timeline, now time.Time) (metav1.ConditionStatus, string, string) {
+	loc := runs.loc
+	if loc == nil {
+		loc = time.UTC
+	}
+	at := func(t time.Time) string { return t.In(loc).Format(time.RFC3339) }
+	state := d.State
+	switch {
+	case state == nil || state.ScheduledTime.Time.Before(runs.current):
+		if d.NextStart.IsZero() {
+			return metav1.ConditionUnknown, v1alpha1.ReasonWarmingUp, "no run is coming"
+		}
+		return metav1.ConditionUnknown, v1alpha1.ReasonWarmingUp, fmt.Sprintf("warm-up for the run at %s begins at %s", at(runs.next), at(d.NextStart))
+	case state.Late:
+		return metav1.ConditionFalse, v1alpha1.ReasonCapacityLate, fmt.Sprintf("the run at %s started before its capacity was ready: %d of %d warm-up pods placed",
+			at(state.ScheduledTime.Time), state.ScheduledPods, state.Pods)
+	case state.ReadyTime != nil:
+		return metav1.ConditionTrue, v1alpha1.ReasonCapacityReady, fmt.Sprintf("capacity for the run at %s was ready at %s, %s after warm-up began",
+			at(state.ScheduledTime.Time), at(state.ReadyTime.Time), state.ReadyTime.Sub(state.StartTime.Time))
+	case state.ScheduledTime.After(now):
+		return metav1.ConditionFalse, v1alpha1.ReasonWarmingUp, fmt.Sprintf("%d of %d warm-up pods placed for the run at %s; warm-up began at %s",
+			state.ScheduledPods, state.Pods, at(state.ScheduledTime.Time), at(state.StartTime.Time))
+	}
+	return metav1.ConditionUnknown, v1alpha1.ReasonWarmingUp, fmt.Sprintf("the run at %s did not start", at(state.ScheduledTime.Time))
+}
+
+// startMeasureWindow bounds how long after a run's scheduled time its
+// start is looked for: a run whose pods never ran is not measured.
+const startMeasureWindow = time.Hour
+
+// RunToMeasure returns the Job of the latest scheduled run whose start
+// status.lastRunStart does not record yet, once the Job reports a pod ready
+// or finished, within an hour of its scheduled time; nil when there is
+// none. The reconciler reads that Job's pods for Input.RunPods.
+func RunToMeasure(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, now time.Time) *batchv1.Job {
+	var latest *batchv1.Job
+	var latestAt time.Time
+	for _, job := range jobs {
+		if at, ok := v1alpha1.ScheduledTime(job); ok && !v1alpha1.IsTriggered(job) && !at.After(now) && at.After(latestAt) {
+			latest, latestAt = job, at
+		}
+	}
+	switch {
+	case latest == nil || now.Sub(latestAt) > startMeasureWindow:
+		return nil
+	case sj.Status.LastRunStart != nil && !sj.Status.LastRunStart.ScheduledTime.Time.Before(latestAt):
+		return nil
+	}
+	s := latest.Status
+	if (s.Ready != nil && *s.Ready > 0) || s.Succeeded > 0 || s.Failed > 0 {
+		return latest
+	}
+	return nil
+}
+
+// measureStart records in status when the run of job first ran, from its
+// pods, and returns its lateness for the metric.
+func measureStart(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job, pods []*corev1.Pod) *time.Duration {
+	if job == nil {
+		return nil
+	}
+	scheduled, _ := v1alpha1.ScheduledTime(job)
+	var own []*corev1.Pod
+	for _, pod := range pods {
+		if metav1.IsControlledBy(pod, job) {
+			own = append(own, pod)
+		}
+	}
+	started, ok := warmup.FirstStart(own)
+	if !ok {
+		return nil
+	}
+	lateness := max(started.Sub(scheduled), 0)
+	status.LastRunStart = &v1alpha1.RunStart{ScheduledTime: metav1.NewTime(scheduled), StartTime: metav1.NewTime(started), Lateness: metav1.Duration{Duration: lateness}}
+	return &lateness
+}

@@ -1,0 +1,285 @@
+package warmup
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+// Input is what Decide looks at: the owner's runs around Now and its
+// warm-up pods.
+type Input struct {
+	Owner   Owner
+	Options Options
+	Now     time.Time
+	// Next is the next run, strictly after Now, that warm-up prepares for;
+	// zero when none is coming (suspended, invalid, being deleted, a runAt
+	// that has run).
+	Next time.Time
+	// NextJob is the next run's Job when it exists already (EarlyStart) or
+	// is being created now (NextJobCreating).
+	NextJob         *batchv1.Job
+	NextJobCreating bool
+	// Current is the latest run at or before Now (zero if none).
+	// CurrentStarts says whether its Job exists or is being created now;
+	// false when the run will not start (concurrencyPolicy Forbid holds it
+	// back, it missed its deadline).
+	Current       time.Time
+	CurrentStarts bool
+	// CurrentJob is the current run's Job, when it exists.
+	CurrentJob *batchv1.Job
+	// Pods are the owner's warm-up pods (placeholders and EarlyStart pods).
+	Pods []*corev1.Pod
+	// Previous is the warm-up last reported, if any.
+	Previous *v1alpha1.WarmUpStatus
+}
+
+// Decision is what to do about warm-up now.
+type Decision struct {
+	// Create and Delete are placeholder pods.
+	Create []*corev1.Pod
+	Delete []*corev1.Pod
+	// State is the warm-up to report; nil while none has begun.
+	State *v1alpha1.WarmUpStatus
+	// NextStart is when warm-up for the next run begins; zero if none.
+	NextStart time.Time
+	// Wake lists the times to look again without an event.
+	Wake   []time.Time
+	Events []Event
+	// ReadyAfter is set when the capacity became ready in this decision:
+	// how long after warm-up began. Late is set when the run started
+	// before its capacity was ready.
+	ReadyAfter *time.Duration
+	Late       bool
+}
+
+// Decide decides about warm-up at in.Now.
+func Decide(in Input) Decision {
+	d := Decision{State: in.Previous.DeepCopy()}
+	byRun := groupByRun(in.Pods)
+	keep := map[string]bool{} // runs whose placeholders stay
+	if next := in.Next; !next.IsZero() {
+		d.NextStart = next.Add(-in.Options.Lead)
+		if in.Now.Before(d.NextStart) {
+			d.Wake = append(d.Wake, d.NextStart)
+		} else {
+			keep[v1alpha1.RunLabelValue(next)] = true
+			d.warm(in, byRun[v1alpha1.RunLabelValue(next)])
+		}
+	}
+	if current := in.Current; !current.IsZero() && d.State != nil && d.State.ScheduledTime.Time.Equal(current) {
+		d.judge(in, byRun[v1alpha1.RunLabelValue(current)])
+	}
+	if in.keepsCurrent() {
+		keep[v1alpha1.RunLabelValue(in.Current)] = true
+		d.Wake = append(d.Wake, in.Current.Add(in.Options.Hold))
+	}
+	d.deleteUnkept(in, byRun, keep)
+	return d
+}
+
+// keepsCurrent reports whether the current run's placeholders stay: the run
+// is starting, its pods are not all placed yet, and the hold has not run out.
+func (in Input) keepsCurrent() bool {
+	return !in.Current.IsZero() && in.CurrentStarts && in.Now.Before(in.Current.Add(in.Options.Hold)) &&
+		!handedOff(in.CurrentJob, PodsPerRun(&in.Owner.Template.Spec))
+}
+
+// handedOff reports whether the run's pods have the capacity: every pod it
+// places at once is ready or finished, or the Job is done.
+func handedOff(job *batchv1.Job, pods int32) bool {
+	if job == nil {
+		return false
+	}
+	for _, c := range job.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	ready := int32(0)
+	if job.Status.Ready != nil {
+		ready = *job.Status.Ready
+	}
+	return ready+job.Status.Succeeded+job.Status.Failed >= pods
+}
+
+// warm brings capacity up for the next run: it creates the missing
+// placeholders (Placeholder) and follows how many warm-up pods have a node.
+func (d *Decision) warm(in Input, pods []*corev1.Pod) {
+	next, n := in.Next, PodsPerRun(&in.Owner.Template.Spec)
+	switch in.Options.Strategy {
+	case v1alpha1.WarmUpEarlyStart:
+		if in.NextJob == nil && !in.NextJobCreating {
+			return // not created yet (Forbid waits for the active run)
+		}
+		pods = ofKind(pods, v1alpha1.WarmUpEarlyStartPod)
+	default:
+		pods = ofKind(pods, v1alpha1.WarmUpPlaceholderPod)
+		d.createMissing(in, pods)
+	}
+	if d.State == nil || !d.State.ScheduledTime.Time.Equal(next) {
+		d.State = &v1alpha1.WarmUpStatus{ScheduledTime: metav1.NewTime(next), StartTime: metav1.NewTime(startOf(pods, in.Now)), Pods: n}
+		if len(pods) == 0 {
+			d.Events = append(d.Events, warmUpStartedEvent(in, n))
+		}
+	}
+	d.follow(pods, n)
+}
+
+// createMissing adds the placeholders of the next run that do not exist,
+// and deletes those the run no longer has (its parallelism went down). One
+// that is being deleted is created again once it is gone.
+func (d *Decision) createMissing(in Input, existing []*corev1.Pod) {
+	jobName := in.Owner.Name + "-" + v1alpha1.RunLabelValue(in.Next)
+	wanted := map[string]bool{}
+	for _, pod := range Placeholders(in.Owner, jobName, in.Next, in.Options) {
+		wanted[pod.Name] = true
+		if !slices.ContainsFunc(existing, func(p *corev1.Pod) bool { return p.Name == pod.Name }) {
+			d.Create = append(d.Create, pod)
+		}
+	}
+	for _, pod := range existing {
+		if !wanted[pod.Name] && pod.DeletionTimestamp == nil {
+			d.Delete = append(d.Delete, pod)
+		}
+	}
+}
+
+// follow counts the warm-up pods with a node and records when all of them
+// first had one. A run's state stops changing once it has started.
+func (d *Decision) follow(pods []*corev1.Pod, n int32) {
+	placed, last := placedPods(pods)
+	d.State.ScheduledPods = placed
+	if placed < n || d.State.ReadyTime != nil {
+		return
+	}
+	d.State.ReadyTime = &metav1.Time{Time: last}
+	after := last.Sub(d.State.StartTime.Time)
+	d.ReadyAfter = &after
+	d.Events = append(d.Events, warmUpReadyEvent(d.State))
+}
+
+// judge decides, once the run's time has come, whether its capacity was
+// ready in time. Pods are the run's warm-up pods.
+func (d *Decision) judge(in Input, pods []*corev1.Pod) {
+	if d.State.Late || (d.State.ReadyTime != nil && !d.State.ReadyTime.After(d.State.ScheduledTime.Time)) || !in.CurrentStarts {
+		return
+	}
+	if d.State.ReadyTime == nil {
+		// Not seen ready before the run: perhaps it was and the controller
+		// was away. The pods' own timestamps say when.
+		d.follow(ofKind(pods, kindFor(in.Options.Strategy)), d.State.Pods)
+	}
+	if d.State.ReadyTime == nil || d.State.ReadyTime.After(d.State.ScheduledTime.Time) {
+		d.State.Late = true
+		d.Late = true
+		d.Events = append(d.Events, warmUpLateEvent(d.State))
+	}
+}
+
+// deleteUnkept deletes the placeholders of runs that no longer need them.
+// Deleting those of a run that has not started is a cancellation.
+func (d *Decision) deleteUnkept(in Input, byRun map[string][]*corev1.Pod, keep map[string]bool) {
+	for run, pods := range byRun {
+		if keep[run] {
+			continue
+		}
+		deleted := 0
+		for _, pod := range ofKind(pods, v1alpha1.WarmUpPlaceholderPod) {
+			if pod.DeletionTimestamp == nil {
+				d.Delete = append(d.Delete, pod)
+				deleted++
+			}
+		}
+		if at, canceled := in.cancels(run); canceled && deleted > 0 {
+			d.Events = append(d.Events, warmUpCanceledEvent(at, deleted))
+		}
+	}
+	slices.SortFunc(d.Delete, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// cancels reports whether deleting the placeholders of the run with this
+// RunLabel value abandons a run that has not started: a future run, or the
+// current one when it is not starting. It returns the run's time.
+func (in Input) cancels(run string) (time.Time, bool) {
+	minutes, err := strconv.ParseInt(run, 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	at := time.Unix(minutes*60, 0)
+	return at, at.After(in.Now) || (at.Equal(in.Current) && !in.CurrentStarts)
+}
+
+// groupByRun groups warm-up pods by their run.
+func groupByRun(pods []*corev1.Pod) map[string][]*corev1.Pod {
+	byRun := map[string][]*corev1.Pod{}
+	for _, pod := range pods {
+		run := pod.Labels[v1alpha1.RunLabel]
+		byRun[run] = append(byRun[run], pod)
+	}
+	return byRun
+}
+
+func ofKind(pods []*corev1.Pod, kind string) []*corev1.Pod {
+	var kept []*corev1.Pod
+	for _, pod := range pods {
+		if pod.Labels[v1alpha1.WarmUpLabel] == kind {
+			kept = append(kept, pod)
+		}
+	}
+	return kept
+}
+
+func kindFor(strategy v1alpha1.WarmUpStrategy) string {
+	if strategy == v1alpha1.WarmUpEarlyStart {
+		return v1alpha1.WarmUpEarlyStartPod
+	}
+	return v1alpha1.WarmUpPlaceholderPod
+}
+
+// placedPods counts the pods, not being deleted, that have a node, and
+// returns when the last of them got it.
+func placedPods(pods []*corev1.Pod) (int32, time.Time) {
+	var n int32
+	var last time.Time
+	for _, pod := range pods {
+		if pod.DeletionTimestamp != nil || pod.Spec.NodeName == "" {
+			continue
+		}
+		n++
+		if at := scheduledAt(pod); at.After(last) {
+			last = at
+		}
+	}
+	return n, last
+}
+
+// scheduledAt is when the pod was bound to its node: its PodScheduled
+// condition's transition (whole seconds), else its creation.
+func scheduledAt(pod *corev1.Pod) time.Time {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return pod.CreationTimestamp.Time
+}
+
+// startOf is when warm-up for a run began: its oldest warm-up pod's
+// creation, or now for a warm-up that begins now.
+func startOf(pods []*corev1.Pod, now time.Time) time.Time {
+	start := now
+	for _, pod := range pods {
+		if created := pod.CreationTimestamp.Time; !created.IsZero() && created.Before(start) {
+			start = created
+		}
+	}
+	return start
+}

@@ -1,0 +1,50 @@
+package warmup
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+// Event is a Kubernetes event to record on the warm-up's owner.
+type Event struct {
+	Type, Reason, Message string
+}
+
+// Every warm-up event is built here, one constructor each; reasons are
+// declared in api/v1alpha1.
+
+func warmUpStartedEvent(in Input, pods int32) Event {
+	run := in.Next.UTC().Format(time.RFC3339)
+	if in.Options.Strategy == v1alpha1.WarmUpEarlyStart {
+		return Event{corev1.EventTypeNormal, v1alpha1.ReasonWarmUpStarted,
+			fmt.Sprintf("warm-up for the run at %s began (EarlyStart, lead %s): its job's %d pods wait for it on their nodes", run, in.Options.Lead, pods)}
+	}
+	return Event{corev1.EventTypeNormal, v1alpha1.ReasonWarmUpStarted,
+		fmt.Sprintf("warm-up for the run at %s began (Placeholder, lead %s): creating %d placeholder pods", run, in.Options.Lead, pods)}
+}
+
+func warmUpReadyEvent(state *v1alpha1.WarmUpStatus) Event {
+	return Event{corev1.EventTypeNormal, v1alpha1.ReasonWarmUpReady,
+		fmt.Sprintf("capacity for the run at %s is ready: %d pods placed, %s after warm-up began",
+			state.ScheduledTime.UTC().Format(time.RFC3339), state.Pods, state.ReadyTime.Sub(state.StartTime.Time))}
+}
+
+func warmUpLateEvent(state *v1alpha1.WarmUpStatus) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonWarmUpLate,
+		fmt.Sprintf("the run at %s started before its capacity was ready: %d of %d warm-up pods placed; lengthen spec.warmUp.lead",
+			state.ScheduledTime.UTC().Format(time.RFC3339), state.ScheduledPods, state.Pods)}
+}
+
+func warmUpCanceledEvent(run time.Time, pods int) Event {
+	return Event{corev1.EventTypeNormal, v1alpha1.ReasonWarmUpCanceled,
+		fmt.Sprintf("deleted %d placeholder pods of the run at %s, which is not starting (suspended, rescheduled, held back by concurrencyPolicy Forbid, or past its deadline)", pods, run.UTC().Format(time.RFC3339))}
+}
+
+// FailedEvent reports warm-up pods that could not be created.
+func FailedEvent(err error) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonWarmUpFailed, "creating warm-up pods: " + err.Error()}
+}

@@ -1,0 +1,34 @@
+package warmup
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Metrics of runs and their warm-up, shared by the ScheduledJob controller
+// and the CronJob warm-up controller (label kind), in controller-runtime's
+// registry.
+var (
+	// StartLateness is the headline number: scheduled time to the run's
+	// first container running.
+	StartLateness = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "ontime_run_start_lateness_seconds",
+		Help:    "Time from a run's scheduled time to its first pod's first container running, by warm-up strategy (none without warm-up) and owner kind.",
+		Buckets: []float64{0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 600, 1800},
+	}, []string{"warm_up", "kind"})
+	// CapacityReady is warm-up start to every warm-up pod having a node.
+	CapacityReady = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "ontime_warm_up_capacity_ready_seconds",
+		Help:    "Time from the start of a run's warm-up to every warm-up pod having a node.",
+		Buckets: []float64{1, 5, 10, 20, 30, 45, 60, 90, 120, 180, 300, 600, 1200},
+	}, []string{"strategy", "kind"})
+	// Late counts runs that started before their capacity was ready.
+	Late = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ontime_warm_up_late_total",
+		Help: "Runs whose capacity was not ready at their scheduled time.",
+	}, []string{"strategy", "kind"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(StartLateness, CapacityReady, Late)
+}
