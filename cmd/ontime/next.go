@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/spf13/cobra"
 )
 
@@ -8,15 +10,19 @@ func newNextCommand() *cobra.Command {
 	var flags scheduleFlags
 	var from, output string
 	var count int
+	var lead time.Duration
 	cmd := &cobra.Command{
 		Use:   "next SCHEDULE",
 		Short: "Print a schedule's next activation times",
 		Long: `Print a schedule's next activation times, one RFC 3339 time per line in
 the schedule's time zone. The extended syntax (H, L, W, #, 7 for Sunday) is
-accepted unless --strict is given.`,
+accepted unless --strict is given. With --lead, each line also says when
+warm-up for that run begins: the run's time minus the lead, in elapsed time,
+as the controller computes it.`,
 		Example: `  ontime next '30 2 * * 1-5' --time-zone Europe/Amsterdam
   ontime next 'H/15 * * * *' --hash-key team-a/report -n 4
-  ontime next '0 0 29 2 *' --from 2096-03-01T00:00:00Z -n 2 -o json`,
+  ontime next '0 0 29 2 *' --from 2096-03-01T00:00:00Z -n 2 -o json
+  ontime next '0 0 * * *' --lead 10m -n 2`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, err := flags.parse(args)
@@ -33,13 +39,17 @@ accepted unless --strict is given.`,
 			if output != "text" && output != "json" {
 				return badInput("-o %q: must be text or json", output)
 			}
+			if err := checkLead(lead); err != nil {
+				return err
+			}
 			times := activations(spec, start, count)
-			return printTimes(cmd.OutOrStdout(), times, output)
+			return printTimes(cmd.OutOrStdout(), times, lead, output)
 		},
 	}
 	flags.register(cmd, true)
 	cmd.Flags().StringVar(&from, "from", "", "start after this RFC 3339 time (default: now)")
 	cmd.Flags().IntVarP(&count, "count", "n", 5, "how many activation times to print")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().DurationVar(&lead, "lead", 0, "also print when warm-up begins, this long before each run (as spec.warmUp.lead)")
 	return cmd
 }

@@ -83,6 +83,7 @@ operator (ontime controller) and offline tools for cron schedules.`,
 		newPrimeCommand(),
 		newSpreadCommand(),
 		newTriggerCommand(),
+		newWaitCommand(),
 	)
 	for _, cmd := range root.Commands() {
 		cmd.Args = wrapArgs(cmd.Args)

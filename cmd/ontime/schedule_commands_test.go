@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -54,6 +55,15 @@ func TestCLI(t *testing.T) {
 		{"bad policy", []string{"next", "* * * * *", "--dst-policy", "skip"}, "", `--dst-policy "skip"`, 2},
 		{"explain", []string{"explain", "30 2 * * 1-5", "--time-zone", "Europe/Amsterdam"},
 			"At 02:30, Monday through Friday (Europe/Amsterdam)\nNext runs:\n  2026-11-23T02:30:00+01:00  Mon\n  2026-11-24T02:30:00+01:00  Tue\n  2026-11-25T02:30:00+01:00  Wed\n  2026-11-26T02:30:00+01:00  Thu\n  2026-11-27T02:30:00+01:00  Fri\n", "", 0},
+		{"next with warm-up", []string{"next", "30 2 * * *", "--time-zone", "America/New_York", "--from", "2026-03-07T12:00:00-05:00", "-n", "2", "--lead", "10m"},
+			"2026-03-08T03:00:00-04:00  warm-up from 2026-03-08T01:50:00-05:00\n2026-03-09T02:30:00-04:00  warm-up from 2026-03-09T02:20:00-04:00\n", "", 0},
+		{"next with warm-up, json", []string{"next", "0 0 * * *", "--from", "2026-01-01T12:00:00Z", "-n", "1", "--lead", "90s", "-o", "json"},
+			"[\n  {\n    \"run\": \"2026-01-02T00:00:00Z\",\n    \"warmUp\": \"2026-01-01T23:58:30Z\"\n  }\n]\n", "", 0},
+		{"lead too short", []string{"next", "* * * * *", "--lead", "10s"}, "", "--lead 10s: must be from 30s to 24h0m0s", 2},
+		{"explain with warm-up", []string{"explain", "0 9 * * 1-5", "--lead", "15m"},
+			"At 09:00, Monday through Friday (UTC)\nWarm-up begins 15m0s before each run.\nNext runs:\n  2026-11-23T09:00:00Z  Mon  warm-up from 2026-11-23T08:45:00Z\n  2026-11-24T09:00:00Z  Tue  warm-up from 2026-11-24T08:45:00Z\n  2026-11-25T09:00:00Z  Wed  warm-up from 2026-11-25T08:45:00Z\n  2026-11-26T09:00:00Z  Thu  warm-up from 2026-11-26T08:45:00Z\n  2026-11-27T09:00:00Z  Fri  warm-up from 2026-11-27T08:45:00Z\n", "", 0},
+		{"wait: a time that has passed", []string{"wait", "--until", "2026-11-22T09:59:00Z"}, "waiting until 2026-11-22T09:59:00Z (0s from now)\nreleased\n", "", 0},
+		{"wait: not a time", []string{"wait", "--until", "10am"}, "", `--until "10am": not an RFC 3339 time`, 2},
 		{"prime", []string{"prime", "*/30 * * * 1-5", "--lead", "10m"}, "20 * * * 1-5\n50 0-22 * * 1-5\n50 23 * * 0-4\n", "", 0},
 		{"prime needs extended", []string{"prime", "0 0 1 * *", "--lead", "10m"}, "", "rerun with --extended to print it", 2},
 		{"prime extended", []string{"prime", "0 0 1 * *", "--lead", "10m", "--extended"}, "50 23 L * *\n", "", 0},
@@ -108,5 +118,25 @@ func TestCommandLineErrorsExit2(t *testing.T) {
 		if _, stderr, code := runCLI(t, args...); code != exitBadInput {
 			t.Errorf("%v: exit %d, want 2 (stderr %q)", args, code, stderr)
 		}
+	}
+}
+
+// TestWaitSleepsUntilTheTime: ontime wait hands the parsed time to its
+// clock and reports release.
+func TestWaitSleepsUntilTheTime(t *testing.T) {
+	var asked time.Time
+	saved := sleepUntil
+	sleepUntil = func(_ context.Context, at time.Time) error { asked = at; return nil }
+	t.Cleanup(func() { sleepUntil = saved })
+	stdout, _, code := runCLI(t, "wait", "--until", "2026-11-22T10:09:30+01:00")
+	if code != 0 || !asked.Equal(time.Date(2026, 11, 22, 9, 9, 30, 0, time.UTC)) {
+		t.Fatalf("exit %d, slept until %v", code, asked)
+	}
+	if stdout != "waiting until 2026-11-22T10:09:30+01:00 (0s from now)\nreleased\n" {
+		t.Errorf("stdout %q", stdout)
+	}
+	sleepUntil = func(context.Context, time.Time) error { return context.Canceled }
+	if _, stderr, code := runCLI(t, "wait", "--until", "2026-11-22T11:00:00Z"); code != 1 || !strings.Contains(stderr, "context canceled") {
+		t.Errorf("interrupted: exit %d, stderr %q; want 1", code, stderr)
 	}
 }

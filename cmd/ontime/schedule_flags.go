@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
@@ -78,16 +79,44 @@ func activations(spec *cron.Spec, from time.Time, n int) []time.Time {
 	return times
 }
 
-func printTimes(w io.Writer, times []time.Time, output string) error {
+// printTimes prints runs, and with a lead when warm-up for each begins.
+func printTimes(w io.Writer, times []time.Time, lead time.Duration, output string) error {
+	type run struct {
+		Run    string `json:"run"`
+		WarmUp string `json:"warmUp"`
+	}
 	formatted := make([]string, len(times))
+	runs := make([]run, len(times))
 	for i, t := range times {
 		formatted[i] = t.Format(time.RFC3339)
+		runs[i] = run{Run: formatted[i], WarmUp: warmUpStart(t, lead).Format(time.RFC3339)}
 	}
-	if output == "json" {
+	switch {
+	case output == "json" && lead > 0:
+		return writeJSON(w, runs)
+	case output == "json":
 		return writeJSON(w, formatted)
 	}
-	for _, t := range formatted {
-		fmt.Fprintln(w, t)
+	for _, r := range runs {
+		if lead > 0 {
+			fmt.Fprintf(w, "%s  warm-up from %s\n", r.Run, r.WarmUp)
+		} else {
+			fmt.Fprintln(w, r.Run)
+		}
+	}
+	return nil
+}
+
+// warmUpStart is when warm-up for a run at t begins: lead earlier in
+// elapsed time, shown in the run's zone.
+func warmUpStart(t time.Time, lead time.Duration) time.Time {
+	return t.Add(-lead).In(t.Location())
+}
+
+// checkLead accepts no lead, or one spec.warmUp.lead accepts.
+func checkLead(lead time.Duration) error {
+	if lead != 0 && (lead < v1alpha1.MinWarmUpLead || lead > v1alpha1.MaxWarmUpLead) {
+		return badInput("--lead %s: must be from %s to %s", lead, v1alpha1.MinWarmUpLead, v1alpha1.MaxWarmUpLead)
 	}
 	return nil
 }

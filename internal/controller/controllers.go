@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ontime-dev/ontime/internal/controller/cronjobwarmup"
 	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
@@ -41,5 +42,9 @@ func CacheOptions() cache.Options {
 // the current time below cmd/, so that tests can step it.
 func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opts Options) error {
 	scheduledJobs := scheduledjob.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("scheduledjob-controller"), opts.EarlyStartImage)
-	return scheduledJobs.Register(ctx, mgr, opts.Workers)
+	if err := scheduledJobs.Register(ctx, mgr, opts.Workers); err != nil {
+		return err
+	}
+	cronJobs := cronjobwarmup.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("cronjob-warmup-controller"))
+	return cronJobs.Register(ctx, mgr, opts.Workers)
 }

@@ -10,35 +10,8 @@ import (
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
-// schedule says when runs are due.
-type schedule interface {
-	// Next returns the first run strictly after t, or the zero time.
-	Next(t time.Time) time.Time
-	// Prev returns the last run at or before t, or the zero time.
-	Prev(t time.Time) time.Time
-}
-
-// everyChain is an @every schedule: runs at first, first+every, … where
-// first is one interval after the last run (or the creation), as the
-// CronJob controller counts.
-type everyChain struct {
-	first time.Time
-	every time.Duration
-}
-
-func (c everyChain) Prev(t time.Time) time.Time {
-	if t.Before(c.first) {
-		return time.Time{}
-	}
-	return c.first.Add(t.Sub(c.first) / c.every * c.every)
-}
-
-func (c everyChain) Next(t time.Time) time.Time {
-	if t.Before(c.first) {
-		return c.first
-	}
-	return c.first.Add((t.Sub(c.first)/c.every + 1) * c.every)
-}
+// schedule says when runs are due: an anchored cron.Schedule, or once.
+type schedule = cron.Runs
 
 // once is a runAt schedule.
 type once struct{ at time.Time }
@@ -107,20 +80,18 @@ func scheduleOf(sj *v1alpha1.ScheduledJob, lastSchedule *time.Time) specSchedule
 		return result
 	}
 	result.loc = parsed.Location()
-	every := parsed.Interval()
-	switch {
-	case every == 0:
-		result.schedule = parsed
-	case every < time.Minute:
+	if every := parsed.Interval(); every > 0 && every < time.Minute {
 		message := fmt.Sprintf("spec.schedule %q: runs less than a minute apart would share a Job name (names have minute resolution); use @every 1m or more", spec.Schedule)
 		result.problem = &specProblem{v1alpha1.ReasonInvalidSchedule, message, invalidScheduleEvent(message)}
-	default:
-		anchor := sj.CreationTimestamp.Time
-		if lastSchedule != nil {
-			anchor = *lastSchedule
-		}
-		result.schedule = everyChain{first: parsed.Next(anchor), every: every}
+		return result
 	}
+	// An @every schedule counts from the last run, or the creation, as the
+	// CronJob controller counts.
+	anchor := sj.CreationTimestamp.Time
+	if lastSchedule != nil {
+		anchor = *lastSchedule
+	}
+	result.schedule = parsed.Anchored(anchor)
 	return result
 }
 

@@ -157,53 +157,25 @@ func capacityCondition(d warmup.Decision, runs timeline, now time.Time) (metav1.
 	return metav1.ConditionUnknown, v1alpha1.ReasonWarmingUp, fmt.Sprintf("the run at %s did not start", at(state.ScheduledTime.Time))
 }
 
-// startMeasureWindow bounds how long after a run's scheduled time its
-// start is looked for: a run whose pods never ran is not measured.
-const startMeasureWindow = time.Hour
-
 // RunToMeasure returns the Job of the latest scheduled run whose start
-// status.lastRunStart does not record yet, once the Job reports a pod ready
-// or finished, within an hour of its scheduled time; nil when there is
-// none. The reconciler reads that Job's pods for Input.RunPods.
+// status.lastRunStart does not record yet, once that Job reports a pod
+// ready or finished; nil when there is none. The reconciler reads that
+// Job's pods for Input.RunPods.
 func RunToMeasure(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, now time.Time) *batchv1.Job {
-	var latest *batchv1.Job
-	var latestAt time.Time
-	for _, job := range jobs {
-		if at, ok := v1alpha1.ScheduledTime(job); ok && !v1alpha1.IsTriggered(job) && !at.After(now) && at.After(latestAt) {
-			latest, latestAt = job, at
-		}
+	var measured time.Time
+	if s := sj.Status.LastRunStart; s != nil {
+		measured = s.ScheduledTime.Time
 	}
-	switch {
-	case latest == nil || now.Sub(latestAt) > startMeasureWindow:
-		return nil
-	case sj.Status.LastRunStart != nil && !sj.Status.LastRunStart.ScheduledTime.Time.Before(latestAt):
-		return nil
-	}
-	s := latest.Status
-	if (s.Ready != nil && *s.Ready > 0) || s.Succeeded > 0 || s.Failed > 0 {
-		return latest
-	}
-	return nil
+	return warmup.RunToMeasure(jobs, measured, now)
 }
 
 // measureStart records in status when the run of job first ran, from its
 // pods, and returns its lateness for the metric.
 func measureStart(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job, pods []*corev1.Pod) *time.Duration {
-	if job == nil {
-		return nil
-	}
-	scheduled, _ := v1alpha1.ScheduledTime(job)
-	var own []*corev1.Pod
-	for _, pod := range pods {
-		if metav1.IsControlledBy(pod, job) {
-			own = append(own, pod)
-		}
-	}
-	started, ok := warmup.FirstStart(own)
+	start, ok := warmup.MeasureStart(job, pods)
 	if !ok {
 		return nil
 	}
-	lateness := max(started.Sub(scheduled), 0)
-	status.LastRunStart = &v1alpha1.RunStart{ScheduledTime: metav1.NewTime(scheduled), StartTime: metav1.NewTime(started), Lateness: metav1.Duration{Duration: lateness}}
-	return &lateness
+	status.LastRunStart = start
+	return &start.Lateness.Duration
 }

@@ -48,3 +48,9 @@ func warmUpCanceledEvent(run time.Time, pods int) Event {
 func FailedEvent(err error) Event {
 	return Event{corev1.EventTypeWarning, v1alpha1.ReasonWarmUpFailed, "creating warm-up pods: " + err.Error()}
 }
+
+// InvalidEvent reports a warm-up request that cannot be followed: a
+// CronJob's lead annotation or schedule that cannot be read.
+func InvalidEvent(err error) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonWarmUpFailed, "no warm-up: " + err.Error()}
+}

@@ -3,7 +3,11 @@ package warmup
 import (
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
 
 // FirstStart returns when the first of the pods' containers started
@@ -26,4 +30,55 @@ func FirstStart(pods []*corev1.Pod) (time.Time, bool) {
 		}
 	}
 	return first, !first.IsZero()
+}
+
+// startMeasureWindow bounds how long after a run's scheduled time its
+// start is looked for: a run whose pods never ran is not measured.
+const startMeasureWindow = time.Hour
+
+// RunToMeasure returns, among a ScheduledJob's or CronJob's Jobs, the one
+// of the latest scheduled run after measured (the last run whose start was
+// recorded) and not in the future, once it reports a pod ready or finished,
+// within an hour of its scheduled time; nil when there is none. Its pods
+// then tell when it started (MeasureStart).
+func RunToMeasure(jobs []*batchv1.Job, measured, now time.Time) *batchv1.Job {
+	var latest *batchv1.Job
+	var latestAt time.Time
+	for _, job := range jobs {
+		if at, ok := v1alpha1.ScheduledTime(job); ok && !v1alpha1.IsTriggered(job) && !at.After(now) && at.After(latestAt) {
+			latest, latestAt = job, at
+		}
+	}
+	if latest == nil || now.Sub(latestAt) > startMeasureWindow || !latestAt.After(measured) {
+		return nil
+	}
+	s := latest.Status
+	if (s.Ready != nil && *s.Ready > 0) || s.Succeeded > 0 || s.Failed > 0 {
+		return latest
+	}
+	return nil
+}
+
+// MeasureStart says when the run of job started, from its pods (those the
+// Job controls among pods), and how late that was.
+func MeasureStart(job *batchv1.Job, pods []*corev1.Pod) (*v1alpha1.RunStart, bool) {
+	if job == nil {
+		return nil, false
+	}
+	scheduled, ok := v1alpha1.ScheduledTime(job)
+	if !ok {
+		return nil, false
+	}
+	var own []*corev1.Pod
+	for _, pod := range pods {
+		if metav1.IsControlledBy(pod, job) {
+			own = append(own, pod)
+		}
+	}
+	started, ok := FirstStart(own)
+	if !ok {
+		return nil, false
+	}
+	return &v1alpha1.RunStart{ScheduledTime: metav1.NewTime(scheduled), StartTime: metav1.NewTime(started),
+		Lateness: metav1.Duration{Duration: max(started.Sub(scheduled), 0)}}, true
 }

@@ -74,9 +74,10 @@ func (v *Validator) ValidateDelete(context.Context, runtime.Object) (admission.W
 }
 
 func (v *Validator) validate(ctx context.Context, sj, old *v1alpha1.ScheduledJob) (admission.Warnings, error) {
-	errs, warnings := Validate(sj, old)
+	errs, warnings := Validate(sj, old, time.Now())
 	if len(errs) == 0 && v.client != nil {
 		errs = append(errs, v.dryRunJob(ctx, sj)...)
+		warnings = append(warnings, v.priorityWarnings(ctx, sj)...)
 	}
 	if len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind("ScheduledJob").GroupKind(), sj.Name, errs)
@@ -85,9 +86,10 @@ func (v *Validator) validate(ctx context.Context, sj, old *v1alpha1.ScheduledJob
 }
 
 // Validate checks a ScheduledJob as the CronJob API validates a CronJob
-// (pkg/apis/batch/validation), plus runAt, and returns errors and warnings.
-// old is nil on create.
-func Validate(sj, old *v1alpha1.ScheduledJob) (field.ErrorList, admission.Warnings) {
+// (pkg/apis/batch/validation), plus runAt and warmUp, and returns errors
+// and warnings. old is nil on create; now starts the look at the coming
+// runs.
+func Validate(sj, old *v1alpha1.ScheduledJob, now time.Time) (field.ErrorList, admission.Warnings) {
 	spec := field.NewPath("spec")
 	var errs field.ErrorList
 	var warnings admission.Warnings
@@ -104,6 +106,8 @@ func Validate(sj, old *v1alpha1.ScheduledJob) (field.ErrorList, admission.Warnin
 	deadlineErrs, deadlineWarnings := validateDeadline(sj.Spec.StartingDeadlineSeconds, spec.Child("startingDeadlineSeconds"))
 	errs, warnings = append(errs, deadlineErrs...), append(warnings, deadlineWarnings...)
 	errs = append(errs, validateTemplateSelector(sj.Spec.JobTemplate.Spec, spec.Child("jobTemplate", "spec"))...)
+	warmUpErrs, warmUpWarnings := validateWarmUp(sj, now, spec.Child("warmUp"))
+	errs, warnings = append(errs, warmUpErrs...), append(warnings, warmUpWarnings...)
 	return errs, warnings
 }
 

@@ -14,6 +14,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -94,6 +95,12 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// config/warmup's PriorityClass, as config/ installs it.
+	if err := apiClient.Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.DefaultPlaceholderPriorityClass},
+		Value: -5, PreemptionPolicy: ptr.To(corev1.PreemptNever)}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return m.Run()
 }
 
@@ -124,10 +131,11 @@ func validScheduledJob(name string) *v1alpha1.ScheduledJob {
 
 func TestAdmission(t *testing.T) {
 	tests := []struct {
-		name    string
-		mutate  func(*v1alpha1.ScheduledJob)
-		message string // empty: accepted
-		warning string
+		name       string
+		mutate     func(*v1alpha1.ScheduledJob)
+		message    string // empty: accepted
+		warning    string
+		noWarnings bool
 	}{
 		{name: "valid", mutate: func(*v1alpha1.ScheduledJob) {}},
 		{name: "valid with zone and extras", mutate: func(sj *v1alpha1.ScheduledJob) {
@@ -173,6 +181,31 @@ func TestAdmission(t *testing.T) {
 			message: "metadata.name: Invalid value: \"" + strings.Repeat("a", 53) + "\": must be no more than 52 characters"},
 		{name: "tiny deadline", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.StartingDeadlineSeconds = ptr.To[int64](0) },
 			warning: "startingDeadlineSeconds: 0 leaves almost no time"},
+		{name: "warm-up", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = "0 * * * *"
+			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: minutes(10)}
+		}, noWarnings: true},
+		{name: "warm-up lead too short (schema)", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 10 * time.Second}}
+		}, message: "lead must be from 30s to 24h"},
+		{name: "warm-up hold too long (schema)", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: minutes(1), Placeholder: &v1alpha1.PlaceholderWarmUp{HoldAfterSchedule: &metav1.Duration{Duration: time.Hour}}}
+		}, message: "holdAfterSchedule must be at most 15m"},
+		{name: "EarlyStart lead not shorter than the interval", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: minutes(10), Strategy: v1alpha1.WarmUpEarlyStart}
+		}, message: `spec.warmUp.lead: Invalid value: "10m0s": with strategy EarlyStart, lead must be shorter than the shortest interval between runs (5m0s)`},
+		{name: "Placeholder lead longer than the interval", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: minutes(10)}
+		}, warning: "spec.warmUp.lead: 10m0s is not shorter than the shortest interval between runs (5m0s)"},
+		{name: "placeholder PriorityClass missing", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = "0 * * * *"
+			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: minutes(10), Placeholder: &v1alpha1.PlaceholderWarmUp{PriorityClassName: "no-such-class"}}
+		}, warning: `spec.warmUp.placeholder.priorityClassName: PriorityClass "no-such-class" cannot be read`},
+		{name: "run not above the placeholders", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = "0 * * * *"
+			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: minutes(10)}
+			sj.Spec.JobTemplate.Spec.Template.Spec.PriorityClassName = v1alpha1.DefaultPlaceholderPriorityClass
+		}, warning: "the run's pods have priority -5, not above the placeholders' -5"},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -186,21 +219,27 @@ func TestAdmission(t *testing.T) {
 			case tc.message != "" && (err == nil || !strings.Contains(err.Error(), tc.message)):
 				t.Fatalf("got %v, want an error containing\n  %s", err, tc.message)
 			}
-			if tc.warning != "" && !strings.Contains(strings.Join(warnings.take(), "\n"), tc.warning) {
-				t.Errorf("no warning containing %q", tc.warning)
+			seen := warnings.take()
+			if tc.warning != "" && !strings.Contains(strings.Join(seen, "\n"), tc.warning) {
+				t.Errorf("no warning containing %q in %q", tc.warning, seen)
+			}
+			if tc.noWarnings && len(seen) > 0 {
+				t.Errorf("warnings %q, want none", seen)
 			}
 		})
 	}
 }
 
+func minutes(n int) metav1.Duration { return metav1.Duration{Duration: time.Duration(n) * time.Minute} }
+
 func TestUpdateKeepsLegacyTZButNotBoth(t *testing.T) {
 	errs, _ := Validate(&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 1 * * *"}},
-		&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 0 * * *"}})
+		&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 0 * * *"}}, time.Now())
 	if len(errs) != 0 {
 		t.Errorf("editing an object that already had TZ: %v", errs)
 	}
 	errs, _ = Validate(&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 1 * * *", TimeZone: ptr.To("UTC")}},
-		&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 0 * * *"}})
+		&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 0 * * *"}}, time.Now())
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "cannot use both timeZone field and TZ") {
 		t.Errorf("TZ and timeZone: %v", errs)
 	}
@@ -209,7 +248,7 @@ func TestUpdateKeepsLegacyTZButNotBoth(t *testing.T) {
 	old.Spec.TimeZone = ptr.To("Gone/Zone")
 	edited := old.DeepCopy()
 	edited.Spec.Suspend = ptr.To(true)
-	if errs, _ := Validate(edited, old); len(errs) != 0 {
+	if errs, _ := Validate(edited, old, time.Now()); len(errs) != 0 {
 		t.Errorf("unchanged zone re-validated: %v", errs)
 	}
 }

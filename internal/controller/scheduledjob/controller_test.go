@@ -275,7 +275,7 @@ func TestActiveJobMissingFromCacheIsReadLive(t *testing.T) {
 	create(t, sj)
 	sj = get(t, sj)
 	sj.Status.Active = []corev1.ObjectReference{{Kind: "Job", Namespace: ns, Name: "missing-gone", UID: "no-such-uid"}}
-	if err := env.live.Status().Update(env.ctx, sj); err != nil {
+	if err := env.Live.Status().Update(env.Ctx, sj); err != nil {
 		t.Fatal(err)
 	}
 	drainEvents()
@@ -335,7 +335,7 @@ func TestUnknownTimeZoneWaitsForASpecChange(t *testing.T) {
 	// schedules again.
 	sj = get(t, sj)
 	sj.Spec.TimeZone = ptr.To("Europe/Amsterdam")
-	if err := env.live.Update(env.ctx, sj); err != nil {
+	if err := env.Live.Update(env.Ctx, sj); err != nil {
 		t.Fatal(err)
 	}
 	if reconcileAt(t, sj, firstRun(sj).Add(2*time.Second)); readyOf(get(t, sj)).Reason != v1alpha1.ReasonScheduled {
@@ -363,10 +363,10 @@ func TestHistoryCleanupDespiteCreateFailure(t *testing.T) {
 		old = append(old, job)
 	}
 	denyJobs(t, ns)
-	env.clock.SetTime(run.Add(2*time.Minute + time.Second))
+	env.Clock.SetTime(run.Add(2*time.Minute + time.Second))
 	waitForCache(t, sj)
 	drainEvents()
-	if _, err := env.ctrl.Reconcile(env.ctx, requestFor(sj)); err == nil {
+	if _, err := env.ctrl.Reconcile(env.Ctx, requestFor(sj)); err == nil {
 		t.Fatal("the run's Job was created despite the policy; the test proves nothing")
 	}
 	events := drainEvents()
@@ -412,7 +412,7 @@ func denyJobs(t *testing.T, namespace string) {
 	probe := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "probe"}, Spec: newScheduledJob(namespace, "x", "* * * * *").Spec.JobTemplate.Spec}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		err := env.live.Create(env.ctx, probe.DeepCopy(), client.DryRunAll)
+		err := env.Live.Create(env.Ctx, probe.DeepCopy(), client.DryRunAll)
 		if err != nil && strings.Contains(err.Error(), "exceeded quota (test)") {
 			return
 		}

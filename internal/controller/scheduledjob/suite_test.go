@@ -9,31 +9,26 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/record"
-	clocktesting "k8s.io/utils/clock/testing"
-	ctrl "sigs.k8s.io/controller-runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	ontimescheme "github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 // The suite runs one real kube-apiserver and etcd (envtest) with ontime's
-// CRD. Tests call Reconcile directly with a fake clock, as Karpenter's
-// ExpectObjectReconciled does, instead of running the controller's loop:
-// time only moves when a test steps it. Assertions read through the live
-// client; the controller reads through the manager's cache, as in
-// production.
+// CRD, through testenv's Harness. Tests call Reconcile directly with a fake
+// clock, as Karpenter's ExpectObjectReconciled does, instead of running the
+// controller's loop: time only moves when a test steps it. Assertions read
+// through the live client; the controller reads through the manager's
+// cache, as in production.
 var (
 	env *suiteEnv
 )
@@ -42,13 +37,8 @@ var (
 const testEarlyStartImage = "ontime-test:wait"
 
 type suiteEnv struct {
-	ctx      context.Context
-	live     client.Client // reads from the API server
-	cached   client.Client
-	reader   client.Reader
-	clock    *clocktesting.FakeClock
-	recorder *record.FakeRecorder
-	ctrl     *Controller
+	*testenv.Harness
+	ctrl *Controller
 }
 
 func TestMain(m *testing.M) {
@@ -56,53 +46,33 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	testEnv, config, err := testenv.Start("config/crd/bases")
+	h, err := testenv.StartHarness(testenv.HarnessOptions{
+		Options: testenv.Options{CRDDirs: []string{"config/crd/bases"}},
+		Scheme:  ontimescheme.New(),
+		Cache:   cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: warmup.PodSelector()}}},
+		Indexes: func(ctx context.Context, indexer client.FieldIndexer) error {
+			// Only the index: reconciles are driven by the tests.
+			return indexer.IndexField(ctx, &batchv1.Job{}, jobOwnerKey, indexJobOwner)
+		},
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() { _ = testEnv.Stop() }()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = v1alpha1.AddToScheme(scheme)
-	mgr, err := ctrl.NewManager(config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: warmup.PodSelector()}}}})
-	if err != nil {
+	defer h.Stop()
+	env = &suiteEnv{Harness: h}
+	env.ctrl = NewController(env.Cached, env.Reader, env.Clock, env.Recorder, testEarlyStartImage)
+	// config/warmup's PriorityClass, which placeholder pods name.
+	if err := env.Live.Create(env.Ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.DefaultPlaceholderPriorityClass},
+		Value: -5, PreemptionPolicy: ptr.To(corev1.PreemptNever)}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	live, err := client.New(config, client.Options{Scheme: scheme})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	env = &suiteEnv{ctx: ctx, live: live, cached: mgr.GetClient(), reader: mgr.GetAPIReader(),
-		clock: clocktesting.NewFakeClock(time.Now()), recorder: record.NewFakeRecorder(1000)}
-	env.ctrl = NewController(env.cached, env.reader, env.clock, env.recorder, testEarlyStartImage)
-	// Register only the index; reconciles are driven by the tests.
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &batchv1.Job{}, jobOwnerKey, indexJobOwner); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	go func() { _ = mgr.Start(ctx) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		fmt.Fprintln(os.Stderr, "cache did not sync")
 		return 1
 	}
 	return m.Run()
 }
 
 // newNamespace gives each test its own namespace.
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "sj-"}}
-	if err := env.live.Create(env.ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
+func newNamespace(t *testing.T) string { return env.NewNamespace(t) }
 
 func newScheduledJob(namespace, name, schedule string) *v1alpha1.ScheduledJob {
 	return &v1alpha1.ScheduledJob{
@@ -120,71 +90,34 @@ func newScheduledJob(namespace, name, schedule string) *v1alpha1.ScheduledJob {
 	}
 }
 
-func create(t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := env.live.Create(env.ctx, obj); err != nil {
-		t.Fatal(err)
-	}
-}
+func create(t *testing.T, obj client.Object) { env.Create(t, obj) }
 
 // reconcileAt sets the clock, waits until the cache has caught up with the
 // API server, and reconciles.
 func reconcileAt(t *testing.T, sj *v1alpha1.ScheduledJob, now time.Time) reconcile.Result {
 	t.Helper()
-	env.clock.SetTime(now)
+	env.Clock.SetTime(now)
 	waitForCache(t, sj)
-	result, err := env.ctrl.Reconcile(env.ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(sj)})
+	result, err := env.ctrl.Reconcile(env.Ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(sj)})
 	if err != nil {
 		t.Fatalf("Reconcile: %v", err)
 	}
 	return result
 }
 
-// waitForCache waits until the cached ScheduledJob and Jobs match the live
-// ones.
+// waitForCache waits until the cached ScheduledJob, its namespace's Jobs
+// and warm-up pods match the live ones.
 func waitForCache(t *testing.T, sj *v1alpha1.ScheduledJob) {
 	t.Helper()
-	key := client.ObjectKeyFromObject(sj)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		var live, cached v1alpha1.ScheduledJob
-		liveErr := env.live.Get(env.ctx, key, &live)
-		cachedErr := env.cached.Get(env.ctx, key, &cached)
-		if apierrors.IsNotFound(liveErr) && apierrors.IsNotFound(cachedErr) {
-			return
-		}
-		if liveErr == nil && cachedErr == nil && live.ResourceVersion == cached.ResourceVersion && jobsInSync(sj.Namespace) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond) // waiting for the informer, not for the clock
-	}
-	t.Fatalf("cache did not catch up with %s", key)
-}
-
-func jobsInSync(namespace string) bool {
-	var live, cached batchv1.JobList
-	if env.live.List(env.ctx, &live, client.InNamespace(namespace)) != nil || env.cached.List(env.ctx, &cached, client.InNamespace(namespace)) != nil {
-		return false
-	}
-	versions := map[types.UID]string{}
-	for _, j := range live.Items {
-		versions[j.UID] = j.ResourceVersion
-	}
-	if len(cached.Items) != len(live.Items) {
-		return false
-	}
-	for _, j := range cached.Items {
-		if versions[j.UID] != j.ResourceVersion {
-			return false
-		}
-	}
-	return true
+	env.WaitForCache(t, sj,
+		testenv.Cached{NewList: func() client.ObjectList { return &batchv1.JobList{} }},
+		testenv.Cached{NewList: func() client.ObjectList { return &corev1.PodList{} }, Selector: warmup.PodSelector()})
 }
 
 func get(t *testing.T, sj *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
 	t.Helper()
 	fresh := &v1alpha1.ScheduledJob{}
-	if err := env.live.Get(env.ctx, client.ObjectKeyFromObject(sj), fresh); err != nil {
+	if err := env.Live.Get(env.Ctx, client.ObjectKeyFromObject(sj), fresh); err != nil {
 		t.Fatal(err)
 	}
 	return fresh
@@ -193,24 +126,14 @@ func get(t *testing.T, sj *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
 func jobs(t *testing.T, namespace string) []batchv1.Job {
 	t.Helper()
 	var list batchv1.JobList
-	if err := env.live.List(env.ctx, &list, client.InNamespace(namespace)); err != nil {
+	if err := env.Live.List(env.Ctx, &list, client.InNamespace(namespace)); err != nil {
 		t.Fatal(err)
 	}
 	return list.Items
 }
 
 // drainEvents returns the events recorded so far.
-func drainEvents() []string {
-	var events []string
-	for {
-		select {
-		case e := <-env.recorder.Events:
-			events = append(events, e)
-		default:
-			return events
-		}
-	}
-}
+func drainEvents() []string { return env.DrainEvents() }
 
 // finish marks a Job finished the way the Job controller would.
 func finish(t *testing.T, job *batchv1.Job, succeeded bool, at time.Time) {
@@ -232,7 +155,7 @@ func finish(t *testing.T, job *batchv1.Job, succeeded bool, at time.Time) {
 			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: done},
 		}
 	}
-	if err := env.live.Status().Update(env.ctx, job); err != nil {
+	if err := env.Live.Status().Update(env.Ctx, job); err != nil {
 		t.Fatalf("finishing job %s: %v", job.Name, err)
 	}
 }
@@ -247,7 +170,7 @@ func asStored(t *testing.T, sj *v1alpha1.ScheduledJob) *unstructured.Unstructure
 	t.Helper()
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("ScheduledJob"))
-	if err := env.live.Get(env.ctx, client.ObjectKeyFromObject(sj), u); err != nil {
+	if err := env.Live.Get(env.Ctx, client.ObjectKeyFromObject(sj), u); err != nil {
 		t.Fatal(err)
 	}
 	return u

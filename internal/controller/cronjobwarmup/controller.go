@@ -1,0 +1,260 @@
+// Package cronjobwarmup gives plain batch/v1 CronJobs Placeholder warm-up:
+// a CronJob annotated warmup.ontime.dev/lead gets placeholder pods that
+// long before each of its runs, computed from its own schedule and time
+// zone as the CronJob controller computes them. ontime never changes the
+// CronJob: it creates and deletes placeholder pods the CronJob owns, and
+// records events on it.
+package cronjobwarmup
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/warmup"
+	"github.com/ontime-dev/ontime/pkg/cron"
+)
+
+// jobOwnerKey indexes Jobs by the UID of the CronJob that controls them.
+const jobOwnerKey = ".metadata.cronjob.uid"
+
+// kind labels this controller's metrics.
+const kind = "CronJob"
+
+// Controller warms capacity up for annotated CronJobs.
+type Controller struct {
+	kubeClient client.Client
+	// apiReader reads a run's pods, which the cache does not hold.
+	apiReader client.Reader
+	clock     clock.PassiveClock
+	recorder  record.EventRecorder
+	// memory holds what the controller cannot write on the CronJob: its
+	// last warm-up and measured run (types.NamespacedName -> *memory).
+	// After a restart it starts empty: the warm-up pods' own timestamps
+	// rebuild the warm-up, and a run may be measured a second time.
+	memory sync.Map
+}
+
+// memory is what the controller remembers of one CronJob.
+type memory struct {
+	uid      types.UID
+	warm     *v1alpha1.WarmUpStatus
+	measured time.Time
+	problem  string
+}
+
+// NewController returns the controller. clk is its only source of time.
+func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.PassiveClock, recorder record.EventRecorder) *Controller {
+	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder}
+}
+
+// Name identifies the controller in logs and metrics.
+func (c *Controller) Name() string { return "cronjob.warmup" }
+
+// +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Register adds the controller to mgr.
+func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &batchv1.Job{}, jobOwnerKey, indexJobOwner); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(c.Name()).
+		For(&batchv1.CronJob{}).
+		Owns(&batchv1.Job{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(warmUpPodOwner)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(c)
+}
+
+func indexJobOwner(o client.Object) []string {
+	owner := metav1.GetControllerOf(o)
+	if owner == nil || owner.Kind != "CronJob" || owner.APIVersion != batchv1.SchemeGroupVersion.String() {
+		return nil
+	}
+	return []string{string(owner.UID)}
+}
+
+// warmUpPodOwner maps a warm-up pod to the CronJob it belongs to.
+func warmUpPodOwner(_ context.Context, pod client.Object) []reconcile.Request {
+	labels := pod.GetLabels()
+	if labels[v1alpha1.OwnerKindLabel] != kind || labels[v1alpha1.OwnerNameLabel] == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pod.GetNamespace(), Name: labels[v1alpha1.OwnerNameLabel]}}}
+}
+
+// Reconcile brings one CronJob's warm-up up to date.
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	cj := &batchv1.CronJob{}
+	if err := c.kubeClient.Get(ctx, req.NamespacedName, cj); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.memory.Delete(req.NamespacedName) // its placeholders go with it
+		}
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	var pods corev1.PodList
+	if err := c.kubeClient.List(ctx, &pods, client.InNamespace(cj.Namespace), client.MatchingLabels{v1alpha1.OwnerUIDLabel: string(cj.UID)}); err != nil {
+		return reconcile.Result{}, err
+	}
+	mem := c.remember(req.NamespacedName, cj.UID)
+	lead, wanted, err := leadOf(cj)
+	var runs cron.Runs
+	if err == nil && wanted {
+		runs, err = runsOf(cj)
+	}
+	c.report(cj, mem, err)
+	if err != nil || !wanted || cj.DeletionTimestamp != nil {
+		// No warm-up (any more): no placeholder stays.
+		mem.warm = nil
+		return reconcile.Result{}, c.deletePods(ctx, pointers(pods.Items))
+	}
+	jobs, err := c.jobsOf(ctx, cj)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	now := c.clock.Now()
+	in := warmUpInput(cj, runs, jobs, now)
+	in.Owner = warmup.OwnerOf(cj, batchv1.SchemeGroupVersion.WithKind(kind), &cj.Spec.JobTemplate)
+	in.Options = warmup.OptionsFor(&v1alpha1.WarmUp{Lead: metav1.Duration{Duration: lead}})
+	in.Pods, in.Previous = pointers(pods.Items), mem.warm
+	d := warmup.Decide(in)
+	if err := c.execute(ctx, cj, d); err != nil {
+		return reconcile.Result{}, err
+	}
+	mem.warm = d.State
+	c.emit(cj, d.Events)
+	observeWarmUp(d)
+	if err := c.measureStart(ctx, mem, jobs, now); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: requeueAfter(now, d.Wake)}, nil
+}
+
+func (c *Controller) remember(key types.NamespacedName, uid types.UID) *memory {
+	value, _ := c.memory.LoadOrStore(key, &memory{uid: uid})
+	mem := value.(*memory)
+	if mem.uid != uid { // deleted and created again
+		mem = &memory{uid: uid}
+		c.memory.Store(key, mem)
+	}
+	return mem
+}
+
+// report emits a warning when the annotation or schedule cannot be used,
+// once per problem.
+func (c *Controller) report(cj *batchv1.CronJob, mem *memory, err error) {
+	problem := ""
+	if err != nil {
+		problem = err.Error()
+	}
+	if problem != "" && problem != mem.problem {
+		c.emit(cj, []warmup.Event{warmup.InvalidEvent(err)})
+	}
+	mem.problem = problem
+}
+
+func (c *Controller) jobsOf(ctx context.Context, cj *batchv1.CronJob) ([]*batchv1.Job, error) {
+	var list batchv1.JobList
+	if err := c.kubeClient.List(ctx, &list, client.InNamespace(cj.Namespace), client.MatchingFields{jobOwnerKey: string(cj.UID)}); err != nil {
+		return nil, err
+	}
+	return pointers(list.Items), nil
+}
+
+// execute deletes and creates placeholders. One that exists already was
+// created before; one that is gone was deleted.
+func (c *Controller) execute(ctx context.Context, cj *batchv1.CronJob, d warmup.Decision) error {
+	err := c.deletePods(ctx, d.Delete)
+	for _, pod := range d.Create {
+		if createErr := c.kubeClient.Create(ctx, pod.DeepCopy()); createErr != nil && !apierrors.IsAlreadyExists(createErr) {
+			c.emit(cj, []warmup.Event{warmup.FailedEvent(createErr)})
+			err = cmp.Or(err, createErr)
+		}
+	}
+	return err
+}
+
+func (c *Controller) deletePods(ctx context.Context, pods []*corev1.Pod) error {
+	var firstErr error
+	for _, pod := range pods {
+		if pod.DeletionTimestamp != nil || pod.Labels[v1alpha1.WarmUpLabel] != v1alpha1.WarmUpPlaceholderPod {
+			continue
+		}
+		if err := c.kubeClient.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); err != nil && !apierrors.IsNotFound(err) {
+			firstErr = cmp.Or(firstErr, err)
+		}
+	}
+	return firstErr
+}
+
+// measureStart observes the start lateness of the CronJob's latest run,
+// once, when its Job reports a pod ready or finished.
+func (c *Controller) measureStart(ctx context.Context, mem *memory, jobs []*batchv1.Job, now time.Time) error {
+	job := warmup.RunToMeasure(jobs, mem.measured, now)
+	if job == nil {
+		return nil
+	}
+	var pods corev1.PodList
+	if err := c.apiReader.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
+		return err
+	}
+	start, ok := warmup.MeasureStart(job, pointers(pods.Items))
+	if !ok {
+		return nil
+	}
+	mem.measured = start.ScheduledTime.Time
+	warmup.StartLateness.WithLabelValues(string(v1alpha1.WarmUpPlaceholder), kind).Observe(start.Lateness.Seconds())
+	return nil
+}
+
+func observeWarmUp(d warmup.Decision) {
+	strategy := string(v1alpha1.WarmUpPlaceholder)
+	if after := d.ReadyAfter; after != nil {
+		warmup.CapacityReady.WithLabelValues(strategy, kind).Observe(after.Seconds())
+	}
+	if d.Late {
+		warmup.Late.WithLabelValues(strategy, kind).Inc()
+	}
+}
+
+func (c *Controller) emit(cj *batchv1.CronJob, events []warmup.Event) {
+	for _, e := range events {
+		c.recorder.Event(cj, e.Type, e.Reason, e.Message)
+	}
+}
+
+// requeueAfter is the delay until the soonest wake-up, or 0 for none.
+func requeueAfter(now time.Time, wake []time.Time) time.Duration {
+	if len(wake) == 0 {
+		return 0
+	}
+	return max(slices.MinFunc(wake, time.Time.Compare).Sub(now), time.Millisecond)
+}
+
+func pointers[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
+}

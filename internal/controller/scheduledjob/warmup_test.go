@@ -1,0 +1,320 @@
+package scheduledjob
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/warmup"
+)
+
+// newWarmUpJob is an hourly ScheduledJob whose runs place two pods of
+// 500m CPU on nodes labeled pool=batch, warmed up 10 minutes ahead.
+func newWarmUpJob(namespace, name string) *v1alpha1.ScheduledJob {
+	sj := newScheduledJob(namespace, name, "0 * * * *")
+	sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 10 * time.Minute}}
+	spec := &sj.Spec.JobTemplate.Spec
+	spec.Parallelism = ptr.To[int32](2)
+	spec.Template.Labels = map[string]string{"app": name}
+	spec.Template.Spec.NodeSelector = map[string]string{"pool": "batch"}
+	spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
+	return sj
+}
+
+// hourRun is the first run of an hourly ScheduledJob.
+func hourRun(sj *v1alpha1.ScheduledJob) time.Time {
+	return sj.CreationTimestamp.Time.Truncate(time.Hour).Add(time.Hour)
+}
+
+// warmUpPods lists the live warm-up pods of a namespace that are not being
+// deleted.
+func warmUpPods(t *testing.T, namespace string) []corev1.Pod {
+	t.Helper()
+	var list corev1.PodList
+	if err := env.Live.List(env.Ctx, &list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: warmup.PodSelector()}); err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(list.Items, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil })
+}
+
+// bind places pods on a node, as the scheduler would.
+func bind(t *testing.T, pods []corev1.Pod) {
+	t.Helper()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "node-", Labels: map[string]string{"pool": "batch"}}}
+	create(t, node)
+	for i := range pods {
+		binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pods[i].Name, Namespace: pods[i].Namespace},
+			Target: corev1.ObjectReference{Kind: "Node", Name: node.Name}}
+		if err := env.Live.SubResource("binding").Create(env.Ctx, &pods[i], binding); err != nil {
+			t.Fatalf("binding %s: %v", pods[i].Name, err)
+		}
+	}
+}
+
+func capacityOf(sj *v1alpha1.ScheduledJob) string {
+	if c := meta.FindStatusCondition(sj.Status.Conditions, v1alpha1.ConditionCapacityReady); c != nil {
+		return string(c.Status) + "/" + c.Reason
+	}
+	return ""
+}
+
+// warmUp creates sj and reconciles it at its first run's warm-up start;
+// it returns the run's time and the fresh ScheduledJob.
+func warmUp(t *testing.T, sj *v1alpha1.ScheduledJob) (time.Time, *v1alpha1.ScheduledJob) {
+	t.Helper()
+	create(t, sj)
+	sj = get(t, sj)
+	run := hourRun(sj)
+	reconcileAt(t, sj, run.Add(-10*time.Minute))
+	if n := len(warmUpPods(t, sj.Namespace)); n != int(warmup.PodsPerRun(&sj.Spec.JobTemplate.Spec)) {
+		t.Fatalf("%d placeholders at the warm-up's start", n)
+	}
+	return run, get(t, sj)
+}
+
+// TestPlaceholderWarmUp follows one run: placeholders shaped like its pods
+// at lead before it, ready once placed, the run's Job unchanged at its
+// time, placeholders gone once its pods are ready.
+func TestPlaceholderWarmUp(t *testing.T) {
+	ns := newNamespace(t)
+	sj := newWarmUpJob(ns, "warm")
+	create(t, sj)
+	sj = get(t, sj)
+	run := hourRun(sj)
+	drainEvents()
+
+	result := reconcileAt(t, sj, run.Add(-15*time.Minute))
+	if n := len(warmUpPods(t, ns)); n != 0 || result.RequeueAfter != 5*time.Minute {
+		t.Fatalf("15 minutes ahead: %d placeholders, requeue %v; want none, and a wake-up in 5m", n, result.RequeueAfter)
+	}
+	if got := get(t, sj).Status.NextWarmUpTime; got == nil || !got.Time.Equal(run.Add(-10*time.Minute)) {
+		t.Errorf("nextWarmUpTime %v, want %v", got, run.Add(-10*time.Minute))
+	}
+
+	reconcileAt(t, sj, run.Add(-10*time.Minute))
+	pods := warmUpPods(t, ns)
+	if len(pods) != 2 {
+		t.Fatalf("%d placeholders, want 2 (parallelism)", len(pods))
+	}
+	checkPlaceholderPod(t, &pods[0], get(t, sj))
+	reconcileAt(t, sj, run.Add(-10*time.Minute+time.Second))
+	if n := len(warmUpPods(t, ns)); n != 2 {
+		t.Errorf("a second reconcile left %d placeholders", n)
+	}
+	if sj = get(t, sj); capacityOf(sj) != "False/WarmingUp" || sj.Status.WarmUp == nil || sj.Status.WarmUp.Pods != 2 {
+		t.Errorf("warming: CapacityReady %s, warmUp %+v", capacityOf(sj), sj.Status.WarmUp)
+	}
+
+	bind(t, pods)
+	reconcileAt(t, sj, run.Add(-9*time.Minute))
+	if sj = get(t, sj); capacityOf(sj) != "True/CapacityReady" || sj.Status.WarmUp.ReadyTime == nil {
+		t.Errorf("placed: CapacityReady %s, warmUp %+v", capacityOf(sj), sj.Status.WarmUp)
+	}
+	events := drainEvents()
+	for _, want := range []string{"WarmUpStarted", "WarmUpReady"} {
+		if !hasEvent(events, want) {
+			t.Errorf("no %s event in %v", want, events)
+		}
+	}
+
+	checkHandOff(t, sj, run)
+}
+
+// checkHandOff: at the run, its Job as without warm-up; the placeholders
+// stay until its pods are ready.
+func checkHandOff(t *testing.T, sj *v1alpha1.ScheduledJob, run time.Time) {
+	t.Helper()
+	ns := sj.Namespace
+	reconcileAt(t, sj, run.Add(100*time.Millisecond))
+	created := jobs(t, ns)
+	if len(created) != 1 || created[0].Name != sj.JobName(run) || len(created[0].Spec.Template.Spec.InitContainers) != 0 {
+		t.Fatalf("jobs %v, want %s as without warm-up", created, sj.JobName(run))
+	}
+	if n := len(warmUpPods(t, ns)); n != 2 {
+		t.Errorf("%d placeholders during the hand-off, want 2", n)
+	}
+	job := created[0]
+	job.Status.Ready = ptr.To[int32](2)
+	job.Status.Active = 2
+	if err := env.Live.Status().Update(env.Ctx, &job); err != nil {
+		t.Fatal(err)
+	}
+	reconcileAt(t, sj, run.Add(3*time.Second))
+	if n := len(warmUpPods(t, ns)); n != 0 {
+		t.Errorf("%d placeholders after the run's pods are ready", n)
+	}
+}
+
+// checkPlaceholderPod checks what the API server stored of a placeholder:
+// its shape, priority, owner and labels.
+func checkPlaceholderPod(t *testing.T, pod *corev1.Pod, sj *v1alpha1.ScheduledJob) {
+	t.Helper()
+	if !metav1.IsControlledBy(pod, sj) {
+		t.Errorf("placeholder owners %v, want the ScheduledJob", pod.OwnerReferences)
+	}
+	if pod.Spec.PriorityClassName != v1alpha1.DefaultPlaceholderPriorityClass || ptr.Deref(pod.Spec.Priority, 0) != -5 ||
+		ptr.Deref(pod.Spec.PreemptionPolicy, "") != corev1.PreemptNever {
+		t.Errorf("priority %s %v %v, want ontime-placeholder, -5, Never", pod.Spec.PriorityClassName, pod.Spec.Priority, pod.Spec.PreemptionPolicy)
+	}
+	if cpu := pod.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]; cpu.String() != "500m" || pod.Spec.NodeSelector["pool"] != "batch" {
+		t.Errorf("placeholder requests %s on %v, want 500m on pool=batch", cpu.String(), pod.Spec.NodeSelector)
+	}
+	if pod.Labels[v1alpha1.RunLabel] != v1alpha1.RunLabelValue(hourRun(sj)) || pod.Labels["app"] != sj.Name {
+		t.Errorf("placeholder labels %v", pod.Labels)
+	}
+}
+
+// TestPlaceholdersGoWhenTheRunDoesNotStart: suspend, a schedule edit,
+// Forbid with an active run and a missed deadline each delete the
+// placeholders, and say so.
+func TestPlaceholdersGoWhenTheRunDoesNotStart(t *testing.T) {
+	cases := map[string]func(t *testing.T, sj *v1alpha1.ScheduledJob, run time.Time) time.Time{
+		"suspended": func(t *testing.T, sj *v1alpha1.ScheduledJob, run time.Time) time.Time {
+			update(t, sj, func(sj *v1alpha1.ScheduledJob) { sj.Spec.Suspend = ptr.To(true) })
+			return run.Add(-5 * time.Minute)
+		},
+		"schedule edited": func(t *testing.T, sj *v1alpha1.ScheduledJob, run time.Time) time.Time {
+			update(t, sj, func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "30 * * * *" })
+			return run.Add(-5 * time.Minute)
+		},
+		"Forbid with an active run": func(t *testing.T, sj *v1alpha1.ScheduledJob, run time.Time) time.Time {
+			update(t, sj, func(sj *v1alpha1.ScheduledJob) { sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent })
+			// An active run triggered by hand holds the scheduled one back.
+			update(t, sj, func(sj *v1alpha1.ScheduledJob) {
+				sj.Annotations = map[string]string{v1alpha1.TriggerAnnotation: "manual"}
+			})
+			reconcileAt(t, get(t, sj), run.Add(-5*time.Minute))
+			return run.Add(100 * time.Millisecond)
+		},
+		"past its deadline": func(t *testing.T, sj *v1alpha1.ScheduledJob, run time.Time) time.Time {
+			update(t, sj, func(sj *v1alpha1.ScheduledJob) { sj.Spec.StartingDeadlineSeconds = ptr.To[int64](30) })
+			return run.Add(time.Minute)
+		},
+	}
+	for name, change := range cases {
+		t.Run(name, func(t *testing.T) {
+			ns := newNamespace(t)
+			run, sj := warmUp(t, newWarmUpJob(ns, "warm"))
+			at := change(t, sj, run)
+			drainEvents()
+			reconcileAt(t, get(t, sj), at)
+			if n := len(warmUpPods(t, ns)); n != 0 {
+				t.Errorf("%d placeholders left", n)
+			}
+			if events := drainEvents(); !hasEvent(events, "WarmUpCanceled") {
+				t.Errorf("events %v, want WarmUpCanceled", events)
+			}
+		})
+	}
+}
+
+func update(t *testing.T, sj *v1alpha1.ScheduledJob, change func(*v1alpha1.ScheduledJob)) {
+	t.Helper()
+	fresh := get(t, sj)
+	change(fresh)
+	if err := env.Live.Update(env.Ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWarmUpContinuesAfterARestart: a new controller process finds the
+// placeholders, makes no second set, and removes them at the hold's end.
+func TestWarmUpContinuesAfterARestart(t *testing.T) {
+	ns := newNamespace(t)
+	run, sj := warmUp(t, newWarmUpJob(ns, "restarted"))
+	started := sj.Status.WarmUp.StartTime
+	restarted := NewController(env.Cached, env.Reader, env.Clock, env.Recorder, testEarlyStartImage)
+	saved := env.ctrl
+	env.ctrl = restarted
+	t.Cleanup(func() { env.ctrl = saved })
+
+	reconcileAt(t, sj, run.Add(-9*time.Minute))
+	if n := len(warmUpPods(t, ns)); n != 2 {
+		t.Errorf("%d placeholders after the restart, want the same 2", n)
+	}
+	if got := get(t, sj).Status.WarmUp.StartTime; !got.Equal(&started) {
+		t.Errorf("warm-up start %v after the restart, want %v", got, started)
+	}
+	reconcileAt(t, sj, run.Add(100*time.Millisecond))
+	reconcileAt(t, sj, run.Add(v1alpha1.DefaultHoldAfterSchedule))
+	if n := len(warmUpPods(t, ns)); n != 0 {
+		t.Errorf("%d placeholders after the hold, want none", n)
+	}
+}
+
+// TestEarlyStartJob: the run's Job lead early, its pods held by the wait
+// container; lastScheduleTime moves at the run's time, and no second Job.
+func TestEarlyStartJob(t *testing.T) {
+	ns := newNamespace(t)
+	sj := newWarmUpJob(ns, "early")
+	sj.Spec.WarmUp.Strategy = v1alpha1.WarmUpEarlyStart
+	create(t, sj)
+	sj = get(t, sj)
+	run := hourRun(sj)
+	reconcileAt(t, sj, run.Add(-10*time.Minute))
+	created := jobs(t, ns)
+	if len(created) != 1 || created[0].Name != sj.JobName(run) {
+		t.Fatalf("jobs %v, want %s early", created, sj.JobName(run))
+	}
+	pod := created[0].Spec.Template
+	wait := pod.Spec.InitContainers[0]
+	if wait.Name != warmup.WaitContainerName || wait.Image != testEarlyStartImage || strings.Join(wait.Args, " ") != "wait --until "+run.UTC().Format(time.RFC3339) {
+		t.Errorf("wait container %+v", wait)
+	}
+	if pod.Labels[v1alpha1.WarmUpLabel] != v1alpha1.WarmUpEarlyStartPod {
+		t.Errorf("pod template labels %v", pod.Labels)
+	}
+	if s := get(t, sj).Status; s.LastScheduleTime != nil || s.ActiveCount != 1 {
+		t.Errorf("before the run: lastScheduleTime %v, activeCount %d; want unset and 1", s.LastScheduleTime, s.ActiveCount)
+	}
+	reconcileAt(t, sj, run.Add(100*time.Millisecond))
+	if n := len(jobs(t, ns)); n != 1 {
+		t.Errorf("%d jobs at the run's time, want the early one only", n)
+	}
+	if s := get(t, sj).Status; s.LastScheduleTime == nil || !s.LastScheduleTime.Time.Equal(run) {
+		t.Errorf("at the run: lastScheduleTime %v, want %v", s.LastScheduleTime, run)
+	}
+}
+
+// TestStartLateness: when the run's Job reports a ready pod, its first
+// container start is recorded as the run's start.
+func TestStartLateness(t *testing.T) {
+	ns := newNamespace(t)
+	sj := newScheduledJob(ns, "measured", "* * * * *")
+	create(t, sj)
+	sj = get(t, sj)
+	run := firstRun(sj)
+	reconcileAt(t, sj, run.Add(100*time.Millisecond))
+	job := jobs(t, ns)[0]
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-pod", Namespace: ns, Labels: map[string]string{batchv1.ControllerUidLabel: string(job.UID)},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(&job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
+		Spec: *job.Spec.Template.Spec.DeepCopy(),
+	}
+	create(t, pod)
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", Image: "busybox", Ready: true,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(run.Add(3 * time.Second))}}}}
+	if err := env.Live.Status().Update(env.Ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	job.Status.Ready, job.Status.Active = ptr.To[int32](1), 1
+	if err := env.Live.Status().Update(env.Ctx, &job); err != nil {
+		t.Fatal(err)
+	}
+	reconcileAt(t, sj, run.Add(5*time.Second))
+	start := get(t, sj).Status.LastRunStart
+	if start == nil || start.Lateness.Duration != 3*time.Second || !start.ScheduledTime.Time.Equal(run) {
+		t.Errorf("lastRunStart %+v, want the run 3s late", start)
+	}
+}

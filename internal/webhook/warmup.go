@@ -1,0 +1,165 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/pkg/cron"
+)
+
+// gapRuns and gapYears bound the search for the shortest interval between
+// runs: enough for every weekly and yearly pattern of schedules that run
+// up to a few hundred times a day.
+const (
+	gapRuns  = 2000
+	gapYears = 10
+)
+
+// validateWarmUp checks spec.warmUp: the lead's bounds and, with
+// EarlyStart, that warm-ups of consecutive runs cannot overlap (two runs'
+// Jobs would exist at once, and concurrencyPolicy could not hold); with
+// Placeholder an overlap is allowed and warned about. now starts the
+// search for the shortest interval between runs.
+func validateWarmUp(sj *v1alpha1.ScheduledJob, now time.Time, path *field.Path) (field.ErrorList, admission.Warnings) {
+	w := sj.Spec.WarmUp
+	if w == nil {
+		return nil, nil
+	}
+	lead := w.Lead.Duration
+	if lead < v1alpha1.MinWarmUpLead || lead > v1alpha1.MaxWarmUpLead {
+		return field.ErrorList{field.Invalid(path.Child("lead"), w.Lead.Duration.String(),
+			fmt.Sprintf("must be from %s to %s", v1alpha1.MinWarmUpLead, v1alpha1.MaxWarmUpLead))}, nil
+	}
+	errs := validatePlaceholder(w.Placeholder, path.Child("placeholder"))
+	gap := shortestGap(sj, now)
+	switch {
+	case gap == 0 || lead < gap:
+	case w.Strategy == v1alpha1.WarmUpEarlyStart:
+		errs = append(errs, field.Invalid(path.Child("lead"), lead.String(), fmt.Sprintf(
+			"with strategy EarlyStart, lead must be shorter than the shortest interval between runs (%s): a run's early Job would exist before the previous run starts", gap)))
+	default:
+		return errs, admission.Warnings{fmt.Sprintf("%s: %s is not shorter than the shortest interval between runs (%s): warm-up for a run begins only once the run before it has started, so it is shorter than the lead",
+			path.Child("lead"), lead, gap)}
+	}
+	return errs, nil
+}
+
+func validatePlaceholder(p *v1alpha1.PlaceholderWarmUp, path *field.Path) field.ErrorList {
+	if p == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if hold := p.HoldAfterSchedule; hold != nil && (hold.Duration <= 0 || hold.Duration > v1alpha1.MaxHoldAfterSchedule) {
+		errs = append(errs, field.Invalid(path.Child("holdAfterSchedule"), hold.Duration.String(), fmt.Sprintf("must be above 0 and at most %s", v1alpha1.MaxHoldAfterSchedule)))
+	}
+	if name := p.PriorityClassName; name != "" {
+		for _, problem := range validation.IsDNS1123Subdomain(name) {
+			errs = append(errs, field.Invalid(path.Child("priorityClassName"), name, problem))
+		}
+	}
+	return errs
+}
+
+// shortestGap is the shortest interval between consecutive runs among the
+// next gapRuns runs (within gapYears), or 0 when the schedule cannot be
+// read (reported elsewhere) or runs once.
+func shortestGap(sj *v1alpha1.ScheduledJob, now time.Time) time.Duration {
+	if sj.Spec.RunAt != nil {
+		return 0
+	}
+	loc := time.UTC
+	if tz := sj.Spec.TimeZone; tz != nil {
+		var err error
+		if loc, err = v1alpha1.LoadTimeZone(*tz); err != nil {
+			return 0
+		}
+	}
+	spec, err := cron.Parser{Location: loc, DSTPolicy: sj.Spec.DSTPolicy.CronPolicy()}.Parse(sj.Spec.Schedule)
+	if err != nil {
+		return 0
+	}
+	if every := spec.Interval(); every > 0 {
+		return every
+	}
+	var gap time.Duration
+	end := now.AddDate(gapYears, 0, 0)
+	previous := spec.Next(now)
+	for range gapRuns {
+		next := spec.Next(previous)
+		if next.IsZero() || next.After(end) {
+			break
+		}
+		if d := next.Sub(previous); gap == 0 || d < gap {
+			gap = d
+		}
+		previous = next
+	}
+	return gap
+}
+
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
+
+// expendableCutoff is cluster-autoscaler's default
+// --expendable-pods-priority-cutoff: pods below it trigger no scale-up.
+const expendableCutoff = -10
+
+// priorityWarnings warns, for Placeholder warm-up, when the placeholders'
+// PriorityClass is missing, lets them preempt, is below cluster-autoscaler's
+// expendable cutoff, or is not below the priority of the run's pods (which
+// then cannot preempt them at the hand-off).
+func (v *Validator) priorityWarnings(ctx context.Context, sj *v1alpha1.ScheduledJob) admission.Warnings {
+	w := sj.Spec.WarmUp
+	if w == nil || w.Strategy == v1alpha1.WarmUpEarlyStart {
+		return nil
+	}
+	path := field.NewPath("spec", "warmUp", "placeholder", "priorityClassName")
+	name := v1alpha1.DefaultPlaceholderPriorityClass
+	if w.Placeholder != nil && w.Placeholder.PriorityClassName != "" {
+		name = w.Placeholder.PriorityClassName
+	}
+	class := &schedulingv1.PriorityClass{}
+	if err := v.client.Get(ctx, client.ObjectKey{Name: name}, class); err != nil {
+		return admission.Warnings{fmt.Sprintf("%s: PriorityClass %q cannot be read (%v); placeholders cannot be created without it (config/ installs ontime-placeholder)", path, name, err)}
+	}
+	var warnings admission.Warnings
+	if class.PreemptionPolicy == nil || *class.PreemptionPolicy != "Never" {
+		warnings = append(warnings, fmt.Sprintf("%s: PriorityClass %q lets placeholders preempt other pods; give it preemptionPolicy Never", path, name))
+	}
+	if class.Value < expendableCutoff {
+		warnings = append(warnings, fmt.Sprintf("%s: PriorityClass %q has value %d, below cluster-autoscaler's expendable cutoff (%d): it adds no node for such placeholders", path, name, class.Value, expendableCutoff))
+	}
+	if run, ok := v.runPriority(ctx, sj); ok && run <= class.Value {
+		warnings = append(warnings, fmt.Sprintf("%s: the run's pods have priority %d, not above the placeholders' %d: they cannot preempt the placeholders and take their capacity", path, run, class.Value))
+	}
+	return warnings
+}
+
+// runPriority is the priority the run's pods get: their PriorityClass's
+// value, else the cluster's global default class, else 0.
+func (v *Validator) runPriority(ctx context.Context, sj *v1alpha1.ScheduledJob) (int32, bool) {
+	if name := sj.Spec.JobTemplate.Spec.Template.Spec.PriorityClassName; name != "" {
+		class := &schedulingv1.PriorityClass{}
+		if err := v.client.Get(ctx, client.ObjectKey{Name: name}, class); err != nil {
+			return 0, false
+		}
+		return class.Value, true
+	}
+	var classes schedulingv1.PriorityClassList
+	if err := v.client.List(ctx, &classes); err != nil {
+		return 0, false
+	}
+	for _, class := range classes.Items {
+		if class.GlobalDefault {
+			return class.Value, true
+		}
+	}
+	return 0, true
+}
