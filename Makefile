@@ -16,6 +16,10 @@ build: ## Build bin/ontime.
 kube-binaries: ## Build the local control plane into ~/.cache/ontime (first time ~15 min).
 	@hack/kube-binaries.sh >/dev/null
 
+.PHONY: autoscaler
+autoscaler: ## Build Karpenter's kwok provider, the local cluster's node autoscaler (first time ~2 min).
+	@hack/karpenter.sh build >/dev/null
+
 CONTROLLER_GEN = $(GO) run -modfile hack/tools/controller-gen/go.mod sigs.k8s.io/controller-tools/cmd/controller-gen
 
 .PHONY: generate
@@ -56,14 +60,14 @@ unit: kube-binaries ## The edit-test loop: go vet, unit and envtest tests with t
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -race -short -count=1 ./...
 
 .PHONY: test
-test: kube-binaries verify-generated lint unit ## Everything CI runs: generated files, lint, unit and envtest, full schedule-engine checks, e2e.
+test: kube-binaries autoscaler verify-generated lint unit ## Everything CI runs: generated files, lint, unit and envtest, full schedule-engine checks, e2e.
 	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone)"
 	$(GO) test -count=1 -run 'Differential|DST' ./pkg/cron/
-	@echo "==> end-to-end on a local kwok cluster, next to native CronJobs (about 5 minutes)"
+	@echo "==> end-to-end on local kwok clusters: next to native CronJobs, and warm-up with Karpenter (about 10 minutes)"
 	$(GO) test -tags e2e -count=1 -timeout 20m -v ./test/e2e/
 
 .PHONY: e2e
-e2e: kube-binaries ## Only the end-to-end tests (a kwok cluster; about 5 minutes).
+e2e: kube-binaries autoscaler ## Only the end-to-end tests (kwok clusters; about 10 minutes).
 	$(GO) test -tags e2e -count=1 -timeout 20m -v ./test/e2e/
 
 .PHONY: dev
@@ -82,3 +86,7 @@ bench: ## Schedule-engine benchmarks, ontime next to robfig/cron: the tables in 
 .PHONY: bench-controller
 bench-controller: kube-binaries ## ScheduledJobs vs CronJobs on a kwok cluster (N=100, 1000): creation skew, runs created, API requests per run.
 	$(GO) run ./hack/bench-controller -n 100,1000
+
+.PHONY: bench-warmup
+bench-warmup: kube-binaries autoscaler ## Warm-up against Karpenter (N=20, 100; D=60s; lead 90s): start lateness, nodes, cost (about an hour).
+	$(GO) run ./hack/bench-warmup -n 20,100 -delay 60s -lead 90s

@@ -31,11 +31,25 @@ quietly() {
 exists() { kwokctl get clusters 2>/dev/null | grep -qx "$1"; }
 
 # pod_stages renders kwok's general pod stages from the kwok module (the
-# version the binaries were built from), so nothing of kwok's is copied here.
+# version the binaries were built from), so nothing of kwok's is copied
+# here, plus hack/kwok's stage that releases EarlyStart pods at their time.
 pod_stages() {
-  local dir
+  local dir tmp
   dir=$(cd "$root/hack/tools/etcd" && go mod download -json sigs.k8s.io/kwok@v0.7.0 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  kubectl kustomize "$dir/kustomize/stage/pod/general"
+  # kustomize takes no absolute bases: link them into a scratch directory.
+  tmp=$(mktemp -d)
+  ln -s "$dir/kustomize/stage/pod/general" "$tmp/general"
+  ln -s "$root/hack/kwok" "$tmp/ontime"
+  cat >"$tmp/kustomization.yaml" <<KUSTOMIZATION
+resources:
+- general
+- ontime/ontime-wait-stage.yaml
+patches:
+- target: {kind: Stage, name: pod-init-container-completed}
+  path: ontime/general-init-completed-patch.yaml
+KUSTOMIZATION
+  kubectl kustomize --load-restrictor LoadRestrictionsNone "$tmp"
+  rm -rf "$tmp"
 }
 
 nodes() {

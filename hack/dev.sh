@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # make dev      build what is missing, start (or reuse) the local cluster
-#               "ontime-dev", install ontime's CRD and webhook, run
-#               `ontime controller` against it and apply config/samples.
-# make dev-down stop the controller and the cluster; nothing is left running.
+#               "ontime-dev", install ontime's CRD and webhook, start
+#               Karpenter's kwok provider (a real node autoscaler, with a
+#               60 s provisioning delay), run `ontime controller` against
+#               it and apply config/samples.
+# make dev-down stop the controller, Karpenter and the cluster; nothing is
+#               left running.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -63,6 +66,8 @@ up() {
       -o jsonpath='{.status.conditions[?(@.type=="Established")].status}') == True ]] && break
     sleep 0.2
   done
+  step "starting Karpenter (NodePool batch, nodes take ${ONTIME_DEV_NODE_DELAY:-60s} to register)"
+  "$root/hack/karpenter.sh" up "$kubeconfig" "$state" "${ONTIME_DEV_NODE_DELAY:-60s}"
   start_controller
   step "applying config/samples"
   kubectl --kubeconfig "$kubeconfig" apply -k "$root/config/samples"
@@ -73,6 +78,8 @@ ontime is running on the local cluster "$cluster".
   export KUBECONFIG=$kubeconfig PATH=$kube_bin:\$PATH
   kubectl get scheduledjobs,cronjobs,jobs -w      # runs start every minute
   kubectl describe sj forbid-slow                 # events, conditions, next run
+  kubectl get sj -o wide; kubectl get pods,nodes -w   # warm-up: nodes arrive before the */5 runs
+  tail -f .dev/karpenter.log                      # the autoscaler
   bin/ontime trigger sj/every-minute --wait       # run one now
   tail -f .dev/controller.log                     # the controller's structured log
   curl -s localhost:${metrics_address##*:}/metrics | grep ^ontime_
@@ -82,8 +89,9 @@ MSG
 }
 
 down() {
-  step "stopping ontime controller"
+  step "stopping ontime controller and Karpenter"
   stop_controller
+  "$root/hack/karpenter.sh" down "$state"
   "$root/hack/cluster.sh" down "$cluster"
   rm -rf "$state"
 }

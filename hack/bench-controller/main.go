@@ -18,23 +18,20 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/scheme"
+	"github.com/ontime-dev/ontime/hack/benchutil"
 )
 
 const cluster = "ontime-bench"
@@ -43,46 +40,18 @@ func main() {
 	sizes := flag.String("n", "100,1000", "comma-separated numbers of ScheduledJobs (and as many CronJobs)")
 	minutes := flag.Int("minutes", 3, "scheduled minutes to measure, after one minute of warm-up")
 	flag.Parse()
-	root := repoRoot()
+	root := benchutil.RepoRoot()
 	fmt.Println("| N | controller | runs created / scheduled | creation skew p50 | p99 | max | API requests per run |")
 	fmt.Println("|---:|---|---:|---:|---:|---:|---:|")
 	for _, field := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(field))
 		if err != nil || n < 1 {
-			fail("bad -n %q", field)
+			benchutil.Fail("bad -n %q", field)
 		}
 		for _, row := range measure(root, n, *minutes) {
 			fmt.Println(row)
 		}
 	}
-}
-
-func fail(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "bench-controller: "+format+"\n", args...)
-	os.Exit(1)
-}
-
-func repoRoot() string {
-	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
-	if err != nil {
-		fail("run from the repository: %v", err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func run(root string, env []string, name string, args ...string) string {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		fail("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-func progress(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format(time.TimeOnly)}, args...)...)
 }
 
 // measure runs one size and returns the table rows.
@@ -91,75 +60,31 @@ func measure(root string, n, minutes int) []string {
 	work, _ := os.MkdirTemp("", "bench-controller")
 	defer os.RemoveAll(work)
 	kubeconfig := filepath.Join(work, "kubeconfig")
-	progress("N=%d: starting a fresh cluster", n)
-	run(root, nil, "hack/cluster.sh", "down", cluster)
-	defer run(root, nil, "hack/cluster.sh", "down", cluster)
+	benchutil.Progress("N=%d: starting a fresh cluster", n)
+	benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
+	defer benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
 	nodes := strconv.Itoa(max(3, n/50))
-	run(root, []string{"ONTIME_KWOK_STAGES=fast", "ONTIME_KWOKCTL_FLAGS=--kube-audit-policy " + filepath.Join(root, "hack/bench-controller/audit-policy.yaml")},
+	benchutil.Run(root, []string{"ONTIME_KWOK_STAGES=fast", "ONTIME_KWOKCTL_FLAGS=--kube-audit-policy " + filepath.Join(root, "hack/bench-controller/audit-policy.yaml")},
 		"hack/cluster.sh", "up", cluster, kubeconfig, nodes)
-	kubeBin := strings.TrimSpace(run(root, nil, "hack/kube-binaries.sh", "--print"))
-	run(root, nil, filepath.Join(kubeBin, "kubectl"), "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/dev")
+	kubeBin := strings.TrimSpace(benchutil.Run(root, nil, "hack/kube-binaries.sh", "--print"))
+	benchutil.Run(root, nil, filepath.Join(kubeBin, "kubectl"), "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/dev")
 
 	binary := filepath.Join(work, "ontime")
-	run(root, nil, "go", "build", "-o", binary, "./cmd/ontime")
-	stop := startOntime(binary, kubeconfig, work)
+	benchutil.Run(root, nil, "go", "build", "-o", binary, "./cmd/ontime")
+	stop := benchutil.StartOntime(binary, kubeconfig, work, 18081)
 	defer stop()
 
-	c := newClient(kubeconfig)
-	progress("N=%d: creating %d ScheduledJobs and %d CronJobs", n, n, n)
+	c := benchutil.NewClient(kubeconfig)
+	benchutil.Progress("N=%d: creating %d ScheduledJobs and %d CronJobs", n, n, n)
 	createObjects(c, n)
 	// Measure whole minutes, after one minute of warm-up.
 	from := time.Now().Truncate(time.Minute).Add(2 * time.Minute)
 	to := from.Add(time.Duration(minutes) * time.Minute)
 	// A run may still be created after its minute; wait for stragglers.
 	until := to.Add(75 * time.Second)
-	progress("N=%d: measuring runs from %s to %s; results at %s", n, from.Format(time.TimeOnly), to.Format(time.TimeOnly), until.Format(time.TimeOnly))
+	benchutil.Progress("N=%d: measuring runs from %s to %s; results at %s", n, from.Format(time.TimeOnly), to.Format(time.TimeOnly), until.Format(time.TimeOnly))
 	time.Sleep(time.Until(until))
 	return summarize(filepath.Join(home, ".kwok", "clusters", cluster, "logs", "audit.log"), n, minutes, from, to)
-}
-
-// startOntime runs the controller with its shipped defaults (plus what the
-// dev webhook configuration needs) and returns how to stop it.
-func startOntime(binary, kubeconfig, work string) func() {
-	log, _ := os.Create(filepath.Join(work, "ontime.log"))
-	cmd := exec.Command(binary, "controller", "--kubeconfig", kubeconfig,
-		"--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:18081",
-		"--webhook-dns-name", "localhost", "--webhook-namespace", "ontime-system",
-		"--webhook-write-cert-files", "--webhook-cert-dir", filepath.Join(work, "certs"))
-	// ONTIME_BENCH_FLAGS adds controller flags, to try settings other than
-	// the shipped defaults.
-	cmd.Args = append(cmd.Args, strings.Fields(os.Getenv("ONTIME_BENCH_FLAGS"))...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		fail("starting ontime: %v", err)
-	}
-	for i := 0; ; i++ {
-		if resp, err := http.Get("http://127.0.0.1:18081/readyz"); err == nil && resp.StatusCode == http.StatusOK {
-			resp.Body.Close()
-			break
-		}
-		if i > 200 {
-			fail("ontime did not become ready; see %s", log.Name())
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	return func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}
-}
-
-func newClient(kubeconfig string) client.Client {
-	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		fail("%v", err)
-	}
-	config.QPS, config.Burst = 500, 1000
-	c, err := client.New(config, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		fail("%v", err)
-	}
-	return c
 }
 
 func template() batchv1.JobTemplateSpec {
@@ -173,7 +98,7 @@ func createObjects(c client.Client, n int) {
 	ctx := context.Background()
 	for _, ns := range []string{"bench-sj", "bench-cj"} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			fail("%v", err)
+			benchutil.Fail("%v", err)
 		}
 	}
 	work := make(chan int)
@@ -190,7 +115,7 @@ func createObjects(c client.Client, n int) {
 					Spec: batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: template()}}
 				for _, obj := range []client.Object{sj, cj} {
 					if err := c.Create(ctx, obj); err != nil {
-						fail("creating %s: %v", name, err)
+						benchutil.Fail("creating %s: %v", name, err)
 					}
 				}
 			}
@@ -243,7 +168,7 @@ func summarize(auditLog string, n, minutes int, from, to time.Time) []string {
 	}
 	file, err := os.Open(auditLog)
 	if err != nil {
-		fail("%v", err)
+		benchutil.Fail("%v", err)
 	}
 	defer file.Close()
 	scanner := bufio.NewScanner(file)
@@ -305,11 +230,11 @@ func (s *controllerStats) row(n, expected int) string {
 		kinds = append(kinds, fmt.Sprintf("%s=%d", kind, count))
 	}
 	slices.Sort(kinds)
-	progress("N=%d %s requests: %s", n, s.label, strings.Join(kinds, ", "))
+	benchutil.Progress("N=%d %s requests: %s", n, s.label, strings.Join(kinds, ", "))
 	slices.Sort(s.arrivals)
 	slices.Sort(s.latencies)
-	progress("N=%d %s creates: request arrives p50 %s p99 %s after the run time; the server takes p50 %s p99 %s", n, s.label,
-		percentile(s.arrivals, 50), percentile(s.arrivals, 99), percentile(s.latencies, 50), percentile(s.latencies, 99))
+	benchutil.Progress("N=%d %s creates: request arrives p50 %s p99 %s after the run time; the server takes p50 %s p99 %s", n, s.label,
+		benchutil.Percentile(s.arrivals, 50), benchutil.Percentile(s.arrivals, 99), benchutil.Percentile(s.latencies, 50), benchutil.Percentile(s.latencies, 99))
 	slices.Sort(s.skews)
 	created := len(s.skews)
 	perRun := "–"
@@ -317,19 +242,11 @@ func (s *controllerStats) row(n, expected int) string {
 		perRun = fmt.Sprintf("%.1f", float64(s.requests)/float64(created))
 	}
 	return fmt.Sprintf("| %d | %s | %d / %d (%.0f%%) | %s | %s | %s | %s |", n, s.label, created, expected,
-		100*float64(created)/float64(expected), percentile(s.skews, 50), percentile(s.skews, 99), percentile(s.skews, 100), perRun)
+		100*float64(created)/float64(expected), benchutil.Percentile(s.skews, 50), benchutil.Percentile(s.skews, 99), benchutil.Percentile(s.skews, 100), perRun)
 }
 
 // scheduledTime reads the scheduled minute from a Job name's suffix.
 func scheduledTime(name string) (time.Time, bool) {
 	minutes, err := strconv.ParseInt(name[strings.LastIndex(name, "-")+1:], 10, 64)
 	return time.Unix(minutes*60, 0), err == nil
-}
-
-func percentile(sorted []time.Duration, p int) string {
-	if len(sorted) == 0 {
-		return "–"
-	}
-	i := min(len(sorted)-1, (len(sorted)*p+99)/100-1)
-	return sorted[max(0, i)].Round(10 * time.Millisecond).String()
 }

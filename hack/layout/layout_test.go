@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"api/v1alpha1":          {"pkg/cron"},
 	"pkg/cron":              {},
 	"test/e2e":              {"api/v1alpha1"},
-	"hack/*":                {"internal/scheme", "api/v1alpha1", "pkg/cron"},
+	"hack/*":                {"hack/benchutil", "internal/scheme", "api/v1alpha1", "pkg/cron"},
 }
 
 // testOnly may also be imported by any package's tests: the local API

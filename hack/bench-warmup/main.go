@@ -1,0 +1,321 @@
+// Command bench-warmup measures warm-up against a real node autoscaler:
+// Karpenter's kwok provider, whose nodes register a provisioning delay D
+// after it launches them. For each variant it starts a fresh kwok cluster
+// and creates N owners with one run at the same time T, each run's pod
+// needing a node of its own; then it reports how late the runs started
+// (scheduled time to the first container running, as observed through a
+// watch), how many nodes were launched, the node time held before each run
+// started (the cost), and the placeholders left behind.
+//
+//	make bench-warmup                             # N = 20 and 100, D = 60s, lead 90s
+//	go run ./hack/bench-warmup -n 20 -delay 60s -lead 90s -variants Placeholder,none
+//
+// Variants: Placeholder and EarlyStart (ScheduledJobs with spec.warmUp),
+// CronJob+Placeholder (batch/v1 CronJobs annotated warmup.ontime.dev/lead),
+// none (ScheduledJobs without warm-up), CronJob (batch/v1 CronJobs, run by
+// kube-controller-manager). The run's pods start as soon as they are placed
+// (kwok's simulated kubelet delays are set to 0), so that what is measured
+// is placement: the autoscaler, the scheduler and the controllers.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/hack/benchutil"
+	"github.com/ontime-dev/ontime/internal/scheme"
+)
+
+const (
+	cluster   = "ontime-bench-warmup"
+	namespace = "bench"
+	// runTime is how long each run's pod runs.
+	runTime = 30 * time.Second
+	// probePort is ontime's health port (Karpenter's is 18081).
+	probePort = 28081
+)
+
+// config is one benchmark's settings.
+type config struct {
+	n     int
+	delay time.Duration // the autoscaler's provisioning delay, D
+	lead  time.Duration
+}
+
+func main() {
+	sizes := flag.String("n", "20,100", "comma-separated numbers of owners, each with one run")
+	delay := flag.Duration("delay", 60*time.Second, "Karpenter's provisioning delay (KWOKNodeClass nodeRegistrationDelay)")
+	lead := flag.Duration("lead", 90*time.Second, "warm-up lead")
+	variants := flag.String("variants", "Placeholder,EarlyStart,CronJob+Placeholder,none,CronJob", "comma-separated variants")
+	flag.Parse()
+	root := benchutil.RepoRoot()
+	fmt.Printf("Provisioning delay D = %s, lead = %s; each run's pod needs a node of its own.\n\n", *delay, *lead)
+	fmt.Println("| N | variant | runs started | lateness p50 | p99 | max | nodes launched per run | node-minutes before the run, per run | placeholders left |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+	for _, field := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 1 {
+			benchutil.Fail("bad -n %q", field)
+		}
+		for _, variant := range strings.Split(*variants, ",") {
+			fmt.Println(measure(root, strings.TrimSpace(variant), config{n: n, delay: *delay, lead: *lead}))
+		}
+	}
+}
+
+// measure runs one variant in a fresh cluster and returns its table row.
+func measure(root, variant string, cfg config) string {
+	work, _ := os.MkdirTemp("", "bench-warmup")
+	defer os.RemoveAll(work)
+	kubeconfig := filepath.Join(work, "kubeconfig")
+	benchutil.Progress("N=%d %s: starting a fresh cluster and Karpenter (D = %s)", cfg.n, variant, cfg.delay)
+	benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
+	defer benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
+	benchutil.Run(root, nil, "hack/cluster.sh", "up", cluster, kubeconfig, "1")
+	kubeBin := strings.TrimSpace(benchutil.Run(root, nil, "hack/kube-binaries.sh", "--print"))
+	benchutil.Run(root, nil, filepath.Join(kubeBin, "kubectl"), "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/dev")
+	benchutil.Run(root, nil, "hack/karpenter.sh", "up", kubeconfig, work, cfg.delay.String())
+	defer benchutil.Run(root, nil, "hack/karpenter.sh", "down", work)
+	binary := filepath.Join(work, "ontime")
+	benchutil.Run(root, nil, "go", "build", "-o", binary, "./cmd/ontime")
+	stop := benchutil.StartOntime(binary, kubeconfig, work, probePort)
+	defer stop()
+
+	c := benchutil.NewClient(kubeconfig)
+	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+		benchutil.Fail("%v", err)
+	}
+	// The run, at a whole minute after the lead and time to create them all.
+	run := time.Now().UTC().Add(cfg.lead + 30*time.Second + time.Duration(cfg.n)*100*time.Millisecond).Truncate(time.Minute).Add(time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := startWatching(ctx, kubeconfig)
+	createOwners(c, variant, cfg, run)
+	end := run.Add(cfg.delay + runTime + 90*time.Second)
+	benchutil.Progress("N=%d %s: created; the runs are at %s, warm-up from %s; results at %s", cfg.n, variant,
+		run.Format(time.TimeOnly), run.Add(-cfg.lead).Format(time.TimeOnly), end.Format(time.TimeOnly))
+	time.Sleep(time.Until(end))
+	return w.row(variant, cfg, run, leftPlaceholders(c))
+}
+
+// runTemplate: a pod of 600m on the 1-CPU nodes of the NodePool "batch",
+// which runs runTime once placed.
+func runTemplate() batchv1.JobTemplateSpec {
+	annotations := map[string]string{}
+	for _, stage := range []string{"pod-create", "pod-init-container-running", "pod-ready"} {
+		annotations[stage+".stage.kwok.x-k8s.io/delay"] = "0s"
+		annotations[stage+".stage.kwok.x-k8s.io/jitter-delay"] = "0s"
+	}
+	annotations["pod-complete.stage.kwok.x-k8s.io/delay"] = runTime.String()
+	annotations["pod-complete.stage.kwok.x-k8s.io/jitter-delay"] = runTime.String()
+	return batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Annotations: annotations},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			NodeSelector:  map[string]string{"karpenter.sh/nodepool": "batch"},
+			Containers: []corev1.Container{{Name: "main", Image: "busybox",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m")}}}},
+		},
+	}}}
+}
+
+// owner is one variant's object with one run at `run`.
+func owner(variant string, i int, cfg config, run time.Time) client.Object {
+	name := fmt.Sprintf("run-%03d", i)
+	schedule := fmt.Sprintf("%d %d * * *", run.Minute(), run.Hour())
+	meta := metav1.ObjectMeta{Namespace: namespace, Name: name}
+	switch variant {
+	case "CronJob", "CronJob+Placeholder":
+		if variant != "CronJob" {
+			meta.Annotations = map[string]string{v1alpha1.WarmUpLeadAnnotation: cfg.lead.String()}
+		}
+		return &batchv1.CronJob{ObjectMeta: meta, Spec: batchv1.CronJobSpec{Schedule: schedule, JobTemplate: runTemplate()}}
+	}
+	sj := &v1alpha1.ScheduledJob{ObjectMeta: meta, Spec: v1alpha1.ScheduledJobSpec{Schedule: schedule, JobTemplate: runTemplate()}}
+	switch variant {
+	case "Placeholder", "EarlyStart":
+		sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: cfg.lead}, Strategy: v1alpha1.WarmUpStrategy(variant)}
+	case "none":
+	default:
+		benchutil.Fail("unknown variant %q", variant)
+	}
+	return sj
+}
+
+// createOwners creates the variant's N owners, 20 at a time.
+func createOwners(c client.Client, variant string, cfg config, run time.Time) {
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if err := c.Create(context.Background(), owner(variant, i, cfg, run)); err != nil {
+					benchutil.Fail("creating %s %d: %v", variant, i, err)
+				}
+			}
+		}()
+	}
+	for i := range cfg.n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+}
+
+// leftPlaceholders counts placeholder pods that still exist.
+func leftPlaceholders(c client.Client) int {
+	var pods corev1.PodList
+	if err := c.List(context.Background(), &pods, client.InNamespace(namespace), client.MatchingLabels{v1alpha1.WarmUpLabel: v1alpha1.WarmUpPlaceholderPod}); err != nil {
+		benchutil.Fail("%v", err)
+	}
+	return len(pods.Items)
+}
+
+// watcher records, from watches, when each run's pod was first seen
+// running and on which node, and when each NodeClaim came and went.
+type watcher struct {
+	mu sync.Mutex
+	// started and nodeOf are by run pod name.
+	started map[string]time.Time
+	nodeOf  map[string]string
+	claims  map[string]*claim // by NodeClaim name
+}
+
+type claim struct {
+	created, deleted time.Time
+	node             string
+}
+
+func startWatching(ctx context.Context, kubeconfig string) *watcher {
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		benchutil.Fail("%v", err)
+	}
+	c, err := client.NewWithWatch(config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		benchutil.Fail("%v", err)
+	}
+	w := &watcher{started: map[string]time.Time{}, nodeOf: map[string]string{}, claims: map[string]*claim{}}
+	go w.watchPods(ctx, c)
+	go w.watchClaims(ctx, c)
+	return w
+}
+
+// watchPods follows the run pods (those of Jobs), watching again when a
+// watch ends.
+func (w *watcher) watchPods(ctx context.Context, c client.WithWatch) {
+	for ctx.Err() == nil {
+		events, err := c.Watch(ctx, &corev1.PodList{}, client.InNamespace(namespace), client.HasLabels{batchv1.JobNameLabel})
+		if err != nil {
+			time.Sleep(time.Second)
+			continue
+		}
+		for e := range events.ResultChan() {
+			pod, ok := e.Object.(*corev1.Pod)
+			if !ok || !running(pod) {
+				continue
+			}
+			w.mu.Lock()
+			if _, seen := w.started[pod.Name]; !seen {
+				w.started[pod.Name], w.nodeOf[pod.Name] = time.Now(), pod.Spec.NodeName
+			}
+			w.mu.Unlock()
+		}
+	}
+}
+
+// running reports whether one of the pod's containers has started.
+func running(pod *corev1.Pod) bool {
+	for _, s := range pod.Status.ContainerStatuses {
+		if s.State.Running != nil || s.State.Terminated != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// watchClaims follows Karpenter's NodeClaims: created, deleted, node.
+func (w *watcher) watchClaims(ctx context.Context, c client.WithWatch) {
+	for ctx.Err() == nil {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion("karpenter.sh/v1")
+		list.SetKind("NodeClaimList")
+		events, err := c.Watch(ctx, list)
+		if err != nil {
+			time.Sleep(time.Second)
+			continue
+		}
+		for e := range events.ResultChan() {
+			obj, ok := e.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			w.mu.Lock()
+			cl := w.claims[obj.GetName()]
+			if cl == nil {
+				cl = &claim{created: obj.GetCreationTimestamp().Time}
+				w.claims[obj.GetName()] = cl
+			}
+			if node, _, _ := unstructured.NestedString(obj.Object, "status", "nodeName"); node != "" {
+				cl.node = node
+			}
+			if e.Type == watch.Deleted && cl.deleted.IsZero() {
+				cl.deleted = time.Now()
+			}
+			w.mu.Unlock()
+		}
+	}
+}
+
+// row reports a variant: lateness of each run's start, nodes launched,
+// and the node time held before runs started. A node's time before its
+// run is from its NodeClaim's creation to the run's start; a node no run
+// ever used counts in full (until deleted, or now).
+func (w *watcher) row(variant string, cfg config, run time.Time, left int) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var lateness []time.Duration
+	firstRunOn := map[string]time.Time{} // node -> first run start on it
+	for pod, at := range w.started {
+		lateness = append(lateness, max(at.Sub(run), 0))
+		if node := w.nodeOf[pod]; firstRunOn[node].IsZero() || at.Before(firstRunOn[node]) {
+			firstRunOn[node] = at
+		}
+	}
+	slices.Sort(lateness)
+	var held time.Duration
+	for _, cl := range w.claims {
+		until := firstRunOn[cl.node]
+		if until.IsZero() {
+			until = cl.deleted
+			if until.IsZero() {
+				until = time.Now()
+			}
+		}
+		held += max(until.Sub(cl.created), 0)
+	}
+	perRun := held.Minutes() / float64(cfg.n)
+	return fmt.Sprintf("| %d | %s | %d / %d | %s | %s | %s | %.2f | %.2f | %d |", cfg.n, variant, len(lateness), cfg.n,
+		benchutil.Percentile(lateness, 50), benchutil.Percentile(lateness, 99), benchutil.Percentile(lateness, 100),
+		float64(len(w.claims))/float64(cfg.n), perRun, left)
+}

@@ -1,0 +1,109 @@
+// Package benchutil is what the benchmark programs under hack/ share:
+// running the repository's scripts, starting the ontime controller against
+// a local cluster, a client, progress lines, percentiles.
+package benchutil
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/internal/scheme"
+)
+
+// Fail prints an error prefixed with the program's name and exits 1.
+func Fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, filepath.Base(os.Args[0])+": "+format+"\n", args...)
+	os.Exit(1)
+}
+
+// RepoRoot is the repository's top directory.
+func RepoRoot() string {
+	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		Fail("run from the repository: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Run runs a command in root with extra environment and returns its output;
+// a failure ends the program.
+func Run(root string, env []string, name string, args ...string) string {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		Fail("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// Progress prints a timestamped line on stderr.
+func Progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format(time.TimeOnly)}, args...)...)
+}
+
+// StartOntime runs `ontime controller` from binary with its shipped
+// defaults, plus what the dev webhook configuration needs and
+// ONTIME_BENCH_FLAGS, logging to work/ontime.log, and returns how to stop
+// it. probePort is its health port.
+func StartOntime(binary, kubeconfig, work string, probePort int) func() {
+	log, _ := os.Create(filepath.Join(work, "ontime.log"))
+	probe := "127.0.0.1:" + strconv.Itoa(probePort)
+	cmd := exec.Command(binary, "controller", "--kubeconfig", kubeconfig,
+		"--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", probe,
+		"--webhook-dns-name", "localhost", "--webhook-namespace", "ontime-system",
+		"--webhook-write-cert-files", "--webhook-cert-dir", filepath.Join(work, "certs"))
+	cmd.Args = append(cmd.Args, strings.Fields(os.Getenv("ONTIME_BENCH_FLAGS"))...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		Fail("starting ontime: %v", err)
+	}
+	for i := 0; ; i++ {
+		if resp, err := http.Get("http://" + probe + "/readyz"); err == nil && resp.StatusCode == http.StatusOK {
+			resp.Body.Close()
+			break
+		}
+		if i > 200 {
+			Fail("ontime did not become ready; see %s", log.Name())
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}
+}
+
+// NewClient is a client for kubeconfig's cluster with generous rate limits.
+func NewClient(kubeconfig string) client.Client {
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		Fail("%v", err)
+	}
+	config.QPS, config.Burst = 500, 1000
+	c, err := client.New(config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		Fail("%v", err)
+	}
+	return c
+}
+
+// Percentile of sorted durations, rounded to 10 ms, or "–" for none.
+func Percentile(sorted []time.Duration, p int) string {
+	if len(sorted) == 0 {
+		return "–"
+	}
+	i := min(len(sorted)-1, (len(sorted)*p+99)/100-1)
+	return sorted[max(0, i)].Round(10 * time.Millisecond).String()
+}

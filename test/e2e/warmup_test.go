@@ -1,0 +1,243 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+// Warm-up against a real autoscaler: Karpenter's kwok provider, whose new
+// nodes register provisionDelay after it decides to launch them.
+const (
+	warmNamespace  = "warm"
+	provisionDelay = 30 * time.Second
+	warmLead       = 90 * time.Second
+)
+
+// runTemplate is a run whose pod needs a node of its own from the
+// Karpenter NodePool "batch" (600m of a 1-CPU node), and starts as soon as
+// it is placed (kwok's simulated kubelet delays set to 0), so that what is
+// measured is placement: the autoscaler and ontime.
+func runTemplate() batchv1.JobTemplateSpec {
+	annotations := map[string]string{"pod-complete.stage.kwok.x-k8s.io/delay": "60s", "pod-complete.stage.kwok.x-k8s.io/jitter-delay": "60s"}
+	for _, stage := range []string{"pod-create", "pod-init-container-running", "pod-ready"} {
+		annotations[stage+".stage.kwok.x-k8s.io/delay"] = "0s"
+		annotations[stage+".stage.kwok.x-k8s.io/jitter-delay"] = "0s"
+	}
+	return batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Annotations: annotations},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			NodeSelector:  map[string]string{"karpenter.sh/nodepool": "batch"},
+			Containers: []corev1.Container{{Name: "main", Image: "busybox",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m")}}}},
+		},
+	}}}
+}
+
+func warmScheduledJob(name, schedule string, warmUp *v1alpha1.WarmUp) *v1alpha1.ScheduledJob {
+	return &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: warmNamespace, Name: name},
+		Spec: v1alpha1.ScheduledJobSpec{Schedule: schedule, WarmUp: warmUp, JobTemplate: runTemplate()}}
+}
+
+// TestWarmUpWithARealAutoscaler runs one run at T for each of: a
+// ScheduledJob with Placeholder warm-up, one with EarlyStart, a plain
+// CronJob annotated for warm-up, and a ScheduledJob without warm-up; and
+// deletes a fifth during its warm-up. Every run's pod needs a new node,
+// which takes the autoscaler about 30 s.
+func TestWarmUpWithARealAutoscaler(t *testing.T) {
+	binary := filepath.Join(t.TempDir(), "ontime")
+	command(t, nil, "go", "build", "-o", binary, "./cmd/ontime")
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	state := t.TempDir()
+	t.Log("starting the cluster and Karpenter")
+	command(t, nil, "hack/cluster.sh", "up", "ontime-e2e-warm", kubeconfig, "1")
+	t.Cleanup(func() { command(t, nil, "hack/cluster.sh", "down", "ontime-e2e-warm") })
+	kubectl := filepath.Join(strings.TrimSpace(command(t, nil, "hack/kube-binaries.sh", "--print")), "kubectl")
+	command(t, nil, kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/dev")
+	command(t, nil, "hack/karpenter.sh", "up", kubeconfig, state, provisionDelay.String())
+	t.Cleanup(func() { command(t, nil, "hack/karpenter.sh", "down", state) })
+	c := newClient(t, kubeconfig)
+	ctx := context.Background()
+	waitFor(t, time.Minute, "the CRD to be established", func() bool { return c.List(ctx, &v1alpha1.ScheduledJobList{}) == nil })
+	controller := startController(t, binary, kubeconfig, "warm", true)
+	controller.waitReady(t)
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: warmNamespace}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// One run at T, at least lead plus a margin ahead.
+	run := time.Now().UTC().Add(warmLead + 40*time.Second).Truncate(time.Minute).Add(time.Minute)
+	schedule := fmt.Sprintf("%d %d * * *", run.Minute(), run.Hour())
+	lead := &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: warmLead}}
+	early := &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: warmLead}, Strategy: v1alpha1.WarmUpEarlyStart}
+	cronJob := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: warmNamespace, Name: "cronjob",
+		Annotations: map[string]string{v1alpha1.WarmUpLeadAnnotation: warmLead.String()}},
+		Spec: batchv1.CronJobSpec{Schedule: schedule, JobTemplate: runTemplate()}}
+	for _, obj := range []client.Object{
+		warmScheduledJob("placeholder", schedule, lead), warmScheduledJob("early-start", schedule, early),
+		warmScheduledJob("cold", schedule, nil), warmScheduledJob("deleted", schedule, lead), cronJob,
+	} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatalf("creating %s: %v", obj.GetName(), err)
+		}
+	}
+	t.Logf("the runs are at %s; warm-up from %s", run.Format(time.TimeOnly), run.Add(-warmLead).Format(time.TimeOnly))
+
+	sleepUntil(run.Add(-warmLead + 15*time.Second))
+	checkWarmUpBegan(t, c, run)
+	// Deleting a ScheduledJob during its warm-up takes its placeholder along
+	// (the garbage collector follows the owner reference).
+	if err := c.Delete(ctx, &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: warmNamespace, Name: "deleted"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the deleted ScheduledJob's placeholder to go", func() bool { return len(warmUpPodsOf(t, c, "deleted")) == 0 })
+
+	sleepUntil(run.Add(-5 * time.Second))
+	checkCapacityReady(t, c, run)
+
+	sleepUntil(run.Add(provisionDelay + 20*time.Second))
+	checkStarts(t, c, run)
+	waitFor(t, time.Minute, "every placeholder to go", func() bool { return len(warmUpPodsOf(t, c, "")) == len(warmUpPodsOf(t, c, "early-start")) })
+	if n := controller.metric(t, `ontime_run_start_lateness_seconds_count{kind="ScheduledJob",warm_up="Placeholder"}`); n != 1 {
+		t.Errorf("the controller observed %v Placeholder run starts, want 1", n)
+	}
+	checkCronJobUntouched(t, c)
+}
+
+func sleepUntil(t time.Time) { time.Sleep(time.Until(t)) }
+
+// warmUpPodsOf lists the warm-up pods of an owner ("" for all) not being
+// deleted.
+func warmUpPodsOf(t *testing.T, c client.Client, owner string) []corev1.Pod {
+	t.Helper()
+	var pods corev1.PodList
+	selector := client.HasLabels{v1alpha1.WarmUpLabel}
+	if err := c.List(context.Background(), &pods, client.InNamespace(warmNamespace), selector); err != nil {
+		t.Fatal(err)
+	}
+	var kept []corev1.Pod
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && (owner == "" || p.Labels[v1alpha1.OwnerNameLabel] == owner) {
+			kept = append(kept, p)
+		}
+	}
+	return kept
+}
+
+// checkWarmUpBegan: placeholders for the warm-up ScheduledJobs and the
+// CronJob, the early Job for EarlyStart, nothing for the cold one.
+func checkWarmUpBegan(t *testing.T, c client.Client, run time.Time) {
+	t.Helper()
+	for owner, want := range map[string]int{"placeholder": 1, "cronjob": 1, "deleted": 1, "early-start": 1, "cold": 0} {
+		if got := len(warmUpPodsOf(t, c, owner)); got != want {
+			t.Errorf("%s: %d warm-up pods after warm-up began, want %d", owner, got, want)
+		}
+	}
+	job := &batchv1.Job{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: "early-start-" + v1alpha1.RunLabelValue(run)}, job); err != nil {
+		t.Errorf("the early Job: %v", err)
+	} else if got := job.Spec.Template.Annotations[v1alpha1.ReleaseAtAnnotation]; got != run.Format(time.RFC3339) {
+		t.Errorf("the early Job's pods are released at %q, want %s", got, run.Format(time.RFC3339))
+	}
+}
+
+// checkCapacityReady: before the run, the capacity of each warmed-up run
+// is there, and nodes were added for it.
+func checkCapacityReady(t *testing.T, c client.Client, run time.Time) {
+	t.Helper()
+	for _, name := range []string{"placeholder", "early-start"} {
+		sj := &v1alpha1.ScheduledJob{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: name}, sj); err != nil {
+			t.Fatal(err)
+		}
+		if ready := meta.FindStatusCondition(sj.Status.Conditions, v1alpha1.ConditionCapacityReady); ready == nil || ready.Status != metav1.ConditionTrue {
+			t.Errorf("%s: CapacityReady %+v before the run at %s", name, ready, run.Format(time.TimeOnly))
+		}
+	}
+	for _, pod := range warmUpPodsOf(t, c, "cronjob") {
+		if pod.Spec.NodeName == "" {
+			t.Errorf("the CronJob's placeholder %s has no node before the run", pod.Name)
+		}
+	}
+}
+
+// checkStarts: warmed-up runs start within seconds of their time, the cold
+// one about the provisioning delay late; status says so.
+func checkStarts(t *testing.T, c client.Client, run time.Time) {
+	t.Helper()
+	for owner, maxLate := range map[string]time.Duration{"placeholder": 5 * time.Second, "early-start": 5 * time.Second, "cronjob": 5 * time.Second} {
+		if late := firstStart(t, c, owner, run); late > maxLate {
+			t.Errorf("%s: the run started %s late, want at most %s with warm-up", owner, late, maxLate)
+		} else {
+			t.Logf("%s: the run started %s late", owner, late)
+		}
+	}
+	if late := firstStart(t, c, "cold", run); late < provisionDelay/2 {
+		t.Errorf("cold: the run started %s late: it did not wait for a node, and the comparison proves nothing", late)
+	} else {
+		t.Logf("cold: the run started %s late (no warm-up)", late)
+	}
+	for _, name := range []string{"placeholder", "early-start", "cold"} {
+		sj := &v1alpha1.ScheduledJob{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: name}, sj); err != nil {
+			t.Fatal(err)
+		}
+		if s := sj.Status.LastRunStart; s == nil || !s.ScheduledTime.Time.Equal(run) {
+			t.Errorf("%s: status.lastRunStart %+v, want the run at %s", name, s, run.Format(time.TimeOnly))
+		}
+	}
+}
+
+// firstStart is how late the first container of an owner's run started.
+func firstStart(t *testing.T, c client.Client, owner string, run time.Time) time.Duration {
+	t.Helper()
+	var pods corev1.PodList
+	if err := c.List(context.Background(), &pods, client.InNamespace(warmNamespace),
+		client.MatchingLabels{batchv1.JobNameLabel: owner + "-" + v1alpha1.RunLabelValue(run)}); err != nil {
+		t.Fatal(err)
+	}
+	var first time.Time
+	for _, pod := range pods.Items {
+		for _, s := range pod.Status.ContainerStatuses {
+			if r := s.State.Running; r != nil && (first.IsZero() || r.StartedAt.Before(&metav1.Time{Time: first})) {
+				first = r.StartedAt.Time
+			}
+			if r := s.State.Terminated; r != nil && (first.IsZero() || r.StartedAt.Before(&metav1.Time{Time: first})) {
+				first = r.StartedAt.Time
+			}
+		}
+	}
+	if first.IsZero() {
+		t.Fatalf("%s: the run's pod has not started (%d pods)", owner, len(pods.Items))
+	}
+	return first.Sub(run)
+}
+
+// checkCronJobUntouched: ontime never wrote the CronJob.
+func checkCronJobUntouched(t *testing.T, c client.Client) {
+	t.Helper()
+	cj := &batchv1.CronJob{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: "cronjob"}, cj); err != nil {
+		t.Fatal(err)
+	}
+	for _, entry := range cj.ManagedFields {
+		if strings.HasPrefix(entry.Manager, "ontime") {
+			t.Errorf("ontime wrote the CronJob: %+v", entry)
+		}
+	}
+}
