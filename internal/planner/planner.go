@@ -128,44 +128,17 @@ func Compute(in Input) Plan {
 		now:        in.Now,
 		generation: sj.Generation,
 	}
-	events := observed.events
-	missed := map[MissReason]int{}
-	var wake []time.Time
-
 	spec := scheduleOf(sj, timeOf(status.LastScheduleTime))
+	events := observed.events
 	if sj.DeletionTimestamp == nil {
 		events = append(events, spec.warnings...)
 	}
-	// runs is what warm-up needs to know; it stays empty unless runs are
-	// being scheduled, and warm-up then removes every placeholder.
-	var runs timeline
-	switch {
-	case sj.DeletionTimestamp != nil:
-		setReady(&status, sj.Generation, in.Now, false, v1alpha1.ReasonTerminating, "the ScheduledJob is being deleted; no new runs start")
-		status.NextScheduleTime = nil
-	case spec.problem != nil:
-		if setReady(&status, sj.Generation, in.Now, false, spec.problem.condition, spec.problem.message) || specChanged(sj) {
-			events = append(events, spec.problem.event)
-		}
-		status.NextScheduleTime = nil
-	case sj.Spec.Suspend != nil && *sj.Spec.Suspend:
-		setReady(&status, sj.Generation, in.Now, false, v1alpha1.ReasonSuspended, "spec.suspend is true; no new runs start")
-		status.NextScheduleTime = nil
-	default:
-		s := scheduling{sj: sj, sched: spec.schedule, loc: spec.loc, now: in.Now, jobs: in.Jobs, active: observed.active}
-		due := s.decideDueRun(handledUntil(sj, &status))
-		due.record(&status, missed)
-		events = append(events, due.events...)
-		plan.Create = due.create
-		if len(due.replace) > 0 {
-			plan.Deletes = append(plan.Deletes, replacements(due.replace)...)
-		}
-		next := s.announce(due.blocked, status.LastScheduleTime)
-		events = append(events, next.record(&status, sj.Generation, in.Now)...)
-		wake = append(wake, next.wake...)
-		plan.Early = s.decideEarlyStart(plan.Create, in.EarlyStartImage)
-		runs = s.timeline(plan.Create, plan.Early)
-	}
+	decided := decideRuns(in, spec, observed.active, &status)
+	plan.Create, plan.Early = decided.create, decided.early
+	plan.Deletes = append(plan.Deletes, replacements(decided.replace)...)
+	events = append(events, decided.events...)
+	wake, missed, runs := decided.wake, decided.missed, decided.runs
+
 	warm := decideWarmUp(sj, in, runs, &status)
 	plan.CreatePods, plan.DeletePods = warm.Create, warm.Delete
 	events = append(events, warm.events...)
@@ -186,6 +159,52 @@ func Compute(in Input) Plan {
 		CapacityReadyAfter: warm.ReadyAfter, WarmUpLate: warm.Late}
 	plan.decided.StartLateness = measureStart(&plan.decided.Status, RunToMeasure(sj, in.Jobs, in.Now), in.RunPods)
 	return plan
+}
+
+// runsDecision is what Compute decided about scheduled runs.
+type runsDecision struct {
+	create, early *Run
+	// replace are active Jobs a Replace run replaces.
+	replace []*batchv1.Job
+	events  []Event
+	wake    []time.Time
+	missed  map[MissReason]int
+	// runs is what warm-up needs to know; it stays empty unless runs are
+	// being scheduled, and warm-up then removes every placeholder.
+	runs timeline
+}
+
+// decideRuns decides about the scheduled runs: none while the ScheduledJob
+// is being deleted, its spec cannot run, or it is suspended (the Ready
+// condition says which); otherwise the due run, the next one, and an early
+// one (EarlyStart). It writes status.
+func decideRuns(in Input, spec specSchedule, active []*batchv1.Job, status *v1alpha1.ScheduledJobStatus) runsDecision {
+	sj := in.ScheduledJob
+	d := runsDecision{missed: map[MissReason]int{}}
+	switch {
+	case sj.DeletionTimestamp != nil:
+		setReady(status, sj.Generation, in.Now, false, v1alpha1.ReasonTerminating, "the ScheduledJob is being deleted; no new runs start")
+		status.NextScheduleTime = nil
+	case spec.problem != nil:
+		if setReady(status, sj.Generation, in.Now, false, spec.problem.condition, spec.problem.message) || specChanged(sj) {
+			d.events = append(d.events, spec.problem.event)
+		}
+		status.NextScheduleTime = nil
+	case sj.Spec.Suspend != nil && *sj.Spec.Suspend:
+		setReady(status, sj.Generation, in.Now, false, v1alpha1.ReasonSuspended, "spec.suspend is true; no new runs start")
+		status.NextScheduleTime = nil
+	default:
+		s := scheduling{sj: sj, sched: spec.schedule, loc: spec.loc, now: in.Now, jobs: in.Jobs, active: active}
+		due := s.decideDueRun(handledUntil(sj, status))
+		due.record(status, d.missed)
+		d.create, d.replace, d.events = due.create, due.replace, due.events
+		next := s.announce(due.blocked, status.LastScheduleTime)
+		d.events = append(d.events, next.record(status, sj.Generation, in.Now)...)
+		d.wake = next.wake
+		d.early = s.decideEarlyStart(d.create, in.EarlyStartImage)
+		d.runs = s.timeline(d.create, d.early)
+	}
+	return d
 }
 
 // specChanged reports whether the spec changed since the controller last

@@ -270,6 +270,11 @@ func TestKubectlExplain(t *testing.T) {
 		"sj.spec.runAt":                                           "runs the Job once",
 		"sj.status.lastMissedTime":                                "most recent run that did",
 		"sj.status.nextScheduleTime":                              "scheduled time of the next run",
+		"sj.spec.warmUp.lead":                                     "warm-up for a 10:00 run begins at 09:50",
+		"sj.spec.warmUp.strategy":                                 "EarlyStart creates the run's Job lead early",
+		"sj.spec.warmUp.placeholder.holdAfterSchedule":            "at the latest holdAfterSchedule",
+		"sj.status.warmUp.readyTime":                              "every warm-up pod had a node",
+		"sj.status.lastRunStart.lateness":                         "startTime minus scheduledTime",
 		"sj.spec.jobTemplate.metadata.labels":                     "Map of string keys and values",
 		"sj.spec.jobTemplate.spec.template.spec.containers.image": "Container image name",
 	} {
