@@ -9,6 +9,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=hack/lib.sh
+source "$root/hack/lib.sh"
 cluster=ontime-dev
 state=$root/.dev                      # kubeconfig, controller pid and log
 kubeconfig=$state/kubeconfig
@@ -20,17 +22,7 @@ step() { printf '==> %s\n' "$*" >&2; }
 kube_bin=$("$root/hack/kube-binaries.sh")
 export PATH=$kube_bin:$PATH
 
-stop_controller() {
-  [[ -f $state/controller.pid ]] || return 0
-  local pid
-  pid=$(cat "$state/controller.pid")
-  if kill -0 "$pid" 2>/dev/null; then
-    kill "$pid"
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-    kill -9 "$pid" 2>/dev/null || true
-  fi
-  rm -f "$state/controller.pid"
-}
+stop_controller() { stop_pidfile "$state/controller.pid"; }
 
 start_controller() {
   step "starting ontime controller (log: .dev/controller.log)"

@@ -19,6 +19,8 @@ set -euo pipefail
 
 version=v1.14.1
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=hack/lib.sh
+source "$root/hack/lib.sh"
 cache=${ONTIME_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ontime}
 bin=$cache/karpenter-kwok-$version/karpenter-kwok
 
@@ -94,17 +96,7 @@ spec:
 MANIFEST
 }
 
-down() {
-  local state=$1 pid
-  [[ -f $state/karpenter.pid ]] || return 0
-  pid=$(cat "$state/karpenter.pid")
-  if kill -0 "$pid" 2>/dev/null; then
-    kill "$pid"
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-    kill -9 "$pid" 2>/dev/null || true
-  fi
-  rm -f "$state/karpenter.pid"
-}
+down() { stop_pidfile "$1/karpenter.pid"; }
 
 case ${1:-} in
   build) build ;;

@@ -58,6 +58,11 @@ type config struct {
 	n     int
 	delay time.Duration // the autoscaler's provisioning delay, D
 	lead  time.Duration
+	// unlimited lifts the control plane's client rate limits (kwokctl's
+	// --disable-qps-limits): kube-controller-manager's 20 QPS paces the Job
+	// controller's pod creation, kube-scheduler's 50 QPS its preemptions
+	// and bindings.
+	unlimited bool
 }
 
 func main() {
@@ -65,18 +70,23 @@ func main() {
 	delay := flag.Duration("delay", 60*time.Second, "Karpenter's provisioning delay (KWOKNodeClass nodeRegistrationDelay)")
 	lead := flag.Duration("lead", 90*time.Second, "warm-up lead")
 	variants := flag.String("variants", "Placeholder,EarlyStart,CronJob+Placeholder,none,CronJob", "comma-separated variants")
+	unlimited := flag.Bool("disable-qps-limits", false, "lift kube-controller-manager's and kube-scheduler's client rate limits (20 and 50 QPS by default)")
 	flag.Parse()
 	root := benchutil.RepoRoot()
-	fmt.Printf("Provisioning delay D = %s, lead = %s; each run's pod needs a node of its own.\n\n", *delay, *lead)
-	fmt.Println("| N | variant | runs started | lateness p50 | p99 | max | nodes launched per run | node-minutes before the run, per run | placeholders left |")
-	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+	limits := "default client rate limits (kube-controller-manager 20 QPS, kube-scheduler 50)"
+	if *unlimited {
+		limits = "client rate limits lifted (kwokctl --disable-qps-limits)"
+	}
+	fmt.Printf("Provisioning delay D = %s, lead = %s, control plane with %s; each run's pod needs a node of its own.\n\n", *delay, *lead, limits)
+	fmt.Println("| N | variant | runs started | lateness p50 | p99 | max | run pods created p99 | nodes launched per run | node-minutes before the run, per run | placeholders left |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, field := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(field))
 		if err != nil || n < 1 {
 			benchutil.Fail("bad -n %q", field)
 		}
 		for _, variant := range strings.Split(*variants, ",") {
-			fmt.Println(measure(root, strings.TrimSpace(variant), config{n: n, delay: *delay, lead: *lead}))
+			fmt.Println(measure(root, strings.TrimSpace(variant), config{n: n, delay: *delay, lead: *lead, unlimited: *unlimited}))
 		}
 	}
 }
@@ -89,7 +99,11 @@ func measure(root, variant string, cfg config) string {
 	benchutil.Progress("N=%d %s: starting a fresh cluster and Karpenter (D = %s)", cfg.n, variant, cfg.delay)
 	benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
 	defer benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
-	benchutil.Run(root, nil, "hack/cluster.sh", "up", cluster, kubeconfig, "1")
+	var env []string
+	if cfg.unlimited {
+		env = []string{"ONTIME_KWOKCTL_FLAGS=--disable-qps-limits"}
+	}
+	benchutil.Run(root, env, "hack/cluster.sh", "up", cluster, kubeconfig, "1")
 	kubeBin := strings.TrimSpace(benchutil.Run(root, nil, "hack/kube-binaries.sh", "--print"))
 	benchutil.Run(root, nil, filepath.Join(kubeBin, "kubectl"), "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/dev")
 	benchutil.Run(root, nil, "hack/karpenter.sh", "up", kubeconfig, work, cfg.delay.String())
@@ -191,14 +205,15 @@ func leftPlaceholders(c client.Client) int {
 	return len(pods.Items)
 }
 
-// watcher records, from watches, when each run's pod was first seen
-// running and on which node, and when each NodeClaim came and went.
+// watcher records, from watches, when each run's pod was first seen, when
+// it was first seen running and on which node, and when each NodeClaim
+// came and went.
 type watcher struct {
 	mu sync.Mutex
-	// started and nodeOf are by run pod name.
-	started map[string]time.Time
-	nodeOf  map[string]string
-	claims  map[string]*claim // by NodeClaim name
+	// created, started and nodeOf are by run pod name.
+	created, started map[string]time.Time
+	nodeOf           map[string]string
+	claims           map[string]*claim // by NodeClaim name
 }
 
 type claim struct {
@@ -215,7 +230,7 @@ func startWatching(ctx context.Context, kubeconfig string) *watcher {
 	if err != nil {
 		benchutil.Fail("%v", err)
 	}
-	w := &watcher{started: map[string]time.Time{}, nodeOf: map[string]string{}, claims: map[string]*claim{}}
+	w := &watcher{created: map[string]time.Time{}, started: map[string]time.Time{}, nodeOf: map[string]string{}, claims: map[string]*claim{}}
 	go w.watchPods(ctx, c)
 	go w.watchClaims(ctx, c)
 	return w
@@ -232,11 +247,14 @@ func (w *watcher) watchPods(ctx context.Context, c client.WithWatch) {
 		}
 		for e := range events.ResultChan() {
 			pod, ok := e.Object.(*corev1.Pod)
-			if !ok || !running(pod) {
+			if !ok {
 				continue
 			}
 			w.mu.Lock()
-			if _, seen := w.started[pod.Name]; !seen {
+			if _, seen := w.created[pod.Name]; !seen {
+				w.created[pod.Name] = time.Now()
+			}
+			if _, seen := w.started[pod.Name]; !seen && running(pod) {
 				w.started[pod.Name], w.nodeOf[pod.Name] = time.Now(), pod.Spec.NodeName
 			}
 			w.mu.Unlock()
@@ -303,6 +321,11 @@ func (w *watcher) row(variant string, cfg config, run time.Time, left int) strin
 		}
 	}
 	slices.Sort(lateness)
+	var created []time.Duration
+	for _, at := range w.created {
+		created = append(created, at.Sub(run))
+	}
+	slices.Sort(created)
 	var held time.Duration
 	for _, cl := range w.claims {
 		until := firstRunOn[cl.node]
@@ -315,7 +338,7 @@ func (w *watcher) row(variant string, cfg config, run time.Time, left int) strin
 		held += max(until.Sub(cl.created), 0)
 	}
 	perRun := held.Minutes() / float64(cfg.n)
-	return fmt.Sprintf("| %d | %s | %d / %d | %s | %s | %s | %.2f | %.2f | %d |", cfg.n, variant, len(lateness), cfg.n,
+	return fmt.Sprintf("| %d | %s | %d / %d | %s | %s | %s | %s | %.2f | %.2f | %d |", cfg.n, variant, len(lateness), cfg.n,
 		benchutil.Percentile(lateness, 50), benchutil.Percentile(lateness, 99), benchutil.Percentile(lateness, 100),
-		float64(len(w.claims))/float64(cfg.n), perRun, left)
+		benchutil.Percentile(created, 99), float64(len(w.claims))/float64(cfg.n), perRun, left)
 }
