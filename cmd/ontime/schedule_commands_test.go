@@ -49,6 +49,8 @@ func TestCLI(t *testing.T) {
 		{"bad schedule", []string{"next", "61 * * * *"}, "", "ontime: cron: minute \"61\": 61 is above the maximum 59\n", 2},
 		{"TZ= without schedule", []string{"next", "TZ=UTC"}, "", "must be followed by a space and the schedule", 2},
 		{"bad zone", []string{"next", "* * * * *", "--time-zone", "Mars/Olympus"}, "", `--time-zone "Mars/Olympus": not an IANA time zone name`, 2},
+		{"Local zone flag", []string{"next", "* * * * *", "--time-zone", "Local"}, "", `--time-zone "Local": "Local" is the zone of the machine evaluating the schedule, not a time zone`, 2},
+		{"TZ=Local prefix", []string{"next", "TZ=Local 0 3 * * *"}, "", `time zone "Local": "Local" is the zone of the machine`, 2},
 		{"bad from", []string{"next", "* * * * *", "--from", "yesterday"}, "", `--from "yesterday": not an RFC 3339 time`, 2},
 		{"bad flag", []string{"next", "* * * * *", "--nope"}, "", "unknown flag: --nope", 2},
 		{"missing schedule", []string{"next"}, "", "requires at least 1 arg", 2},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -37,7 +38,10 @@ func (f *scheduleFlags) register(cmd *cobra.Command, withStrict bool) {
 // unquoted "@every 1h" works) with the flags.
 func (f *scheduleFlags) parse(args []string) (*cron.Spec, error) {
 	loc, err := cron.LoadLocation(f.timeZone)
-	if err != nil || f.timeZone == "" || strings.EqualFold(f.timeZone, "Local") {
+	switch {
+	case errors.Is(err, cron.ErrLocalZone):
+		return nil, badInput("--time-zone %q: %v", f.timeZone, err)
+	case err != nil || f.timeZone == "":
 		return nil, badInput("--time-zone %q: not an IANA time zone name (such as UTC or Europe/Amsterdam)", f.timeZone)
 	}
 	policy, err := cron.ParseDSTPolicy(f.dstPolicy)

@@ -1,6 +1,7 @@
 package cron
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,7 +89,11 @@ func parseZonePrefix(spec string) (rest string, restOffset int, loc *time.Locati
 	eq := strings.IndexByte(spec, '=')
 	name := spec[eq+1 : space]
 	if loc, err = LoadLocation(name); err != nil {
-		return "", 0, nil, &ParseError{Kind: ErrUnknownTimeZone, Spec: spec, Field: "time zone", Value: name, Offset: eq + 1, Reason: "unknown time zone"}
+		reason := "unknown time zone"
+		if errors.Is(err, ErrLocalZone) {
+			reason = ErrLocalZone.Error()
+		}
+		return "", 0, nil, &ParseError{Kind: ErrUnknownTimeZone, Spec: spec, Field: "time zone", Value: name, Offset: eq + 1, Reason: reason}
 	}
 	trimmed := strings.TrimLeftFunc(spec[space:], unicode.IsSpace)
 	return strings.TrimRightFunc(trimmed, unicode.IsSpace), len(spec) - len(trimmed), loc, nil
@@ -96,10 +101,19 @@ func parseZonePrefix(spec string) (rest string, restOffset int, loc *time.Locati
 
 var locations sync.Map // zone name -> *time.Location
 
+// ErrLocalZone is LoadLocation's answer to "Local": the zone of whichever
+// machine evaluates the schedule, so the same schedule would fire at
+// different instants in a CLI, a webhook and a controller.
+var ErrLocalZone = errors.New(`"Local" is the zone of the machine evaluating the schedule, not a time zone; name one, such as UTC or Europe/Amsterdam`)
+
 // LoadLocation is time.LoadLocation with a cache, so that parsing many
 // schedules in one zone reads the zone database once and shares one
-// *time.Location (and so one offset table) between them.
+// *time.Location (and so one offset table) between them. Unlike
+// time.LoadLocation it refuses "Local" (in any case) with ErrLocalZone.
 func LoadLocation(name string) (*time.Location, error) {
+	if strings.EqualFold(name, "Local") {
+		return nil, ErrLocalZone
+	}
 	if loc, ok := locations.Load(name); ok {
 		return loc.(*time.Location), nil
 	}

@@ -149,6 +149,8 @@ func TestParseRejects(t *testing.T) {
 		"H needs extended":          {kind: ErrExtendedSyntax, spec: "H * * * *", field: "minute", message: "extended syntax"},
 		"TZ= with no schedule":      {kind: ErrSyntax, spec: "TZ=UTC", field: "time zone", message: "must be followed by a space and the schedule"},
 		"unknown zone":              {kind: ErrUnknownTimeZone, spec: "TZ=Mars/Olympus 0 0 * * *", field: "time zone", message: `cron: time zone "Mars/Olympus": unknown time zone`},
+		"TZ=Local":                  {kind: ErrUnknownTimeZone, spec: "TZ=Local 0 3 * * *", field: "time zone", message: `cron: time zone "Local": "Local" is the zone of the machine evaluating the schedule`},
+		"CRON_TZ=local":             {kind: ErrUnknownTimeZone, spec: "CRON_TZ=local 0 3 * * *", field: "time zone", message: "not a time zone"},
 		"never fires: Feb 30":       {kind: ErrNeverFires, spec: "0 0 30 2 *", message: `cron: "0 0 30 2 *": never fires: no allowed month has an allowed day`},
 		"never fires: Apr 31":       {kind: ErrNeverFires, spec: "59 23 31 4,6,9,11 *", message: "never fires"},
 		"descriptor case":           {kind: ErrSyntax, spec: "@Daily", field: "descriptor", message: "unknown descriptor"},
