@@ -121,6 +121,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	sj = c.planFrom(sj)
 	now := c.clock.Now()
 	in, err := c.gather(ctx, sj, now)
 	if err != nil {
@@ -345,10 +346,12 @@ func (c *Controller) consumeTrigger(ctx context.Context, sj *v1alpha1.ScheduledJ
 	return err
 }
 
-// writeStatus writes status once, and only if it changed; it reports
-// whether it wrote.
+// writeStatus writes status if it changed, and reports whether it wrote.
+// The write carries sj's resourceVersion as a precondition, so that the
+// object it produces is sj with the new status and nothing else: planFrom
+// relies on that.
 func (c *Controller) writeStatus(ctx context.Context, sj *v1alpha1.ScheduledJob, status v1alpha1.ScheduledJobStatus) (bool, error) {
-	if equality.Semantic.DeepEqual(sj.Status, status) || c.alreadyWritten(sj, status) {
+	if equality.Semantic.DeepEqual(sj.Status, status) {
 		return false, nil
 	}
 	updated := sj.DeepCopy()
@@ -358,17 +361,20 @@ func (c *Controller) writeStatus(ctx context.Context, sj *v1alpha1.ScheduledJob,
 		return false, err
 	}
 	if err := c.kubeClient.Status().Patch(ctx, updated, patch); err != nil {
+		// A conflict means someone else wrote meanwhile: the returned error
+		// requeues, and the next reconcile reads their write.
 		return false, client.IgnoreNotFound(err)
 	}
-	c.written.Store(client.ObjectKeyFromObject(sj), writtenStatus{base: sj.ResourceVersion, status: status})
+	c.written.Store(client.ObjectKeyFromObject(sj), writtenStatus{uid: sj.UID, base: sj.ResourceVersion, written: updated.ResourceVersion, status: status})
 	return true, nil
 }
 
-// statusPatch is the merge patch from sj to updated, always carrying
+// statusPatch is the merge patch from sj to updated, conditional on sj's
+// resourceVersion and always carrying
 // status.activeCount: a diff of two Go structs leaves out a count that is 0
 // on both sides, and the ACTIVE column would stay blank until the first run.
 func statusPatch(sj, updated *v1alpha1.ScheduledJob) (client.Patch, error) {
-	data, err := client.MergeFrom(sj).Data(updated)
+	data, err := client.MergeFromWithOptions(sj, client.MergeFromWithOptimisticLock{}).Data(updated)
 	if err != nil {
 		return nil, err
 	}
@@ -386,25 +392,36 @@ func statusPatch(sj, updated *v1alpha1.ScheduledJob) (client.Patch, error) {
 	return client.RawPatch(types.MergePatchType, data), err
 }
 
-// writtenStatus is the last status written for a ScheduledJob and the
-// resourceVersion it was written over.
+// writtenStatus is the last status written for a ScheduledJob, the
+// resourceVersion it was written over (base) and the one it produced.
 type writtenStatus struct {
-	base   string
-	status v1alpha1.ScheduledJobStatus
+	uid           types.UID
+	base, written string
+	status        v1alpha1.ScheduledJobStatus
 }
 
-// alreadyWritten reports whether status was just written and the cache
-// has not caught up yet: the cached object is still the one the write was
-// made over. A Job's creation often triggers the next reconcile before the
-// status write reaches the cache; without this, it would write the same
-// status again.
-func (c *Controller) alreadyWritten(sj *v1alpha1.ScheduledJob, status v1alpha1.ScheduledJobStatus) bool {
-	last, ok := c.written.Load(client.ObjectKeyFromObject(sj))
+// planFrom returns the ScheduledJob to plan from: the cached one, or, when
+// the cache has not yet seen the last status this controller wrote (it
+// still holds the object that write was made over), that object with the
+// written status. A Job's creation or deletion often triggers the next
+// reconcile before the status write reaches the cache; planning from the
+// older status would report a Job that Replace deleted as missing
+// (MissingJob), count a run twice, or write the same status again.
+func (c *Controller) planFrom(cached *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
+	last, ok := c.written.Load(client.ObjectKeyFromObject(cached))
 	if !ok {
-		return false
+		return cached
 	}
 	w := last.(writtenStatus)
-	return w.base == sj.ResourceVersion && equality.Semantic.DeepEqual(w.status, status)
+	if w.uid != cached.UID || w.base != cached.ResourceVersion {
+		// The cache has seen the write or something after it (the write
+		// was the next change after base), or the object was re-created.
+		return cached
+	}
+	current := cached.DeepCopy()
+	current.Status = *w.status.DeepCopy()
+	current.ResourceVersion = w.written
+	return current
 }
 
 // emit records events on the ScheduledJob.

@@ -1,6 +1,7 @@
 package scheduledjob
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"strings"
@@ -420,5 +421,78 @@ func denyJobs(t *testing.T, namespace string) {
 			t.Fatalf("the admission policy was not enforced: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond) // waiting for the API server to load the policy
+	}
+}
+
+// staleScheduledJobs is the manager's client, except that Get of a
+// ScheduledJob returns an older copy while one is set: a cache that has not
+// seen the controller's last status write.
+type staleScheduledJobs struct {
+	client.Client
+	stale *v1alpha1.ScheduledJob
+}
+
+func (c *staleScheduledJobs) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if sj, ok := obj.(*v1alpha1.ScheduledJob); ok && c.stale != nil && key == client.ObjectKeyFromObject(c.stale) {
+		c.stale.DeepCopyInto(sj)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// TestStaleCacheAfterReplace: Replace deletes the active Job and writes a
+// status without it; the next reconcile, triggered by the deletion, reads
+// the ScheduledJob from a cache that still lists the deleted Job as active.
+// It plans from the status it wrote: no MissingJob for the replaced Job, no
+// second run, no second write.
+func TestStaleCacheAfterReplace(t *testing.T) {
+	ns := newNamespace(t)
+	sj := newScheduledJob(ns, "replaced-stale", "* * * * *")
+	sj.Spec.ConcurrencyPolicy = v1alpha1.ReplaceConcurrent
+	create(t, sj)
+	sj = get(t, sj)
+	run := firstRun(sj)
+	kubeClient := &staleScheduledJobs{Client: env.Cached}
+	ctrl := NewController(kubeClient, env.Reader, env.Clock, env.Recorder, testEarlyStartImage)
+	reconcileWith := func(now time.Time) error {
+		env.Clock.SetTime(now)
+		_, err := ctrl.Reconcile(env.Ctx, requestFor(sj))
+		return err
+	}
+
+	waitForCache(t, sj)
+	if err := reconcileWith(run.Add(100 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	waitForCache(t, sj)
+	kubeClient.stale = get(t, sj) // status.active names the first run's Job
+	drainEvents()
+	if err := reconcileWith(run.Add(time.Minute + 100*time.Millisecond)); err != nil { // Replace
+		t.Fatal(err)
+	}
+	afterReplace := get(t, sj)
+	waitForCache(t, sj) // the Jobs: the first is gone, the second there
+	if events := drainEvents(); !hasEvent(events, "SuccessfulDelete") || !hasEvent(events, "SuccessfulCreate") {
+		t.Fatalf("events %v, want the first run deleted and the second created", events)
+	}
+
+	err := reconcileWith(run.Add(time.Minute + 200*time.Millisecond))
+	if events := drainEvents(); len(events) != 0 {
+		t.Errorf("events %v after the stale read, want none (the replaced Job is not missing)", events)
+	}
+	if err != nil {
+		t.Errorf("reconcile after the stale read: %v", err)
+	}
+	if now := get(t, sj); now.ResourceVersion != afterReplace.ResourceVersion {
+		t.Errorf("status written again after the stale read: %+v", now.Status)
+	}
+	var alive []string
+	for _, job := range jobs(t, ns) {
+		if job.DeletionTimestamp == nil {
+			alive = append(alive, job.Name)
+		}
+	}
+	if want := sj.JobName(run.Add(time.Minute)); len(alive) != 1 || alive[0] != want {
+		t.Errorf("jobs %v, want only %s", alive, want)
 	}
 }
