@@ -10,7 +10,6 @@ import (
 // batch/v1 CronJobSpec with the same name, type, default and validation, so
 // a CronJob moves to ontime by changing its apiVersion and kind, plus runAt
 // and dstPolicy.
-// +kubebuilder:validation:XValidation:rule="has(self.schedule) != has(self.runAt)",message="set exactly one of schedule and runAt"
 type ScheduledJobSpec struct {
 	// schedule is when to run, in cron format: five fields (minute hour
 	// day-of-month month day-of-week) or a descriptor (@hourly, @daily,

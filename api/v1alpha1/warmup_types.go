@@ -7,7 +7,6 @@ import (
 )
 
 // WarmUp says how to bring capacity up before each run.
-// +kubebuilder:validation:XValidation:rule="duration(self.lead) >= duration('30s') && duration(self.lead) <= duration('24h')",message="lead must be from 30s to 24h"
 type WarmUp struct {
 	// lead is how long before each run warm-up begins, as a duration such
 	// as "90s", "10m" or "1h". With lead 10m, warm-up for a 10:00 run
@@ -54,7 +53,6 @@ const (
 )
 
 // PlaceholderWarmUp tunes placeholder pods.
-// +kubebuilder:validation:XValidation:rule="!has(self.holdAfterSchedule) || duration(self.holdAfterSchedule) <= duration('15m')",message="holdAfterSchedule must be at most 15m"
 type PlaceholderWarmUp struct {
 	// priorityClassName is the PriorityClass of the placeholder pods.
 	// Default "ontime-placeholder" (value -5, preemptionPolicy Never),

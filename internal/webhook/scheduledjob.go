@@ -4,10 +4,12 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,6 +78,9 @@ func (v *Validator) ValidateDelete(context.Context, runtime.Object) (admission.W
 func (v *Validator) validate(ctx context.Context, sj, old *v1alpha1.ScheduledJob) (admission.Warnings, error) {
 	errs, warnings := Validate(sj, old, time.Now())
 	if len(errs) == 0 && v.client != nil {
+		errs = append(errs, v.dryRunCronJob(ctx, sj)...)
+	}
+	if len(errs) == 0 && v.client != nil {
 		errs = append(errs, v.dryRunJob(ctx, sj)...)
 		warnings = append(warnings, v.priorityWarnings(ctx, sj)...)
 	}
@@ -106,6 +111,7 @@ func Validate(sj, old *v1alpha1.ScheduledJob, now time.Time) (field.ErrorList, a
 	deadlineErrs, deadlineWarnings := validateDeadline(sj.Spec.StartingDeadlineSeconds, spec.Child("startingDeadlineSeconds"))
 	errs, warnings = append(errs, deadlineErrs...), append(warnings, deadlineWarnings...)
 	errs = append(errs, validateTemplateSelector(sj.Spec.JobTemplate.Spec, spec.Child("jobTemplate", "spec"))...)
+	errs = append(errs, validateActiveDeadline(sj.Spec.JobTemplate.Spec, spec.Child("jobTemplate", "spec", "activeDeadlineSeconds"))...)
 	warmUpErrs, warmUpWarnings := validateWarmUp(sj, now, spec.Child("warmUp"))
 	errs, warnings = append(errs, warmUpErrs...), append(warnings, warmUpWarnings...)
 	return errs, warnings
@@ -135,6 +141,32 @@ func validateWhen(sj, old *v1alpha1.ScheduledJob, spec *field.Path) field.ErrorL
 		return field.ErrorList{field.Invalid(spec.Child("runAt"), sj.Spec.RunAt, "set schedule or runAt, not both")}
 	case sj.Spec.Schedule != "":
 		return validateSchedule(sj, old, spec.Child("schedule"))
+	}
+	return validateRunAt(sj.Spec.RunAt.Time, spec.Child("runAt"))
+}
+
+// Bounds of runAt. Job names count minutes since 1970, so an earlier run
+// would get a negative number in its name; the webhook sizes Job names for
+// runs up to 2100, and a run further ahead than that is a typo, not a plan.
+var (
+	earliestRunAt = time.Unix(0, 0).UTC()
+	latestRunAt   = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+func validateRunAt(runAt time.Time, path *field.Path) field.ErrorList {
+	if runAt.Before(earliestRunAt) || !runAt.Before(latestRunAt) {
+		return field.ErrorList{field.Invalid(path, runAt.UTC().Format(time.RFC3339),
+			fmt.Sprintf("must be from %s to before %s", earliestRunAt.Format(time.RFC3339), latestRunAt.Format(time.RFC3339)))}
+	}
+	return nil
+}
+
+// validateActiveDeadline refuses a Job template that can never run:
+// Kubernetes accepts activeDeadlineSeconds 0, and every such Job fails at
+// once with DeadlineExceeded.
+func validateActiveDeadline(template batchv1.JobSpec, path *field.Path) field.ErrorList {
+	if seconds := template.ActiveDeadlineSeconds; seconds != nil && *seconds == 0 {
+		return field.ErrorList{field.Invalid(path, *seconds, "must be greater than 0: a Job with no time to run fails as soon as it starts")}
 	}
 	return nil
 }
@@ -214,6 +246,39 @@ func validateTimeZone(tz string, path *field.Path) field.ErrorList {
 	return nil
 }
 
+// +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=create
+
+// dryRunCronJob asks the API server to validate (not create) the batch/v1
+// CronJob with the ScheduledJob's spec, so that whatever a CronJob would be
+// refused for, the ScheduledJob is refused for too, at the same field path
+// and in the same words: the Job template as a CronJob's (which differs
+// from a Job's: a template is not defaulted, so an Indexed template without
+// completions is refused), history limits, deadlines, the concurrency
+// policy. The schedule and time zone are checked by ontime above (its
+// language is a superset), so the CronJob gets a fixed schedule. Only the
+// API server's own validation answers (Invalid): a policy that refuses
+// CronJobs as such, or a missing permission, does not refuse ScheduledJobs.
+func (v *Validator) dryRunCronJob(ctx context.Context, sj *v1alpha1.ScheduledJob) field.ErrorList {
+	cronJob := &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: cmp.Or(sj.Name, "ontime-dry-run"), Namespace: sj.Namespace},
+		Spec: batchv1.CronJobSpec{
+			Schedule:                   "@daily",
+			TimeZone:                   sj.Spec.TimeZone,
+			StartingDeadlineSeconds:    sj.Spec.StartingDeadlineSeconds,
+			ConcurrencyPolicy:          batchv1.ConcurrencyPolicy(sj.Spec.ConcurrencyPolicy),
+			Suspend:                    sj.Spec.Suspend,
+			JobTemplate:                *sj.Spec.JobTemplate.DeepCopy(),
+			SuccessfulJobsHistoryLimit: sj.Spec.SuccessfulJobsHistoryLimit,
+			FailedJobsHistoryLimit:     sj.Spec.FailedJobsHistoryLimit,
+		},
+	}
+	err := v.client.Create(ctx, cronJob, client.DryRunAll)
+	if !apierrors.IsInvalid(err) {
+		return nil
+	}
+	return causes(err, nil)
+}
+
 // dryRunJob asks the API server to validate (not create) the Job a run
 // would create, so that the template is checked exactly as the Job will be,
 // and maps its errors to jobTemplate field paths.
@@ -233,13 +298,43 @@ func (v *Validator) dryRunJob(ctx context.Context, sj *v1alpha1.ScheduledJob) fi
 		return nil
 	}
 	path := field.NewPath("spec", "jobTemplate")
-	var status apierrors.APIStatus
-	if errors.As(err, &status) && status.Status().Details != nil && len(status.Status().Details.Causes) > 0 {
-		var errs field.ErrorList
-		for _, cause := range status.Status().Details.Causes {
-			errs = append(errs, &field.Error{Type: field.ErrorTypeInvalid, Field: path.String() + "." + cause.Field, BadValue: "", Detail: cause.Message})
-		}
+	if errs := causes(err, path); len(errs) > 0 {
 		return errs
 	}
 	return field.ErrorList{field.InternalError(path, fmt.Errorf("validating the Job template with a dry run: %w", err))}
 }
+
+// causes turns the causes of an API error into field errors, their paths
+// under prefix (nil: as they are), that print exactly as the API server
+// printed them.
+func causes(err error, prefix *field.Path) field.ErrorList {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, cause := range status.Status().Details.Causes {
+		path := cause.Field
+		if prefix != nil {
+			path = prefix.String() + "." + path
+		}
+		errs = append(errs, causeError(path, cause))
+	}
+	return errs
+}
+
+// causeError is a field error whose text is the cause's: the cause's
+// message is what field.Error prints after the path ("Invalid value: 0:
+// must be …"), so it keeps the type and carries the rest as detail.
+func causeError(path string, cause metav1.StatusCause) *field.Error {
+	errorType := field.ErrorType(cause.Type)
+	if !slices.Contains(knownErrorTypes, errorType) {
+		errorType = field.ErrorTypeInvalid
+	}
+	detail, _ := strings.CutPrefix(cause.Message, errorType.String()+": ")
+	return &field.Error{Type: errorType, Field: path, BadValue: field.OmitValueType{}, Detail: detail}
+}
+
+var knownErrorTypes = []field.ErrorType{field.ErrorTypeNotFound, field.ErrorTypeRequired, field.ErrorTypeDuplicate,
+	field.ErrorTypeInvalid, field.ErrorTypeNotSupported, field.ErrorTypeForbidden, field.ErrorTypeTooLong,
+	field.ErrorTypeTooMany, field.ErrorTypeInternal, field.ErrorTypeTypeInvalid}

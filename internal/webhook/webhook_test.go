@@ -161,16 +161,32 @@ func TestAdmission(t *testing.T) {
 			message: `spec.timeZone: Invalid value: "Mars/Olympus": unknown time zone`},
 		{name: "Local zone", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.TimeZone = ptr.To("Local") },
 			message: "timeZone must be an explicit time zone"},
-		{name: "both schedule and runAt (CEL)", mutate: func(sj *v1alpha1.ScheduledJob) {
+		{name: "both schedule and runAt", mutate: func(sj *v1alpha1.ScheduledJob) {
 			sj.Spec.RunAt = &metav1.Time{Time: time.Now()}
-		}, message: "set exactly one of schedule and runAt"},
+		}, message: "spec.runAt: Invalid value: "},
+		{name: "neither schedule nor runAt", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "" },
+			message: "spec.schedule: Required value: set schedule or runAt"},
+		{name: "runAt before 1970", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = ""
+			sj.Spec.RunAt = &metav1.Time{Time: time.Date(1969, 12, 31, 23, 59, 0, 0, time.UTC)}
+		}, message: `spec.runAt: Invalid value: "1969-12-31T23:59:00Z": must be from 1970-01-01T00:00:00Z to before 2100-01-01T00:00:00Z`},
+		{name: "runAt in 2100", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = ""
+			sj.Spec.RunAt = &metav1.Time{Time: time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)}
+		}, message: `spec.runAt: Invalid value: "2100-01-01T00:00:00Z": must be from`},
+		{name: "activeDeadlineSeconds 0", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.JobTemplate.Spec.ActiveDeadlineSeconds = ptr.To[int64](0)
+		}, message: "spec.jobTemplate.spec.activeDeadlineSeconds: Invalid value: 0: must be greater than 0"},
+		{name: "Indexed without completions (CronJob dry run)", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.JobTemplate.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		}, message: "spec.jobTemplate.spec.completions: Required value: when completion mode is Indexed"},
 		{name: "negative deadline (schema)", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.StartingDeadlineSeconds = ptr.To[int64](-1) },
 			message: "spec.startingDeadlineSeconds"},
 		{name: "bad policy (schema)", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.ConcurrencyPolicy = "Sometimes" },
 			message: `spec.concurrencyPolicy: Unsupported value: "Sometimes"`},
 		{name: "container without image (dry run)", mutate: func(sj *v1alpha1.ScheduledJob) {
 			sj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = ""
-		}, message: "spec.jobTemplate.spec.template.spec.containers[0].image: Invalid value: \"\": Required value"},
+		}, message: "spec.jobTemplate.spec.template.spec.containers[0].image: Required value"},
 		{name: "restartPolicy Always (dry run)", mutate: func(sj *v1alpha1.ScheduledJob) {
 			sj.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
 		}, message: "spec.jobTemplate.spec.template.spec.restartPolicy"},
@@ -185,12 +201,12 @@ func TestAdmission(t *testing.T) {
 			sj.Spec.Schedule = "0 * * * *"
 			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: minutes(10)}
 		}, noWarnings: true},
-		{name: "warm-up lead too short (schema)", mutate: func(sj *v1alpha1.ScheduledJob) {
+		{name: "warm-up lead too short", mutate: func(sj *v1alpha1.ScheduledJob) {
 			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 10 * time.Second}}
-		}, message: "lead must be from 30s to 24h"},
-		{name: "warm-up hold too long (schema)", mutate: func(sj *v1alpha1.ScheduledJob) {
+		}, message: `spec.warmUp.lead: Invalid value: "10s": must be from 30s to 24h0m0s`},
+		{name: "warm-up hold too long", mutate: func(sj *v1alpha1.ScheduledJob) {
 			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: minutes(1), Placeholder: &v1alpha1.PlaceholderWarmUp{HoldAfterSchedule: &metav1.Duration{Duration: time.Hour}}}
-		}, message: "holdAfterSchedule must be at most 15m"},
+		}, message: `spec.warmUp.placeholder.holdAfterSchedule: Invalid value: "1h0m0s": must be above 0 and at most 15m0s`},
 		{name: "EarlyStart lead not shorter than the interval", mutate: func(sj *v1alpha1.ScheduledJob) {
 			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: minutes(10), Strategy: v1alpha1.WarmUpEarlyStart}
 		}, message: `spec.warmUp.lead: Invalid value: "10m0s": with strategy EarlyStart, lead must be shorter than the shortest interval between runs (5m0s)`},
