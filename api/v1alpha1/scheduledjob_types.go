@@ -25,7 +25,8 @@ type ScheduledJobSpec struct {
 	// already passed when the ScheduledJob is created, the Job runs at once,
 	// unless startingDeadlineSeconds says that is too late. Changing runAt
 	// to another time runs the Job again then. Set exactly one of schedule
-	// and runAt.
+	// and runAt. It must be from 1970-01-01T00:00:00Z to before
+	// 2100-01-01T00:00:00Z.
 	// +optional
 	RunAt *metav1.Time `json:"runAt,omitempty"`
 
