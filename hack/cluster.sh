@@ -13,6 +13,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=hack/lib.sh
+source "$root/hack/lib.sh"
 kube_bin=$("$root/hack/kube-binaries.sh" 2>/dev/null)
 export PATH=$kube_bin:$PATH
 
@@ -98,7 +100,7 @@ up() {
   mkdir -p "$(dirname "$kubeconfig")"
   kwokctl get kubeconfig --name "$name" >"$kubeconfig"
   nodes "$node_count" | kubectl --kubeconfig "$kubeconfig" apply -f - >/dev/null
-  kubectl --kubeconfig "$kubeconfig" wait --for=condition=Ready --timeout=60s node --all >/dev/null
+  wait_for Ready --kubeconfig "$kubeconfig" node --all
 }
 
 down() {

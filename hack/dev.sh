@@ -52,12 +52,7 @@ up() {
   "$root/hack/cluster.sh" up "$cluster" "$kubeconfig" 3
   step "installing the ScheduledJob CRD and webhook"
   kubectl --kubeconfig "$kubeconfig" apply --server-side --force-conflicts -k "$root/config/dev" >/dev/null
-  # (kubectl wait fails instead of waiting while the CRD has no conditions.)
-  for _ in $(seq 100); do
-    [[ $(kubectl --kubeconfig "$kubeconfig" get crd scheduledjobs.ontime.dev \
-      -o jsonpath='{.status.conditions[?(@.type=="Established")].status}') == True ]] && break
-    sleep 0.2
-  done
+  wait_for Established --kubeconfig "$kubeconfig" crd/scheduledjobs.ontime.dev
   step "starting Karpenter (NodePool batch, nodes take ${ONTIME_DEV_NODE_DELAY:-60s} to register)"
   "$root/hack/karpenter.sh" up "$kubeconfig" "$state" "${ONTIME_DEV_NODE_DELAY:-60s}"
   start_controller

@@ -49,7 +49,7 @@ up() {
   dir=$(module_dir)
   export KUBECONFIG=$kubeconfig
   kubectl apply --server-side -f "$dir/kwok/charts/crds" -f "$dir/kwok/apis/crds" >/dev/null
-  kubectl wait --for=condition=Established --timeout=60s crd/nodepools.karpenter.sh crd/nodeclaims.karpenter.sh crd/kwoknodeclasses.karpenter.kwok.sh >/dev/null
+  wait_for Established crd/nodepools.karpenter.sh crd/nodeclaims.karpenter.sh crd/kwoknodeclasses.karpenter.kwok.sh
   mkdir -p "$state"
   down "$state"
   # Its metrics and probes on ports of their own, beside ontime's.

@@ -13,3 +13,19 @@ stop_pidfile() {
   fi
   rm -f "$file"
 }
+
+# wait_for CONDITION RESOURCE... runs kubectl wait --for=condition=CONDITION
+# (60 s), retrying for up to 10 s while it fails at once: kubectl wait
+# errors ("accessor error: <nil>") instead of waiting on an object whose
+# status has no conditions yet, as a just-created CRD or node. kubectl's
+# flags (--kubeconfig) may come first.
+wait_for() {
+  local condition=$1 attempt
+  shift
+  for attempt in $(seq 10); do
+    kubectl wait --for=condition="$condition" --timeout=60s "$@" >/dev/null 2>&1 && return 0
+    sleep 1
+  done
+  echo "$(basename "$0"): $* did not become $condition" >&2
+  return 1
+}

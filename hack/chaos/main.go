@@ -1,0 +1,258 @@
+// Command chaos runs ScheduledJobs through faults and checks, from the API
+// server's audit log, that no run was created twice and none was lost.
+//
+// In a fresh kwok cluster it starts two `ontime controller` replicas with
+// leader election, each restarted a second after it exits (as a Deployment
+// would), and N ScheduledJobs on "* * * * *" (Allow, Forbid and Replace in
+// turn; every fourth with startingDeadlineSeconds 30; every fifth in
+// America/New_York and every fifth in Europe/Amsterdam). For the duration it
+// kills the leader with SIGKILL every -kill-every, and kills kube-apiserver
+// and etcd with SIGKILL once each, restarting them after -down. Then:
+//
+//   - duplicates: Job creations that succeeded more than once for one
+//     (ScheduledJob, scheduled time), from the audit log (a Job deleted by
+//     Replace or history cleanup still left its creation there). Must be 0.
+//   - lost runs: a scheduled time with no Job although, within the run's
+//     window (its starting deadline, at most the minute until the next run
+//     supersedes it), a leader held the lease with the API server up for
+//     at least -grace. Must be 0.
+//   - creation skew and leader takeover times.
+//
+//	make chaos                                   # 200 ScheduledJobs, 10 minutes
+//	go run ./hack/chaos -n 60 -duration 3m       # the short variant in make test
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/hack/benchutil"
+)
+
+const (
+	cluster   = "ontime-chaos"
+	namespace = "chaos"
+)
+
+type config struct {
+	n         int
+	duration  time.Duration
+	killEvery time.Duration
+	down      time.Duration
+	grace     time.Duration
+}
+
+func main() {
+	var cfg config
+	flag.IntVar(&cfg.n, "n", 200, "ScheduledJobs")
+	flag.DurationVar(&cfg.duration, "duration", 10*time.Minute, "how long faults are injected")
+	flag.DurationVar(&cfg.killEvery, "kill-every", 20*time.Second, "interval between kills of the leader")
+	flag.DurationVar(&cfg.down, "down", 10*time.Second, "how long kube-apiserver and etcd stay down when killed")
+	flag.DurationVar(&cfg.grace, "grace", 5*time.Second, "how long a leader with the API server up must have had to create a run before a missing run counts as lost")
+	flag.Parse()
+	root := benchutil.RepoRoot()
+	r := run(root, cfg)
+	fmt.Println(r.table(cfg))
+	if r.duplicates > 0 || r.lost > 0 {
+		benchutil.Fail("%d duplicated and %d lost runs; see %s", r.duplicates, r.lost, r.work)
+	}
+}
+
+// run sets the cluster up, injects the faults and reads the results.
+func run(root string, cfg config) *result {
+	home, _ := os.UserHomeDir()
+	work, _ := os.MkdirTemp("", "chaos")
+	kubeconfig := filepath.Join(work, "kubeconfig")
+	clusterDir := filepath.Join(home, ".kwok", "clusters", cluster)
+	benchutil.Progress("starting a fresh cluster %s (work directory %s)", cluster, work)
+	benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
+	defer benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
+	benchutil.Run(root, []string{"ONTIME_KWOK_STAGES=fast", "ONTIME_KWOKCTL_FLAGS=--kube-audit-policy " + filepath.Join(root, "hack/chaos/audit-policy.yaml")},
+		"hack/cluster.sh", "up", cluster, kubeconfig, "3")
+	kubeBin := strings.TrimSpace(benchutil.Run(root, nil, "hack/kube-binaries.sh", "--print"))
+	benchutil.Run(root, nil, filepath.Join(kubeBin, "kubectl"), "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/dev")
+	binary := filepath.Join(work, "ontime")
+	benchutil.Run(root, nil, "go", "build", "-o", binary, "./cmd/ontime")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	replicas := []*replica{newReplica("a", binary, kubeconfig, work), newReplica("b", binary, kubeconfig, work)}
+	for _, r := range replicas {
+		go r.supervise(ctx)
+	}
+	c := benchutil.NewClient(kubeconfig)
+	createScheduledJobs(ctx, c, cfg.n)
+
+	obs := newObserver(replicas, kubeconfig)
+	go obs.poll(ctx)
+	// Runs are measured from the first whole minute after the setup to the
+	// last one before the faults stop.
+	start := time.Now()
+	from := start.Truncate(time.Minute).Add(time.Minute)
+	to := start.Add(cfg.duration).Truncate(time.Minute)
+	benchutil.Progress("%d ScheduledJobs; faults until %s, measuring runs from %s to %s", cfg.n,
+		start.Add(cfg.duration).Format(time.TimeOnly), from.Format(time.TimeOnly), to.Format(time.TimeOnly))
+	f := &faults{obs: obs, clusterDir: clusterDir}
+	f.inject(ctx, cfg, start)
+	// Let the last runs of the window be created, without faults.
+	until := to.Add(75 * time.Second)
+	benchutil.Progress("faults over; results at %s", until.Format(time.TimeOnly))
+	time.Sleep(time.Until(until))
+	cancel()
+	for _, r := range replicas {
+		r.stop()
+	}
+	return analyze(filepath.Join(clusterDir, "logs", "audit.log"), cfg, from, to, obs, f, work)
+}
+
+// createScheduledJobs creates n ScheduledJobs with a mix of policies,
+// deadlines and zones.
+func createScheduledJobs(ctx context.Context, c client.Client, n int) {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+		benchutil.Fail("%v", err)
+	}
+	policies := []v1alpha1.ConcurrencyPolicy{v1alpha1.AllowConcurrent, v1alpha1.ForbidConcurrent, v1alpha1.ReplaceConcurrent}
+	for i := range n {
+		sj := &v1alpha1.ScheduledJob{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("job-%04d", i)},
+			Spec: v1alpha1.ScheduledJobSpec{
+				Schedule:          "* * * * *",
+				ConcurrencyPolicy: policies[i%3],
+				JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox"}},
+				}}}},
+			},
+		}
+		if i%4 == 1 {
+			sj.Spec.StartingDeadlineSeconds = ptr.To[int64](30)
+		}
+		switch i % 5 {
+		case 2:
+			sj.Spec.TimeZone = ptr.To("America/New_York")
+		case 3:
+			sj.Spec.TimeZone = ptr.To("Europe/Amsterdam")
+		}
+		if err := c.Create(ctx, sj); err != nil {
+			benchutil.Fail("creating %s: %v", sj.Name, err)
+		}
+	}
+}
+
+// window is how long after its scheduled time a run may still start: its
+// starting deadline, and at most until the next run, which supersedes it.
+func window(i int) time.Duration {
+	if i%4 == 1 {
+		return 30 * time.Second
+	}
+	return time.Minute
+}
+
+// auditEvent is the part of an audit.k8s.io/v1 Event the report reads.
+type auditEvent struct {
+	Verb      string `json:"verb"`
+	ObjectRef *struct {
+		Resource  string `json:"resource"`
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+	StageTimestamp time.Time `json:"stageTimestamp"`
+}
+
+// jobCreations reads, per Job name in the namespace, the times its creation
+// succeeded.
+func jobCreations(auditLog string) map[string][]time.Time {
+	file, err := os.Open(auditLog)
+	if err != nil {
+		benchutil.Fail("%v", err)
+	}
+	defer file.Close()
+	created := map[string][]time.Time{}
+	scanner := bufio.NewScanner(file)
+	scanner.Buffer(make([]byte, 1<<20), 1<<24)
+	for scanner.Scan() {
+		var e auditEvent
+		if json.Unmarshal(scanner.Bytes(), &e) != nil || e.Verb != "create" || e.ObjectRef == nil ||
+			e.ObjectRef.Resource != "jobs" || e.ObjectRef.Namespace != namespace || e.ResponseStatus == nil || e.ResponseStatus.Code != http.StatusCreated {
+			continue
+		}
+		created[e.ObjectRef.Name] = append(created[e.ObjectRef.Name], e.StageTimestamp)
+	}
+	return created
+}
+
+type result struct {
+	work                      string
+	due, created, duplicates  int
+	lost, notStarted          int
+	skews, takeovers          []time.Duration
+	kills, apiserver, etcd    int
+	lostExamples, duplicateEx []string
+}
+
+func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *faults, work string) *result {
+	created := jobCreations(auditLog)
+	r := &result{work: work, kills: len(f.kills), apiserver: f.apiserverRestarts, etcd: f.etcdRestarts, takeovers: obs.takeovers(f.kills)}
+	for i := range cfg.n {
+		name := fmt.Sprintf("job-%04d", i)
+		for t := from; t.Before(to); t = t.Add(time.Minute) {
+			r.due++
+			jobName := fmt.Sprintf("%s-%d", name, t.Unix()/60)
+			times := created[jobName]
+			switch {
+			case len(times) > 1:
+				r.duplicates++
+				r.duplicateEx = append(r.duplicateEx, fmt.Sprintf("%s created %d times", jobName, len(times)))
+			case len(times) == 0:
+				r.notStarted++
+				if obs.workingFor(t, t.Add(window(i)), cfg.grace) {
+					r.lost++
+					r.lostExamples = append(r.lostExamples, fmt.Sprintf("%s (run at %s)", jobName, t.Format(time.TimeOnly)))
+				}
+				continue
+			}
+			r.created++
+			r.skews = append(r.skews, times[0].Sub(t))
+		}
+	}
+	slices.Sort(r.skews)
+	slices.Sort(r.takeovers)
+	for _, lines := range [][]string{r.duplicateEx, r.lostExamples} {
+		for _, line := range lines[:min(len(lines), 20)] {
+			benchutil.Progress("  %s", line)
+		}
+	}
+	obs.dump(filepath.Join(work, "timeline.txt"))
+	return r
+}
+
+func (r *result) table(cfg config) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d ScheduledJobs on \"* * * * *\" for %s: the leader killed %d times (every %s), kube-apiserver killed %d and etcd %d times (down %s each).\n\n",
+		cfg.n, cfg.duration, r.kills, cfg.killEvery, r.apiserver, r.etcd, cfg.down)
+	b.WriteString("| runs due | created | duplicated | lost | not started, no leader in their window | creation skew p50 | p99 | max | leader takeover p50 | max |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %s | %s | %s | %s | %s |", r.due, r.created, r.duplicates, r.lost, r.notStarted-r.lost,
+		benchutil.Percentile(r.skews, 50), benchutil.Percentile(r.skews, 99), benchutil.Percentile(r.skews, 100),
+		benchutil.Percentile(r.takeovers, 50), benchutil.Percentile(r.takeovers, 100))
+	return b.String()
+}
+

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ontime-dev/ontime/hack/benchutil"
+)
+
+// pollEvery is how often the observer samples who leads and whether the
+// API server is ready.
+const pollEvery = 200 * time.Millisecond
+
+// sample is one observation: which replica leads ("" for none) and
+// whether the API server answered /readyz.
+type sample struct {
+	at     time.Time
+	leader string
+	apiUp  bool
+}
+
+// observer records, over time, who leads and whether the API server is up.
+type observer struct {
+	replicas []*replica
+	api      *http.Client
+	readyz   string
+
+	mu      sync.Mutex
+	samples []sample
+}
+
+func newObserver(replicas []*replica, kubeconfig string) *observer {
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		benchutil.Fail("%v", err)
+	}
+	api, err := rest.HTTPClientFor(config)
+	if err != nil {
+		benchutil.Fail("%v", err)
+	}
+	api.Timeout = time.Second
+	return &observer{replicas: replicas, api: api, readyz: strings.TrimSuffix(config.Host, "/") + "/readyz"}
+}
+
+func (o *observer) poll(ctx context.Context) {
+	metrics := &http.Client{Timeout: time.Second}
+	ticker := time.NewTicker(pollEvery)
+	defer ticker.Stop()
+	for ctx.Err() == nil {
+		s := sample{at: time.Now()}
+		for _, r := range o.replicas {
+			if r.isLeader(metrics) {
+				s.leader = r.name
+			}
+		}
+		if resp, err := o.api.Get(o.readyz); err == nil {
+			s.apiUp = resp.StatusCode == http.StatusOK
+			resp.Body.Close()
+		}
+		o.mu.Lock()
+		o.samples = append(o.samples, s)
+		o.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-ticker.C:
+		}
+	}
+}
+
+// leader is the replica that led at the last sample, if any.
+func (o *observer) leader() *replica {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.samples) == 0 {
+		return nil
+	}
+	name := o.samples[len(o.samples)-1].leader
+	for _, r := range o.replicas {
+		if r.name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// workingFor reports whether, between from and to, a leader held the
+// lease with the API server up for at least grace without a break.
+func (o *observer) workingFor(from, to time.Time, grace time.Duration) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var since time.Time
+	for _, s := range o.samples {
+		if s.at.Before(from) || !s.at.Before(to) {
+			continue
+		}
+		if s.leader == "" || !s.apiUp {
+			since = time.Time{}
+			continue
+		}
+		if since.IsZero() {
+			since = s.at
+		}
+		if s.at.Sub(since) >= grace {
+			return true
+		}
+	}
+	return false
+}
+
+// takeovers is, for each kill of a leader, the time until a leader was
+// seen again.
+func (o *observer) takeovers(kills []time.Time) []time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []time.Duration
+	for _, kill := range kills {
+		for _, s := range o.samples {
+			if s.at.After(kill) && s.leader != "" {
+				out = append(out, s.at.Sub(kill))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// dump writes the changes of leader and API state, for reading a failure.
+func (o *observer) dump(path string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var b strings.Builder
+	var last sample
+	for i, s := range o.samples {
+		if i == 0 || s.leader != last.leader || s.apiUp != last.apiUp {
+			fmt.Fprintf(&b, "%s leader=%q apiUp=%t\n", s.at.Format("15:04:05.000"), s.leader, s.apiUp)
+		}
+		last = s
+	}
+	_ = os.WriteFile(path, []byte(b.String()), 0o644)
+}
