@@ -7,23 +7,116 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/ontime-dev/ontime/hack/benchutil"
 )
 
-// faults kills the leader on a period, and kube-apiserver and etcd once.
+// components are the kwokctl cluster's processes, which a kubelet would
+// restart when they exit: kube-controller-manager and kube-scheduler exit
+// when they cannot renew their leases while the API server is down.
+var components = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller"}
+
+// component is how to start one control-plane process again: its command
+// line, directory and environment as kwokctl started it.
+type component struct {
+	name             string
+	args, env        []string
+	dir              string
+	pidFile, logFile string
+	// down is set while the component is deliberately stopped.
+	down bool
+}
+
+// faults kills the leader on a period, and kube-apiserver and etcd once,
+// and restarts control-plane processes that exit.
 type faults struct {
 	obs        *observer
 	clusterDir string
+
+	mu         sync.Mutex
+	components map[string]*component
+	restarts   map[string]int // unplanned restarts, by component
 
 	kills                           []time.Time
 	apiserverRestarts, etcdRestarts int
 }
 
+func newFaults(obs *observer, clusterDir string) *faults {
+	f := &faults{obs: obs, clusterDir: clusterDir, components: map[string]*component{}, restarts: map[string]int{}}
+	for _, name := range components {
+		c := &component{name: name, pidFile: filepath.Join(clusterDir, "pids", name+".pid"), logFile: filepath.Join(clusterDir, "logs", name+".log")}
+		pid := c.pid()
+		proc := "/proc/" + strconv.Itoa(pid)
+		cmdline, err := os.ReadFile(proc + "/cmdline")
+		if err != nil {
+			benchutil.Fail("reading %s's command line: %v", name, err)
+		}
+		environ, _ := os.ReadFile(proc + "/environ")
+		c.dir, _ = os.Readlink(proc + "/cwd")
+		c.args = strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		c.env = strings.Split(strings.TrimRight(string(environ), "\x00"), "\x00")
+		f.components[name] = c
+	}
+	return f
+}
+
+func (c *component) pid() int {
+	data, err := os.ReadFile(c.pidFile)
+	if err != nil {
+		benchutil.Fail("%v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		benchutil.Fail("%s: %v", c.pidFile, err)
+	}
+	return pid
+}
+
+func (c *component) alive() bool { return syscall.Kill(c.pid(), 0) == nil }
+
+// start runs the component again, recording its pid where kwokctl looks
+// for it (so that deleting the cluster stops it).
+func (c *component) start() {
+	log, err := os.OpenFile(c.logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		benchutil.Fail("%v", err)
+	}
+	cmd := exec.Command(c.args[0], c.args[1:]...)
+	cmd.Dir, cmd.Env = c.dir, c.env
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		benchutil.Fail("starting %s: %v", c.name, err)
+	}
+	go func() { _ = cmd.Wait(); log.Close() }()
+	if err := os.WriteFile(c.pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		benchutil.Fail("%v", err)
+	}
+}
+
+// superviseComponents restarts, a second after it exits, any component
+// not deliberately down, until ctx ends.
+func (f *faults) superviseComponents(ctx context.Context) {
+	for ctx.Err() == nil {
+		time.Sleep(time.Second)
+		f.mu.Lock()
+		for _, name := range components {
+			if c := f.components[name]; !c.down && !c.alive() {
+				benchutil.Progress("%s exited; starting it again", name)
+				c.start()
+				f.restarts[name]++
+			}
+		}
+		f.mu.Unlock()
+	}
+}
+
 // inject runs until start + cfg.duration: the leader is killed every
-// cfg.killEvery, kube-apiserver at 40% of the duration and etcd at 70%.
+// cfg.killEvery, kube-apiserver at 40% of the duration and etcd at 70%
+// (or as soon after as a replica leads).
 func (f *faults) inject(ctx context.Context, cfg config, start time.Time) {
 	end := start.Add(cfg.duration)
 	apiserverAt := start.Add(cfg.duration * 4 / 10)
@@ -31,13 +124,16 @@ func (f *faults) inject(ctx context.Context, cfg config, start time.Time) {
 	nextKill := start.Add(cfg.killEvery)
 	for ctx.Err() == nil && time.Now().Before(end) {
 		now := time.Now()
+		// kube-apiserver and etcd go down while a replica leads, so that
+		// the leader lives through the outage (it cannot renew its lease).
+		leading := f.obs.leader() != nil
 		switch {
-		case !apiserverAt.IsZero() && !now.Before(apiserverAt):
-			f.restartComponent("kube-apiserver", cfg.down)
+		case !apiserverAt.IsZero() && !now.Before(apiserverAt) && leading:
+			f.bounce("kube-apiserver", cfg.down)
 			f.apiserverRestarts++
 			apiserverAt = time.Time{}
-		case !etcdAt.IsZero() && !now.Before(etcdAt):
-			f.restartComponent("etcd", cfg.down)
+		case !etcdAt.IsZero() && !now.Before(etcdAt) && leading:
+			f.bounce("etcd", cfg.down)
 			f.etcdRestarts++
 			etcdAt = time.Time{}
 		case !now.Before(nextKill):
@@ -52,47 +148,19 @@ func (f *faults) inject(ctx context.Context, cfg config, start time.Time) {
 	}
 }
 
-// restartComponent kills a control-plane process of the kwokctl cluster
-// with SIGKILL and, after down, starts it again with the same command
-// line, directory and environment, recording its new pid where kwokctl
-// looks for it.
-func (f *faults) restartComponent(name string, down time.Duration) {
-	pidFile := filepath.Join(f.clusterDir, "pids", name+".pid")
-	data, err := os.ReadFile(pidFile)
-	if err != nil {
-		benchutil.Fail("%v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
-		benchutil.Fail("%s: %v", pidFile, err)
-	}
-	proc := "/proc/" + strconv.Itoa(pid)
-	cmdline, err := os.ReadFile(proc + "/cmdline")
-	if err != nil {
-		benchutil.Fail("reading %s's command line: %v", name, err)
-	}
-	environ, _ := os.ReadFile(proc + "/environ")
-	dir, _ := os.Readlink(proc + "/cwd")
-	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-
+// bounce kills a component with SIGKILL and starts it again after down.
+func (f *faults) bounce(name string, down time.Duration) {
+	f.mu.Lock()
+	c := f.components[name]
+	c.down = true
+	pid := c.pid()
+	f.mu.Unlock()
 	benchutil.Progress("killing %s (pid %d); it comes back in %s", name, pid, down)
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	time.Sleep(down)
-	log, err := os.OpenFile(filepath.Join(f.clusterDir, "logs", name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		benchutil.Fail("%v", err)
-	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
-	cmd.Env = strings.Split(strings.TrimRight(string(environ), "\x00"), "\x00")
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		benchutil.Fail("restarting %s: %v", name, err)
-	}
-	go func() { _ = cmd.Wait(); log.Close() }()
-	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
-		benchutil.Fail("%v", err)
-	}
-	benchutil.Progress("%s started again (pid %d)", name, cmd.Process.Pid)
+	f.mu.Lock()
+	c.start()
+	c.down = false
+	f.mu.Unlock()
+	benchutil.Progress("%s started again", name)
 }

@@ -12,14 +12,16 @@
 //   - duplicates: Job creations that succeeded more than once for one
 //     (ScheduledJob, scheduled time), from the audit log (a Job deleted by
 //     Replace or history cleanup still left its creation there). Must be 0.
+//
 //   - lost runs: a scheduled time with no Job although, within the run's
 //     window (its starting deadline, at most the minute until the next run
 //     supersedes it), a leader held the lease with the API server up for
 //     at least -grace. Must be 0.
+//
 //   - creation skew and leader takeover times.
 //
-//	make chaos                                   # 200 ScheduledJobs, 10 minutes
-//	go run ./hack/chaos -n 60 -duration 3m       # the short variant in make test
+//     make chaos                                   # 200 ScheduledJobs, 10 minutes
+//     go run ./hack/chaos -n 60 -duration 3m       # the short variant in make test
 package main
 
 import (
@@ -86,7 +88,11 @@ func run(root string, cfg config) *result {
 	benchutil.Run(root, []string{"ONTIME_KWOK_STAGES=fast", "ONTIME_KWOKCTL_FLAGS=--kube-audit-policy " + filepath.Join(root, "hack/chaos/audit-policy.yaml")},
 		"hack/cluster.sh", "up", cluster, kubeconfig, "3")
 	kubeBin := strings.TrimSpace(benchutil.Run(root, nil, "hack/kube-binaries.sh", "--print"))
-	benchutil.Run(root, nil, filepath.Join(kubeBin, "kubectl"), "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/dev")
+	// The CRD and the leader-election namespace; no webhook (two replicas
+	// on one host cannot both serve it).
+	kubectl := filepath.Join(kubeBin, "kubectl")
+	benchutil.Run(root, nil, kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/crd")
+	benchutil.Run(root, nil, kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-f", "config/dev/namespace.yaml")
 	binary := filepath.Join(work, "ontime")
 	benchutil.Run(root, nil, "go", "build", "-o", binary, "./cmd/ontime")
 
@@ -105,20 +111,25 @@ func run(root string, cfg config) *result {
 	// last one before the faults stop.
 	start := time.Now()
 	from := start.Truncate(time.Minute).Add(time.Minute)
-	to := start.Add(cfg.duration).Truncate(time.Minute)
-	benchutil.Progress("%d ScheduledJobs; faults until %s, measuring runs from %s to %s", cfg.n,
-		start.Add(cfg.duration).Format(time.TimeOnly), from.Format(time.TimeOnly), to.Format(time.TimeOnly))
-	f := &faults{obs: obs, clusterDir: clusterDir}
+	to := start.Add(cfg.duration).Truncate(time.Minute).Add(time.Minute) // exclusive
+	benchutil.Progress("%d ScheduledJobs; faults until %s, measuring the runs from %s to %s", cfg.n,
+		start.Add(cfg.duration).Format(time.TimeOnly), from.Format(time.TimeOnly), to.Add(-time.Minute).Format(time.TimeOnly))
+	f := newFaults(obs, clusterDir)
+	go f.superviseComponents(ctx)
 	f.inject(ctx, cfg, start)
 	// Let the last runs of the window be created, without faults.
 	until := to.Add(75 * time.Second)
 	benchutil.Progress("faults over; results at %s", until.Format(time.TimeOnly))
 	time.Sleep(time.Until(until))
+	finished := jobsFinished(c)
 	cancel()
 	for _, r := range replicas {
 		r.stop()
 	}
-	return analyze(filepath.Join(clusterDir, "logs", "audit.log"), cfg, from, to, obs, f, work)
+	// Keep the audit log with the replicas' logs: the cluster goes.
+	auditLog := filepath.Join(work, "audit.log")
+	benchutil.Run(root, nil, "cp", filepath.Join(clusterDir, "logs", "audit.log"), auditLog)
+	return analyze(auditLog, cfg, from, to, obs, f, finished, work)
 }
 
 // createScheduledJobs creates n ScheduledJobs with a mix of policies,
@@ -134,6 +145,10 @@ func createScheduledJobs(ctx context.Context, c client.Client, n int) {
 			Spec: v1alpha1.ScheduledJobSpec{
 				Schedule:          "* * * * *",
 				ConcurrencyPolicy: policies[i%3],
+				// Keep every finished Job, so that the analysis can see when
+				// the run before a Forbid run finished.
+				SuccessfulJobsHistoryLimit: ptr.To[int32](30),
+				FailedJobsHistoryLimit:     ptr.To[int32](30),
 				JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox"}},
 				}}}},
@@ -203,14 +218,53 @@ type result struct {
 	work                      string
 	due, created, duplicates  int
 	lost, notStarted          int
+	heldByForbid              int
 	skews, takeovers          []time.Duration
 	kills, apiserver, etcd    int
 	lostExamples, duplicateEx []string
 }
 
-func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *faults, work string) *result {
+// jobsFinished reads when each Job in the namespace finished (zero: not).
+func jobsFinished(c client.Client) map[string]time.Time {
+	var jobs batchv1.JobList
+	if err := c.List(context.Background(), &jobs, client.InNamespace(namespace)); err != nil {
+		benchutil.Fail("listing Jobs: %v", err)
+	}
+	finished := map[string]time.Time{}
+	for _, job := range jobs.Items {
+		var at time.Time
+		for _, cond := range job.Status.Conditions {
+			if (cond.Type == batchv1.JobComplete || cond.Type == batchv1.JobFailed) && cond.Status == corev1.ConditionTrue {
+				at = cond.LastTransitionTime.Time
+			}
+		}
+		finished[job.Name] = at
+	}
+	return finished
+}
+
+// heldByForbid reports whether a Forbid ScheduledJob's run at t could not
+// start within its window because the run before it had not finished.
+func heldByForbid(name string, t time.Time, created map[string][]time.Time, finished map[string]time.Time, window, grace time.Duration) bool {
+	for prev := t.Add(-time.Minute); prev.After(t.Add(-time.Hour)); prev = prev.Add(-time.Minute) {
+		jobName := fmt.Sprintf("%s-%d", name, prev.Unix()/60)
+		if len(created[jobName]) == 0 {
+			continue
+		}
+		done, ok := finished[jobName]
+		return !ok || done.IsZero() || !done.Before(t.Add(window-grace))
+	}
+	return false
+}
+
+func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *faults, finished map[string]time.Time, work string) *result {
 	created := jobCreations(auditLog)
 	r := &result{work: work, kills: len(f.kills), apiserver: f.apiserverRestarts, etcd: f.etcdRestarts, takeovers: obs.takeovers(f.kills)}
+	for _, name := range components {
+		if n := f.restarts[name]; n > 0 {
+			benchutil.Progress("%s exited and was started again %d times", name, n)
+		}
+	}
 	for i := range cfg.n {
 		name := fmt.Sprintf("job-%04d", i)
 		for t := from; t.Before(to); t = t.Add(time.Minute) {
@@ -223,6 +277,10 @@ func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *
 				r.duplicateEx = append(r.duplicateEx, fmt.Sprintf("%s created %d times", jobName, len(times)))
 			case len(times) == 0:
 				r.notStarted++
+				if i%3 == 1 && heldByForbid(name, t, created, finished, window(i), cfg.grace) {
+					r.heldByForbid++
+					continue
+				}
 				if obs.workingFor(t, t.Add(window(i)), cfg.grace) {
 					r.lost++
 					r.lostExamples = append(r.lostExamples, fmt.Sprintf("%s (run at %s)", jobName, t.Format(time.TimeOnly)))
@@ -233,6 +291,7 @@ func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *
 			r.skews = append(r.skews, times[0].Sub(t))
 		}
 	}
+	perMinute(created, cfg.n, from, to)
 	slices.Sort(r.skews)
 	slices.Sort(r.takeovers)
 	for _, lines := range [][]string{r.duplicateEx, r.lostExamples} {
@@ -244,15 +303,30 @@ func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *
 	return r
 }
 
+// perMinute prints, for each scheduled minute, how many runs were created
+// and how late, to see which fault a late or missing run followed.
+func perMinute(created map[string][]time.Time, n int, from, to time.Time) {
+	for t := from; t.Before(to); t = t.Add(time.Minute) {
+		var skews []time.Duration
+		for i := range n {
+			if times := created[fmt.Sprintf("job-%04d-%d", i, t.Unix()/60)]; len(times) > 0 {
+				skews = append(skews, times[0].Sub(t))
+			}
+		}
+		slices.Sort(skews)
+		benchutil.Progress("runs at %s: %d of %d created, skew p50 %s max %s", t.Format(time.TimeOnly), len(skews), n,
+			benchutil.Percentile(skews, 50), benchutil.Percentile(skews, 100))
+	}
+}
+
 func (r *result) table(cfg config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d ScheduledJobs on \"* * * * *\" for %s: the leader killed %d times (every %s), kube-apiserver killed %d and etcd %d times (down %s each).\n\n",
 		cfg.n, cfg.duration, r.kills, cfg.killEvery, r.apiserver, r.etcd, cfg.down)
-	b.WriteString("| runs due | created | duplicated | lost | not started, no leader in their window | creation skew p50 | p99 | max | leader takeover p50 | max |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %s | %s | %s | %s | %s |", r.due, r.created, r.duplicates, r.lost, r.notStarted-r.lost,
+	b.WriteString("| runs due | created | duplicated | lost | not started: no leader in their window | held by Forbid | creation skew p50 | p99 | max | leader takeover p50 | max |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s |", r.due, r.created, r.duplicates, r.lost, r.notStarted-r.lost-r.heldByForbid, r.heldByForbid,
 		benchutil.Percentile(r.skews, 50), benchutil.Percentile(r.skews, 99), benchutil.Percentile(r.skews, 100),
 		benchutil.Percentile(r.takeovers, 50), benchutil.Percentile(r.takeovers, 100))
 	return b.String()
 }
-
