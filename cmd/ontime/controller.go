@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,9 +36,11 @@ type controllerOptions struct {
 	pprofAddress            string
 	leaderElect             bool
 	leaderElectionNamespace string
-	earlyStartImage         string
-	logging                 zap.Options
-	webhook                 webhookOptions
+	// leaseDuration, renewDeadline and retryPeriod tune leader election.
+	leaseDuration, renewDeadline, retryPeriod time.Duration
+	earlyStartImage                           string
+	logging                                   zap.Options
+	webhook                                   webhookOptions
 }
 
 type webhookOptions struct {
@@ -82,6 +85,14 @@ service account, then ~/.kube/config.`,
 	flags.BoolVar(&opts.leaderElect, "leader-elect", false, "elect a leader among replicas so that only one reconciles at a time")
 	flags.StringVar(&opts.leaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"),
 		"namespace of the leader election Lease (default: $POD_NAMESPACE, or the pod's own namespace in a cluster)")
+	// kube-controller-manager's flag names and defaults. A replica killed
+	// without releasing the Lease is replaced only once it expires, so the
+	// lease duration bounds how late runs get when a leader dies.
+	flags.DurationVar(&opts.leaseDuration, "leader-elect-lease-duration", 15*time.Second,
+		"how long a standby waits after the leader's last renewal before taking over")
+	flags.DurationVar(&opts.renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+		"how long the leader keeps trying to renew before it stops leading (less than the lease duration)")
+	flags.DurationVar(&opts.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to acquire or renew the Lease")
 	flags.StringVar(&opts.earlyStartImage, "early-start-image", defaultImage(),
 		"image whose `ontime wait` holds the pods of EarlyStart warm-up runs until their scheduled time")
 	w := &opts.webhook
@@ -122,6 +133,9 @@ func runController(ctx context.Context, opts controllerOptions) error {
 		LeaderElectionID:              "ontime-controller.ontime.dev",
 		LeaderElectionNamespace:       opts.leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &opts.leaseDuration,
+		RenewDeadline:                 &opts.renewDeadline,
+		RetryPeriod:                   &opts.retryPeriod,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
