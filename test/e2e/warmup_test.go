@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -54,6 +56,33 @@ func warmScheduledJob(name, schedule string, warmUp *v1alpha1.WarmUp) *v1alpha1.
 		Spec: v1alpha1.ScheduledJobSpec{Schedule: schedule, WarmUp: warmUp, JobTemplate: runTemplate()}}
 }
 
+// coldNodePool is the NodePool of the run without warm-up.
+const coldNodePool = "cold"
+
+func coldScheduledJob(schedule string) *v1alpha1.ScheduledJob {
+	sj := warmScheduledJob("cold", schedule, nil)
+	sj.Spec.JobTemplate.Spec.Template.Spec.NodeSelector = map[string]string{"karpenter.sh/nodepool": coldNodePool}
+	return sj
+}
+
+// createNodePoolLike creates a Karpenter NodePool with the spec of another.
+func createNodePoolLike(t *testing.T, c client.Client, from, name string) {
+	t.Helper()
+	ctx := context.Background()
+	gvk := schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodePool"}
+	source := &unstructured.Unstructured{}
+	source.SetGroupVersionKind(gvk)
+	if err := c.Get(ctx, client.ObjectKey{Name: from}, source); err != nil {
+		t.Fatalf("reading NodePool %s: %v", from, err)
+	}
+	pool := &unstructured.Unstructured{Object: map[string]any{"spec": source.Object["spec"]}}
+	pool.SetGroupVersionKind(gvk)
+	pool.SetName(name)
+	if err := c.Create(ctx, pool); err != nil {
+		t.Fatalf("creating NodePool %s: %v", name, err)
+	}
+}
+
 // TestWarmUpWithARealAutoscaler runs one run at T for each of: a
 // ScheduledJob with Placeholder warm-up, one with EarlyStart, a plain
 // CronJob annotated for warm-up, and a ScheduledJob without warm-up; and
@@ -79,6 +108,12 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: warmNamespace}}); err != nil {
 		t.Fatal(err)
 	}
+	// The cold run gets nodes of its own NodePool, the same as "batch" but
+	// for its name: on batch nodes its pod could take a node warmed for
+	// another run (evicting a placeholder, which any pod above their
+	// priority may; or a node left empty by the deleted ScheduledJob), and
+	// the comparison would show nothing but which pod the scheduler picked.
+	createNodePoolLike(t, c, "batch", coldNodePool)
 
 	// One run at T, at least lead plus a margin ahead.
 	run := time.Now().UTC().Add(warmLead + 40*time.Second).Truncate(time.Minute).Add(time.Minute)
@@ -90,7 +125,7 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 		Spec: batchv1.CronJobSpec{Schedule: schedule, JobTemplate: runTemplate()}}
 	for _, obj := range []client.Object{
 		warmScheduledJob("placeholder", schedule, lead), warmScheduledJob("early-start", schedule, early),
-		warmScheduledJob("cold", schedule, nil), warmScheduledJob("deleted", schedule, lead), cronJob,
+		coldScheduledJob(schedule), warmScheduledJob("deleted", schedule, lead), cronJob,
 	} {
 		if err := c.Create(ctx, obj); err != nil {
 			t.Fatalf("creating %s: %v", obj.GetName(), err)
