@@ -152,13 +152,42 @@ func (fp *fieldParser) parseHash(k fieldKind, term string, offset int) (uint64, 
 	if fp.parser.HashKey == "" {
 		return 0, fp.fail(ErrMissingHashKey, k, term, offset, "H needs a hash key (ontime next --hash-key; a ScheduledJob uses its namespace/name)")
 	}
+	choices := high - low + 1
+	if step > 1 {
+		choices = step
+	}
+	choice, err := fp.hashChoice(k, term, offset, choices)
+	if err != nil {
+		return 0, err
+	}
+	start := low + choice
+	effective := strconv.Itoa(start)
+	bits := uint64(1) << uint(start)
+	if step > 1 {
+		effective = strconv.Itoa(start) + "-" + strconv.Itoa(high) + "/" + strconv.Itoa(step)
+		bits = valueBits(start, high, step)
+	}
+	fp.s.hashTerms = append(fp.s.hashTerms, HashTerm{Field: fieldInfos[k].name, Offset: offset, Text: term,
+		Choices: choices, Choice: choice, Effective: effective})
+	return bits, nil
+}
+
+// hashChoice draws the next H term's value from the hash, as Jenkins does,
+// and lets Parser.HashChoices override it. The draw is made either way, so
+// that later terms without an override keep their hashed values.
+func (fp *fieldParser) hashChoice(k fieldKind, term string, offset, choices int) (int, error) {
 	if fp.hash == nil {
 		fp.hash = newHashSource(fp.parser.HashKey)
 	}
-	if step == 1 {
-		return 1 << uint(low+fp.hash.intn(high-low+1)), nil
+	choice := fp.hash.intn(choices)
+	index := len(fp.s.hashTerms)
+	if index < len(fp.parser.HashChoices) {
+		choice = fp.parser.HashChoices[index]
+		if choice < 0 || choice >= choices {
+			return 0, fp.fail(ErrRange, k, term, offset, "hash choice "+strconv.Itoa(choice)+" is outside 0-"+strconv.Itoa(choices-1))
+		}
 	}
-	return valueBits(low+fp.hash.intn(step), high, step), nil
+	return choice, nil
 }
 
 // hashRange parses the "(a-b)" of an H(a-b) term and returns the range and

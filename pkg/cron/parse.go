@@ -40,6 +40,14 @@ type Parser struct {
 	// ontime uses a ScheduledJob's namespace/name, so the hashed minute
 	// survives re-creation.
 	HashKey string
+	// HashChoices, when set, choose the values of H terms instead of the
+	// hash: the i-th H term of the schedule (in the order Spec.HashTerms
+	// lists them) takes HashChoices[i], from 0 to that term's Choices-1.
+	// Terms beyond the slice keep their hashed values. A balancer uses it
+	// to place a schedule's H fields where the fewest others start; a
+	// HashKey is still required, so a schedule means the same with and
+	// without it when the choices are the hashed ones.
+	HashChoices []int
 }
 
 // Parse parses a schedule in the Kubernetes dialect, in UTC, under DSTCron.

@@ -45,6 +45,9 @@ type Spec struct {
 	// every is the @every interval; when non-zero the fields above are unused.
 	every time.Duration
 
+	// hashTerms are the H terms and the values they took; nil without H.
+	hashTerms []HashTerm
+
 	loc    *time.Location
 	zone   *zoneTable // nil when loc has a single fixed offset
 	offset int64      // that fixed offset in seconds, when zone is nil

@@ -1,0 +1,266 @@
+package spread
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+var balanceNow = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+
+func member(i int, schedule string) Member {
+	return Member{Key: fmt.Sprintf("team-%d/job-%d", i%13, i), Schedule: schedule}
+}
+
+func loadOf(t *testing.T, members []Member) *Load {
+	t.Helper()
+	load, err := LoadOf(members, balanceNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return load
+}
+
+func place(t *testing.T, members []Member) []Member {
+	t.Helper()
+	placed, err := Place(members, balanceNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return placed
+}
+
+// TestAssignEmptyGroupIsHash: alone, a member lands where plain H puts it.
+func TestAssignEmptyGroupIsHash(t *testing.T) {
+	for i, schedule := range []string{"H * * * *", "H/5 * * * *", "H H * * *", "H(0-29)/10 H(9-17) * * 1-5"} {
+		m := member(i, schedule)
+		choices, err := Assign(&Load{}, m, balanceNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashed, _ := m.Parse()
+		m.Choices = choices
+		balanced, _ := m.Parse()
+		if balanced.Effective() != hashed.Effective() {
+			t.Errorf("%q alone: balanced %q, hashed %q", schedule, balanced.Effective(), hashed.Effective())
+		}
+	}
+}
+
+// TestAdditionsReachTheIdeal: members of one shape added one at a time, in
+// any order, never make the peak exceed the ideal ceil(total/slots).
+func TestAdditionsReachTheIdeal(t *testing.T) {
+	for _, schedule := range []string{"H * * * *", "H/5 * * * *", "H/15 * * * *", "H H * * *", "H H/6 * * *", "H(0-29) * * * *"} {
+		t.Run(schedule, func(t *testing.T) {
+			var members []Member
+			for i := range 250 {
+				members = append(members, member(i, schedule))
+			}
+			placed := place(t, members)
+			for n := 1; n <= len(placed); n++ {
+				load := loadOf(t, placed[:n])
+				if load.Peak() > idealFor(t, placed[:n], schedule) {
+					t.Fatalf("after %d additions: peak %d, ideal %d", n, load.Peak(), idealFor(t, placed[:n], schedule))
+				}
+			}
+		})
+	}
+}
+
+// idealFor is the smallest possible peak for n members of one shape: H(0-29)
+// can only use 30 minutes of each hour.
+func idealFor(t *testing.T, members []Member, schedule string) int64 {
+	ideal := loadOf(t, members).Ideal()
+	if schedule == "H(0-29) * * * *" {
+		ideal = int64((len(members) + 29) / 30)
+	}
+	return ideal
+}
+
+// TestRandomSequences: random additions and removals. Nobody moves but the
+// newcomer. For one shape, an addition never raises the peak above both
+// the ideal and the peak before it (so from an empty or rebalanced group
+// the peak stays at the ideal). For mixed shapes, with additions only, the
+// peak stays within one of the ideal. Rebalance brings a group back to the
+// ideal (one shape) or within one of it (mixed).
+func TestRandomSequences(t *testing.T) {
+	mixed := []string{"H * * * *", "H/5 * * * *", "H/10 * * * *", "H/15 * * * *", "H/30 * * * *", "H/20 * * * *", "H H * * *"}
+	cases := []struct {
+		name     string
+		shapes   []string
+		removals bool
+		slack    int64 // allowed above the ideal
+	}{
+		{"one shape H/15, with removals", []string{"H/15 * * * *"}, true, 0},
+		{"one shape H, with removals", []string{"H * * * *"}, true, 0},
+		{"one shape H H, with removals", []string{"H H * * *"}, true, 0},
+		{"mixed, additions only", mixed, false, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			seeds := uint64(10)
+			if testing.Short() {
+				seeds = 3
+			}
+			for seed := range seeds {
+				checkSequence(t, rand.New(rand.NewPCG(seed, 7)), tc.shapes, tc.removals, tc.slack)
+			}
+		})
+	}
+}
+
+func checkSequence(t *testing.T, rng *rand.Rand, shapes []string, removals bool, slack int64) {
+	t.Helper()
+	var group []Member
+	minutes := map[string][]int{}
+	load := &Load{}
+	peakBefore := int64(0)
+	for step := range 300 {
+		if removals && len(group) > 0 && rng.IntN(3) == 0 {
+			victim := rng.IntN(len(group))
+			load.add(minutes[group[victim].Key], -1)
+			group = slices.Delete(group, victim, victim+1)
+			peakBefore = load.Peak()
+			continue
+		}
+		m := member(step, shapes[rng.IntN(len(shapes))])
+		choices, err := Assign(load, m, balanceNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Choices = choices
+		spec, err := m.Parse()
+		if err != nil {
+			t.Fatal(err)
+		}
+		minutes[m.Key] = utcMinutes(spec, balanceNow)
+		load.add(minutes[m.Key], 1)
+		group = append(group, m)
+		if load.Peak() > max(load.Ideal()+slack, peakBefore) {
+			t.Fatalf("step %d: peak %d after an addition, ideal %d, peak before %d", step, load.Peak(), load.Ideal(), peakBefore)
+		}
+		peakBefore = load.Peak()
+	}
+	if *load != *loadOf(t, group) {
+		t.Fatal("the incremental load differs from the group's")
+	}
+	rebalanced, err := Rebalance(group, balanceNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if load := loadOf(t, rebalanced); load.Peak() > load.Ideal()+slack {
+		t.Errorf("rebalanced peak %d, ideal %d", load.Peak(), load.Ideal())
+	}
+}
+
+// TestPlaceMovesNobody: placing newcomers keeps every placed member's
+// choices, and leaves the group's other members in their order.
+func TestPlaceMovesNobody(t *testing.T) {
+	var members []Member
+	for i := range 60 {
+		members = append(members, member(i, []string{"H * * * *", "H/5 * * * *", "H H * * *"}[i%3]))
+	}
+	first := place(t, members[:40])
+	second := place(t, append(slices.Clone(first), members[40:]...))
+	for i := range first {
+		if first[i].Key != second[i].Key || !slices.Equal(first[i].Choices, second[i].Choices) {
+			t.Fatalf("%s moved from %v to %v", first[i].Key, first[i].Choices, second[i].Choices)
+		}
+	}
+}
+
+// TestRebalanceRestoresTheIdeal: members placed while others came and
+// went can end above the ideal; Rebalance brings them back to it.
+func TestRebalanceRestoresTheIdeal(t *testing.T) {
+	var members []Member
+	for i := range 180 {
+		members = append(members, member(i, "H * * * *"))
+	}
+	placed := place(t, members)
+	// Keep the members of one minute only: three each in 59 minutes go.
+	var kept []Member
+	for _, m := range placed {
+		if spec, _ := m.Parse(); spec.MinutesOfDay()[0] == 7 {
+			kept = append(kept, m)
+		}
+	}
+	if load := loadOf(t, kept); load.Peak() != 3 || load.Ideal() != 1 {
+		t.Fatalf("setup: peak %d ideal %d, want 3 and 1", load.Peak(), load.Ideal())
+	}
+	rebalanced, err := Rebalance(kept, balanceNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if load := loadOf(t, rebalanced); load.Peak() != 1 {
+		t.Errorf("rebalanced peak %d, want 1", load.Peak())
+	}
+}
+
+// TestPlaceIsDeterministic: the same arrivals give the same placement.
+func TestPlaceIsDeterministic(t *testing.T) {
+	var members []Member
+	for i := range 100 {
+		members = append(members, member(i, []string{"H * * * *", "H/5 * * * *", "H H * * *"}[i%3]))
+	}
+	a, b := place(t, members), place(t, members)
+	for i := range a {
+		if !slices.Equal(a[i].Choices, b[i].Choices) {
+			t.Fatalf("%s: %v then %v", a[i].Key, a[i].Choices, b[i].Choices)
+		}
+	}
+}
+
+// TestWeightsBalanceCapacity: with CPU weights, a heavy member gets a
+// minute of its own, and the peak stays within one heavy member of the
+// ideal.
+func TestWeightsBalanceCapacity(t *testing.T) {
+	var members []Member
+	for i := range 120 {
+		m := member(i, "H * * * *")
+		m.Weight = 100
+		if i%10 == 0 {
+			m.Weight = 2000
+		}
+		members = append(members, m)
+	}
+	placed := place(t, members)
+	load := loadOf(t, placed)
+	if load.Peak() > load.Ideal()+2000 {
+		t.Errorf("peak %d, ideal %d", load.Peak(), load.Ideal())
+	}
+	heavyMinutes := map[int]int{}
+	for _, m := range placed {
+		if m.Weight == 2000 {
+			spec, _ := m.Parse()
+			heavyMinutes[spec.MinutesOfDay()[0]]++
+		}
+	}
+	for minute, n := range heavyMinutes {
+		if n > 1 {
+			t.Errorf("minute %d holds %d heavy members", minute, n)
+		}
+	}
+}
+
+// TestZonesCountInUTC: a daily member in a zone an hour ahead of UTC is
+// counted an hour earlier, so two members at the same UTC minute collide.
+func TestZonesCountInUTC(t *testing.T) {
+	amsterdam, err := time.LoadLocation("Europe/Amsterdam")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Member{Key: "a/x", Schedule: "0 13 * * *", Location: amsterdam}
+	load := loadOf(t, []Member{a})
+	if load[12*60] != 1 {
+		t.Fatalf("13:00 in Amsterdam in November is not counted at 12:00 UTC")
+	}
+	choices, err := Assign(load, Member{Key: "b/y", Schedule: "0 H(11-13) * * *"}, balanceNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if choices[0] == 1 {
+		t.Errorf("b/y was placed at 12:00 UTC, on top of a/x")
+	}
+}
