@@ -44,6 +44,10 @@ const (
 	ReasonJobNameConflict = "JobNameConflict"
 	// ReasonTerminating: the ScheduledJob is being deleted.
 	ReasonTerminating = "Terminating"
+	// ReasonSpreadPending: under a Balanced spread, the ScheduledJob has
+	// no place in its group yet (the controller could not update the
+	// group's ConfigMap; it retries). No run starts before it has one.
+	ReasonSpreadPending = "SpreadPending"
 )
 
 // Event reasons. They are API too: alerts and dashboards match on them.

@@ -13,10 +13,15 @@ import (
 type ScheduledJobSpec struct {
 	// schedule is when to run, in cron format: five fields (minute hour
 	// day-of-month month day-of-week) or a descriptor (@hourly, @daily,
-	// @weekly, @monthly, @yearly, @every 90m). It accepts exactly what a
-	// batch/v1 CronJob accepts, for example "30 2 * * 1-5" for 02:30 on
-	// weekdays; see docs/schedules.md. Set exactly one of schedule and
-	// runAt.
+	// @weekly, @monthly, @yearly, @every 90m). Every schedule a batch/v1
+	// CronJob accepts means the same here, for example "30 2 * * 1-5" for
+	// 02:30 on weekdays. It also accepts extensions: H for "any value, the
+	// same every time" ("H * * * *" is once an hour at a minute of its own;
+	// H/15, H(0-29), H(9-17)/2), chosen by spec.spread; L, LW, L-n and nW in
+	// the day of month; dL and d#n in the day of week; 7 for Sunday.
+	// status.effectiveSchedule shows the schedule with H replaced. See
+	// docs/schedules.md and docs/spreading.md. Set exactly one of schedule
+	// and runAt.
 	// +optional
 	Schedule string `json:"schedule,omitempty"`
 
@@ -104,6 +109,12 @@ type ScheduledJobSpec struct {
 	// Unset means no warm-up. See docs/warmup.md.
 	// +optional
 	WarmUp *WarmUp `json:"warmUp,omitempty"`
+
+	// spread says how the H fields of schedule get their values: hashed
+	// from namespace/name (the default), or balanced across a group of
+	// ScheduledJobs so that as few as possible start in the same minute.
+	// +optional
+	Spread *Spread `json:"spread,omitempty"`
 }
 
 // ConcurrencyPolicy says how to treat a run that is due while an earlier
@@ -163,6 +174,17 @@ type ScheduledJobStatus struct {
 	// +optional
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
 
+	// effectiveSchedule is spec.schedule with every H field replaced by
+	// the value it took, such as "37 * * * *" for "H * * * *": the
+	// schedule runs follow. Unset for runAt and while the schedule is
+	// invalid.
+	// +optional
+	EffectiveSchedule string `json:"effectiveSchedule,omitempty"`
+
+	// spread is where a Balanced spread placed the ScheduledJob.
+	// +optional
+	Spread *SpreadStatus `json:"spread,omitempty"`
+
 	// lastMissedTime is the scheduled time of the most recent run that did
 	// not start: too late for startingDeadlineSeconds, skipped because a
 	// later run was started in its place after an outage, or blocked by a
@@ -212,6 +234,7 @@ type ScheduledJobStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=sj,categories=all
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="Effective",type=string,JSONPath=`.status.effectiveSchedule`
 // +kubebuilder:printcolumn:name="Time Zone",type=string,JSONPath=`.spec.timeZone`
 // +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.activeCount`

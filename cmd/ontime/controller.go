@@ -36,6 +36,7 @@ type controllerOptions struct {
 	pprofAddress            string
 	leaderElect             bool
 	leaderElectionNamespace string
+	spreadNamespace         string
 	// leaseDuration, renewDeadline and retryPeriod tune leader election.
 	leaseDuration, renewDeadline, retryPeriod time.Duration
 	earlyStartImage                           string
@@ -54,6 +55,7 @@ type webhookOptions struct {
 	dnsName        string
 	configuration  string
 	writeCertFiles bool
+	crowdThreshold int
 }
 
 func newControllerCommand() *cobra.Command {
@@ -96,8 +98,12 @@ service account, then ~/.kube/config.`,
 	flags.StringVar(&opts.earlyStartImage, "early-start-image", defaultImage(),
 		"image whose `ontime wait` holds the pods of EarlyStart warm-up runs until their scheduled time")
 	w := &opts.webhook
+	flags.StringVar(&opts.spreadNamespace, "spread-namespace", defaultNamespace(),
+		"namespace of the ConfigMaps (ontime-spread-<group>) that hold Balanced spread groups' placements; it must exist")
 	flags.BoolVar(&w.enabled, "webhook", true, "serve the validating admission webhook for ScheduledJobs")
 	flags.IntVar(&w.port, "webhook-port", 9443, "port of the admission webhook")
+	flags.IntVar(&w.crowdThreshold, "crowded-minute-threshold", ontimewebhook.DefaultCrowdThreshold,
+		"warn at admission, proposing H, when a ScheduledJob's schedule starts in a minute with this many other ScheduledJobs and CronJobs (0: never)")
 	flags.StringVar(&w.certDir, "webhook-cert-dir", filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"), "directory of the webhook's tls.crt and tls.key")
 	flags.BoolVar(&w.rotateCerts, "webhook-cert-rotation", true, "create and rotate the webhook certificate (turn off when cert-manager or another tool writes it)")
 	flags.StringVar(&w.namespace, "webhook-namespace", defaultNamespace(), "namespace of the webhook's Service and certificate Secret")
@@ -124,7 +130,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	config.QPS, config.Burst = opts.qps, opts.burst
 	mgr, err := ctrl.NewManager(config, ctrl.Options{
 		Scheme:                        scheme.New(),
-		Cache:                         controller.CacheOptions(),
+		Cache:                         controller.CacheOptions(opts.spreadNamespace),
 		WebhookServer:                 webhook.NewServer(webhook.Options{Port: opts.webhook.port, CertDir: opts.webhook.certDir}),
 		Metrics:                       metricsserver.Options{BindAddress: opts.metricsAddress},
 		HealthProbeBindAddress:        opts.probeAddress,
@@ -151,7 +157,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 			return err
 		}
 	}
-	if err := controller.Register(ctx, mgr, clock.RealClock{}, controller.Options{Workers: opts.workers, EarlyStartImage: opts.earlyStartImage}); err != nil {
+	if err := controller.Register(ctx, mgr, clock.RealClock{}, controller.Options{Workers: opts.workers, EarlyStartImage: opts.earlyStartImage, SpreadNamespace: opts.spreadNamespace}); err != nil {
 		return fmt.Errorf("registering controllers: %w", err)
 	}
 	setupLog.Info("starting manager", "metrics", opts.metricsAddress, "probes", opts.probeAddress, "leaderElection", opts.leaderElect)
@@ -207,7 +213,7 @@ func serveWebhook(mgr ctrl.Manager, opts webhookOptions) error {
 	go func() {
 		<-certsReady
 		// GetWebhookServer adds the server to the manager, which starts it.
-		if err := ontimewebhook.NewValidator(mgr.GetClient()).Register(mgr); err != nil {
+		if err := ontimewebhook.NewValidator(mgr.GetClient(), opts.crowdThreshold).Register(mgr); err != nil {
 			ctrl.Log.Error(err, "registering the ScheduledJob webhook")
 			return
 		}

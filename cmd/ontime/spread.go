@@ -2,6 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -10,15 +15,26 @@ import (
 	"github.com/ontime-dev/ontime/internal/spread"
 )
 
+// spreadOptions are the flags of ontime spread.
+type spreadOptions struct {
+	every     time.Duration
+	keys      []string
+	strategy  string
+	output    string
+	files     []string
+	all       bool
+	namespace string
+}
+
 func newSpreadCommand() *cobra.Command {
-	var every time.Duration
-	var keys []string
-	var strategy, output string
+	var opts spreadOptions
 	cmd := &cobra.Command{
-		Use:   "spread --every DURATION --keys K1,K2,...",
-		Short: "Give each key its own schedule, firing exactly every DURATION, spread over the period",
-		Long: `Give each key (a tenant id, a job name) its own schedule that fires exactly
-every DURATION, so that the jobs do not all start at once.
+		Use:   "spread (--every DURATION --keys K1,K2,... | -f FILE|DIR ...)",
+		Short: "Spread many schedules over their period, so they do not all start at once",
+		Long: `Spread many schedules over their period, so they do not all start at once.
+
+With --every and --keys, give each key (a tenant id, a job name) its own
+schedule that fires exactly every DURATION:
 
   balanced  spaces the keys evenly: no minute holds more than
             ceil(N·runs-per-hour/60) starts for N keys, however the keys are
@@ -26,34 +42,154 @@ every DURATION, so that the jobs do not all start at once.
   hash      places each key by its hash alone (Jenkins H): adding or removing
             keys never moves another.
 
-DURATION divides an hour (1m … 60m) or is whole hours dividing a day (2h … 24h).`,
+DURATION divides an hour (1m … 60m) or is whole hours dividing a day (2h … 24h).
+
+With -f, read the CronJobs and ScheduledJobs in YAML files (a directory is
+read recursively), balance them as one group and write each schedule with
+H back as a concrete schedule, in place, keeping comments: an H schedule is
+placed in the minutes where the fewest of the others start, its key being
+namespace/name. Schedules without H stay and count as load, so a second
+run moves nothing and a new H manifest is placed among the others. --all
+spreads every schedule: a fixed minute becomes H, an evenly stepped one
+(*/15, 0,30) H/n. -o table or -o json-map prints the result without
+writing; json-map is a flat JSON object {namespace/name: schedule} that
+Terraform's external data source reads.
+
+The operator balances ScheduledJobs itself (spec.spread); see
+docs/spreading.md.`,
 		Example: `  ontime spread --every 30m --keys 7,20,863,195,81,3
-  ontime spread --every 6h --keys team-a/index,team-b/index --strategy hash -o json`,
+  ontime spread --every 30m --keys 7,20,863 -o json-map      # for Terraform's external data source
+  ontime spread -f deploy/cronjobs/                          # rewrite H schedules in place
+  ontime spread -f deploy/cronjobs/ --all -o table           # what spreading every schedule would do`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "table" && output != "json" {
-				return badInput("-o %q: must be table or json", output)
+			if len(opts.files) > 0 {
+				return spreadFiles(cmd.OutOrStdout(), opts)
 			}
-			assignments, err := spread.Schedules(every, keys, spread.Strategy(strategy))
-			if err != nil {
-				return inputError{err}
-			}
-			if output == "json" {
-				return writeJSON(cmd.OutOrStdout(), assignments)
-			}
-			table := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(table, "KEY\tSCHEDULE")
-			for _, a := range assignments {
-				fmt.Fprintf(table, "%s\t%s\n", a.Key, a.Schedule)
-			}
-			return table.Flush()
+			return spreadKeys(cmd.OutOrStdout(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&every, "every", 0, "interval each key runs at, such as 30m or 6h")
-	cmd.Flags().StringSliceVar(&keys, "keys", nil, "comma-separated keys, one schedule each")
-	cmd.Flags().StringVar(&strategy, "strategy", string(spread.Balanced), "balanced or hash")
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
-	_ = cmd.MarkFlagRequired("every")
-	_ = cmd.MarkFlagRequired("keys")
+	flags := cmd.Flags()
+	flags.DurationVar(&opts.every, "every", 0, "interval each key runs at, such as 30m or 6h")
+	flags.StringSliceVar(&opts.keys, "keys", nil, "comma-separated keys, one schedule each")
+	flags.StringVar(&opts.strategy, "strategy", string(spread.Balanced), "with --keys: balanced or hash")
+	flags.StringVarP(&opts.output, "output", "o", "", "output format: table, json or json-map (with -f, default: write the files)")
+	flags.StringSliceVarP(&opts.files, "filename", "f", nil, "YAML files or directories of CronJobs and ScheduledJobs")
+	flags.BoolVar(&opts.all, "all", false, "with -f: spread every schedule, not only those with H")
+	flags.StringVarP(&opts.namespace, "namespace", "n", "default", "with -f: namespace of objects that name none")
+	cmd.MarkFlagsRequiredTogether("every", "keys")
+	cmd.MarkFlagsMutuallyExclusive("keys", "filename")
+	cmd.MarkFlagsOneRequired("keys", "filename")
+	cmd.AddCommand(newSpreadRebalanceCommand())
 	return cmd
+}
+
+// spreadKeys prints one schedule per key.
+func spreadKeys(out io.Writer, opts spreadOptions) error {
+	output := opts.output
+	if output == "" {
+		output = "table"
+	}
+	if output != "table" && output != "json" && output != "json-map" {
+		return badInput("-o %q: must be table, json or json-map", output)
+	}
+	assignments, err := spread.Schedules(opts.every, opts.keys, spread.Strategy(opts.strategy))
+	if err != nil {
+		return inputError{err}
+	}
+	switch output {
+	case "json":
+		return writeJSON(out, assignments)
+	case "json-map":
+		schedules := make(map[string]string, len(assignments))
+		for _, a := range assignments {
+			schedules[a.Key] = a.Schedule
+		}
+		return writeJSON(out, schedules)
+	}
+	table := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(table, "KEY\tSCHEDULE")
+	for _, a := range assignments {
+		fmt.Fprintf(table, "%s\t%s\n", a.Key, a.Schedule)
+	}
+	return table.Flush()
+}
+
+// spreadFiles balances the manifests in opts.files and writes them back,
+// or prints the result.
+func spreadFiles(out io.Writer, opts spreadOptions) error {
+	if opts.output != "" && opts.output != "table" && opts.output != "json-map" {
+		return badInput("-o %q: with -f, must be table or json-map (or unset, to write the files)", opts.output)
+	}
+	files, err := readManifests(opts.files)
+	if err != nil {
+		return err
+	}
+	changed, schedules, err := spread.SpreadManifests(files, spread.ManifestOptions{All: opts.all, Namespace: opts.namespace, Now: time.Now()})
+	if err != nil {
+		return inputError{err}
+	}
+	if opts.output == "json-map" {
+		result := make(map[string]string, len(schedules))
+		for _, s := range schedules {
+			result[s.Key] = s.After
+		}
+		return writeJSON(out, result)
+	}
+	if opts.output == "" {
+		for _, f := range changed {
+			if err := writeInPlace(f); err != nil {
+				return err
+			}
+		}
+	}
+	table := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(table, "KEY\tKIND\tFILE\tSCHEDULE\tWAS")
+	for _, s := range schedules {
+		was := ""
+		if s.After != s.Before {
+			was = s.Before
+		}
+		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s\n", s.Key, s.Kind, s.Path, s.After, was)
+	}
+	return table.Flush()
+}
+
+// readManifests reads the YAML files named, and those under the
+// directories named.
+func readManifests(paths []string) ([]spread.ManifestFile, error) {
+	var files []spread.ManifestFile
+	for _, root := range paths {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			isYAML := strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")
+			if d.IsDir() || (path != root && !isYAML) {
+				return nil
+			}
+			content, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			files = append(files, spread.ManifestFile{Path: path, Content: content})
+			return nil
+		})
+		if err != nil {
+			return nil, badInput("-f %s: %v", root, err)
+		}
+	}
+	if len(files) == 0 {
+		return nil, badInput("-f %s: no .yaml or .yml files", strings.Join(paths, ","))
+	}
+	return files, nil
+}
+
+// writeInPlace replaces a file's content, keeping its permissions.
+func writeInPlace(f spread.ManifestFile) error {
+	info, err := os.Stat(f.Path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(f.Path, f.Content, info.Mode().Perm())
 }

@@ -23,6 +23,8 @@ type Options struct {
 	Workers int
 	// EarlyStartImage runs `ontime wait` in the pods of EarlyStart runs.
 	EarlyStartImage string
+	// SpreadNamespace holds the Balanced spread groups' ConfigMaps.
+	SpreadNamespace string
 }
 
 // Leader election keeps a Lease, and records events, in the manager's
@@ -31,17 +33,20 @@ type Options struct {
 
 // CacheOptions are the manager's cache settings the controllers rely on:
 // of all pods, only warm-up pods (placeholders and EarlyStart pods) are
-// cached and watched.
-func CacheOptions() cache.Options {
+// cached and watched; of all ConfigMaps, only the spread groups' ledgers in
+// spreadNamespace.
+func CacheOptions(spreadNamespace string) cache.Options {
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: warmup.PodSelector()},
+		&corev1.Pod{}:       {Label: warmup.PodSelector()},
+		&corev1.ConfigMap{}: scheduledjob.LedgerCache(spreadNamespace),
 	}}
 }
 
 // Register adds every ontime reconciler to mgr. clk is the only source of
 // the current time below cmd/, so that tests can step it.
 func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opts Options) error {
-	scheduledJobs := scheduledjob.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("scheduledjob-controller"), opts.EarlyStartImage)
+	scheduledJobs := scheduledjob.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("scheduledjob-controller"),
+		scheduledjob.Options{EarlyStartImage: opts.EarlyStartImage, SpreadNamespace: opts.SpreadNamespace})
 	if err := scheduledJobs.Register(ctx, mgr, opts.Workers); err != nil {
 		return err
 	}

@@ -61,6 +61,10 @@ func invalidScheduleEvent(message string) Event {
 	return Event{corev1.EventTypeWarning, v1alpha1.ReasonInvalidSchedule, message}
 }
 
+func spreadPendingEvent(message string) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonSpreadPending, message}
+}
+
 func unsupportedScheduleEvent(schedule string) Event {
 	return Event{corev1.EventTypeWarning, v1alpha1.ReasonUnsupportedSchedule,
 		fmt.Sprintf("CRON_TZ or TZ used in schedule %q is not officially supported, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details", schedule)}

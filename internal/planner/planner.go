@@ -37,6 +37,9 @@ type Input struct {
 	WarmUpPods []*corev1.Pod
 	// RunPods are the pods of the Job RunToMeasure named, if any.
 	RunPods []*corev1.Pod
+	// Placement is where a Balanced spread placed the ScheduledJob in its
+	// group, for its current schedule; nil under Hash.
+	Placement *v1alpha1.SpreadStatus
 	// EarlyStartImage is the image of EarlyStart's wait container.
 	EarlyStartImage string
 	Now             time.Time
@@ -128,7 +131,8 @@ func Compute(in Input) Plan {
 		now:        in.Now,
 		generation: sj.Generation,
 	}
-	spec := scheduleOf(sj, timeOf(status.LastScheduleTime))
+	spec := scheduleOf(sj, timeOf(status.LastScheduleTime), in.Placement)
+	status.EffectiveSchedule, status.Spread = spec.effective, in.Placement
 	events := observed.events
 	if sj.DeletionTimestamp == nil {
 		events = append(events, spec.warnings...)

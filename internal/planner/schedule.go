@@ -37,6 +37,9 @@ type specSchedule struct {
 	// loc is the zone runs are named in: the schedule's, else
 	// spec.timeZone's, else UTC.
 	loc *time.Location
+	// effective is the schedule with its H fields replaced by their values
+	// ("" for runAt and a schedule that cannot run).
+	effective string
 	// problem is why the spec cannot run, if it cannot.
 	problem *specProblem
 	// warnings are events about a spec that runs all the same.
@@ -53,9 +56,10 @@ type specProblem struct {
 	event     Event
 }
 
-// scheduleOf reads spec.schedule or spec.runAt, spec.timeZone and
-// spec.dstPolicy. lastSchedule anchors an @every schedule.
-func scheduleOf(sj *v1alpha1.ScheduledJob, lastSchedule *time.Time) specSchedule {
+// scheduleOf reads spec.schedule or spec.runAt, spec.timeZone,
+// spec.dstPolicy and spec.spread. lastSchedule anchors an @every schedule;
+// placement is where a Balanced spread put the ScheduledJob.
+func scheduleOf(sj *v1alpha1.ScheduledJob, lastSchedule *time.Time, placement *v1alpha1.SpreadStatus) specSchedule {
 	spec := &sj.Spec
 	result := specSchedule{loc: time.UTC}
 	if spec.TimeZone != nil {
@@ -74,12 +78,20 @@ func scheduleOf(sj *v1alpha1.ScheduledJob, lastSchedule *time.Time) specSchedule
 	if strings.Contains(spec.Schedule, "TZ") && specChanged(sj) {
 		result.warnings = append(result.warnings, unsupportedScheduleEvent(spec.Schedule))
 	}
-	parsed, err := cron.Parser{Location: result.loc, DSTPolicy: spec.DSTPolicy.CronPolicy()}.Parse(spec.Schedule)
+	choices, problem := spreadChoices(sj, placement)
+	if problem != nil {
+		result.problem = problem
+		return result
+	}
+	parser := cron.Parser{Dialect: cron.Extended, Location: result.loc, DSTPolicy: spec.DSTPolicy.CronPolicy(),
+		HashKey: sj.HashKey(), HashChoices: choices}
+	parsed, err := parser.Parse(spec.Schedule)
 	if err != nil {
 		result.problem = scheduleProblem(spec.Schedule, err)
 		return result
 	}
 	result.loc = parsed.Location()
+	result.effective = parsed.Effective()
 	if every := parsed.Interval(); every > 0 && every < time.Minute {
 		message := fmt.Sprintf("spec.schedule %q: runs less than a minute apart would share a Job name (names have minute resolution); use @every 1m or more", spec.Schedule)
 		result.problem = &specProblem{v1alpha1.ReasonInvalidSchedule, message, invalidScheduleEvent(message)}
@@ -110,4 +122,21 @@ func scheduleProblem(schedule string, err error) *specProblem {
 		event = invalidScheduleEvent(message)
 	}
 	return &specProblem{v1alpha1.ReasonInvalidSchedule, message, event}
+}
+
+// spreadChoices are the values of the schedule's H fields under a
+// Balanced spread: the placement's, which the reconciler obtains from the
+// group before planning. Without one for the current schedule the
+// ScheduledJob waits (the reconciler retries), rather than run at hashed
+// minutes it would leave once placed. Under Hash they come from the hash.
+func spreadChoices(sj *v1alpha1.ScheduledJob, placement *v1alpha1.SpreadStatus) ([]int, *specProblem) {
+	spread := sj.SpreadOf()
+	if spread.Strategy != v1alpha1.SpreadBalanced {
+		return nil, nil
+	}
+	if placement == nil || placement.Schedule != sj.Spec.Schedule || placement.Group != spread.Group {
+		message := fmt.Sprintf("spec.spread: waiting for a place in spread group %q", spread.Group)
+		return nil, &specProblem{v1alpha1.ReasonSpreadPending, message, spreadPendingEvent(message)}
+	}
+	return placement.Choices, nil
 }

@@ -59,13 +59,34 @@ type Load [MinutesPerDay]int64
 func LoadOf(members []Member, now time.Time) (*Load, error) {
 	load := &Load{}
 	for _, m := range members {
-		spec, err := m.Parse()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", m.Key, err)
+		if err := load.Add(m, now); err != nil {
+			return nil, err
 		}
-		load.add(utcMinutes(spec, now), m.weight())
 	}
 	return load, nil
+}
+
+// Add adds one member's starts.
+func (l *Load) Add(m Member, now time.Time) error {
+	spec, err := m.Parse()
+	if err != nil {
+		return fmt.Errorf("%s: %w", m.Key, err)
+	}
+	l.add(utcMinutes(spec, now), m.weight())
+	return nil
+}
+
+// Shared is the most starts of the load in one minute in which m starts.
+func (l *Load) Shared(m Member, now time.Time) (int64, error) {
+	spec, err := m.Parse()
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", m.Key, err)
+	}
+	var shared int64
+	for _, minute := range utcMinutes(spec, now) {
+		shared = max(shared, l[minute])
+	}
+	return shared, nil
 }
 
 func (l *Load) add(minutes []int, weight int64) {

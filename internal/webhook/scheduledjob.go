@@ -32,12 +32,19 @@ import (
 
 // Validator validates ScheduledJobs.
 type Validator struct {
-	// client dry-runs the Job template; nil skips that check (unit tests).
+	// client dry-runs the Job template and lists schedules; nil skips
+	// those checks (unit tests).
 	client client.Client
+	// crowdThreshold is how many other schedules starting in one minute
+	// make admission propose H; 0 turns the warning off.
+	crowdThreshold int
 }
 
-// NewValidator returns a Validator that dry-runs Job templates with c.
-func NewValidator(c client.Client) *Validator { return &Validator{client: c} }
+// NewValidator returns a Validator that dry-runs Job templates with c and
+// warns about schedules crowded by crowdThreshold others (0: never).
+func NewValidator(c client.Client, crowdThreshold int) *Validator {
+	return &Validator{client: c, crowdThreshold: crowdThreshold}
+}
 
 // Register serves the validator on mgr's webhook server.
 func (v *Validator) Register(mgr ctrl.Manager) error {
@@ -83,6 +90,7 @@ func (v *Validator) validate(ctx context.Context, sj, old *v1alpha1.ScheduledJob
 	if len(errs) == 0 && v.client != nil {
 		errs = append(errs, v.dryRunJob(ctx, sj)...)
 		warnings = append(warnings, v.priorityWarnings(ctx, sj)...)
+		warnings = append(warnings, v.crowdWarnings(ctx, sj, time.Now())...)
 	}
 	if len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind("ScheduledJob").GroupKind(), sj.Name, errs)
@@ -114,6 +122,7 @@ func Validate(sj, old *v1alpha1.ScheduledJob, now time.Time) (field.ErrorList, a
 	errs = append(errs, validateActiveDeadline(sj.Spec.JobTemplate.Spec, spec.Child("jobTemplate", "spec", "activeDeadlineSeconds"))...)
 	warmUpErrs, warmUpWarnings := validateWarmUp(sj, now, spec.Child("warmUp"))
 	errs, warnings = append(errs, warmUpErrs...), append(warnings, warmUpWarnings...)
+	warnings = append(warnings, validateSpread(sj, spec.Child("spread"))...)
 	return errs, warnings
 }
 
@@ -209,7 +218,9 @@ func validateSchedule(sj, old *v1alpha1.ScheduledJob, path *field.Path) field.Er
 			return field.ErrorList{field.Invalid(path, schedule, "cannot use both timeZone field and TZ or CRON_TZ in schedule")}
 		}
 	}
-	parsed, err := cron.Parse(schedule)
+	// The extended language (H, L, W, #, 7), with the ScheduledJob's own
+	// hash key: every Kubernetes schedule means the same in it.
+	parsed, err := cron.Parser{Dialect: cron.Extended, HashKey: hashKey(sj)}.Parse(schedule)
 	var parseErr *cron.ParseError
 	switch {
 	case errors.As(err, &parseErr):

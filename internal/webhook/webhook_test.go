@@ -76,7 +76,7 @@ func runSuite(m *testing.M) int {
 		WebhookServer: webhook.NewServer(webhook.Options{Host: server.LocalServingHost, Port: server.LocalServingPort, CertDir: server.LocalServingCertDir}),
 	})
 	if err == nil {
-		err = NewValidator(mgr.GetClient()).Register(mgr)
+		err = NewValidator(mgr.GetClient(), testCrowdThreshold).Register(mgr)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -151,8 +151,27 @@ func TestAdmission(t *testing.T) {
 			message: `spec.schedule: Invalid value: "61 * * * *": minute "61": 61 is above the maximum 59`},
 		{name: "never fires", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "0 0 30 2 *" },
 			message: `spec.schedule: Invalid value: "0 0 30 2 *": never fires: no allowed month has an allowed day`},
-		{name: "extended syntax", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "0 0 L * *" },
-			message: "extended syntax, which Kubernetes CronJob rejects"},
+		{name: "extended syntax", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "0 0 L * 7" }, noWarnings: true},
+		{name: "H", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "H/15 H(9-17) * * 1-5" }, noWarnings: true},
+		{name: "H with generateName", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Name, sj.GenerateName = "", "gen-"; sj.Spec.Schedule = "H * * * *" }, noWarnings: true},
+		{name: "H range outside the field", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "H(50-70) * * * *" },
+			message: `spec.schedule: Invalid value: "H(50-70) * * * *": minute "H(50-70)": 70 is above the maximum 59`},
+		{name: "Balanced spread", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = "H * * * *"
+			sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced, Group: "reports"}
+		}, noWarnings: true},
+		{name: "spread without H", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = "0 * * * *"
+			sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced}
+		}, warning: `spec.spread: spec.schedule "0 * * * *" has no H field, so there is nothing to spread; write H where any value will do, such as "H * * * *"`},
+		{name: "spread group not a DNS label (schema)", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = "H * * * *"
+			sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced, Group: "Nightly_Batch"}
+		}, message: "spec.spread.group: Invalid value: \"Nightly_Batch\""},
+		{name: "spread strategy (schema)", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = "H * * * *"
+			sj.Spec.Spread = &v1alpha1.Spread{Strategy: "Random"}
+		}, message: `spec.spread.strategy: Unsupported value: "Random"`},
 		{name: "TZ in schedule", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "TZ=UTC 0 0 * * *" },
 			message: "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"},
 		{name: "sub-minute every", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "@every 30s" },
@@ -243,6 +262,55 @@ func TestAdmission(t *testing.T) {
 				t.Errorf("warnings %q, want none", seen)
 			}
 		})
+	}
+}
+
+// testCrowdThreshold is high enough that TestAdmission's ScheduledJobs
+// never crowd a minute, so only TestCrowdedMinuteWarning sees the warning.
+const testCrowdThreshold = 20
+
+// TestCrowdedMinuteWarning: a schedule starting in a minute with
+// testCrowdThreshold other schedules is admitted with a warning proposing
+// H; with H, or in a quiet minute, there is none.
+func TestCrowdedMinuteWarning(t *testing.T) {
+	ctx := context.Background()
+	for i := range testCrowdThreshold {
+		cronJob := &batchv1.CronJob{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "crowd-" + strconv.Itoa(i)},
+			Spec: batchv1.CronJobSpec{Schedule: "17 * * * *", JobTemplate: validScheduledJob("x").Spec.JobTemplate},
+		}
+		if err := apiClient.Create(ctx, cronJob); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := `spec.schedule: "17 3 * * *" starts in a minute in which 20 other ScheduledJobs and CronJobs start; write "H 3 * * *" to give it a minute of its own`
+	crowded := validScheduledJob("crowded")
+	crowded.Spec.Schedule = "17 3 * * *"
+	deadline := time.Now().Add(10 * time.Second)
+	var seen []string
+	for time.Now().Before(deadline) { // until the webhook's cache holds every CronJob
+		warnings.take()
+		if err := apiClient.Create(ctx, crowded.DeepCopy(), client.DryRunAll); err != nil {
+			t.Fatal(err)
+		}
+		if seen = warnings.take(); strings.Contains(strings.Join(seen, "\n"), want) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // the cache catching up
+	}
+	if !strings.Contains(strings.Join(seen, "\n"), want) {
+		t.Fatalf("warnings %q, want one containing %q", seen, want)
+	}
+	for _, schedule := range []string{"H 3 * * *", "18 * * * *"} {
+		quiet := validScheduledJob("quiet")
+		quiet.Spec.Schedule = schedule
+		warnings.take()
+		if err := apiClient.Create(ctx, quiet, client.DryRunAll); err != nil {
+			t.Fatal(err)
+		}
+		if seen := warnings.take(); len(seen) > 0 {
+			t.Errorf("%q: warnings %q, want none", schedule, seen)
+		}
 	}
 }
 

@@ -51,12 +51,23 @@ type Controller struct {
 	written sync.Map
 	// earlyStartImage runs `ontime wait` in EarlyStart pods.
 	earlyStartImage string
+	// ledgers place ScheduledJobs under a Balanced spread.
+	ledgers *spreadLedgers
 }
 
-// NewController returns the controller. clk is its only source of time;
-// earlyStartImage is the image of EarlyStart's wait container.
-func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.PassiveClock, recorder record.EventRecorder, earlyStartImage string) *Controller {
-	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, earlyStartImage: earlyStartImage}
+// Options configure the controller.
+type Options struct {
+	// EarlyStartImage is the image of EarlyStart's wait container.
+	EarlyStartImage string
+	// SpreadNamespace is the namespace of the Balanced spread groups'
+	// ConfigMaps: the controller's own.
+	SpreadNamespace string
+}
+
+// NewController returns the controller. clk is its only source of time.
+func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.PassiveClock, recorder record.EventRecorder, opts Options) *Controller {
+	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, earlyStartImage: opts.EarlyStartImage,
+		ledgers: &spreadLedgers{cached: kubeClient, apiReader: apiReader, namespace: opts.SpreadNamespace}}
 }
 
 // Name identifies the controller in logs and metrics.
@@ -84,6 +95,8 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 		Owns(&batchv1.Job{}).
 		// Warm-up pods only: the manager's cache holds no other pods.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(warmUpPodOwner)).
+		// Spread groups' ledgers: a rebalance moves their members.
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(ledgerMembers), builder.WithPredicates(rebalanced)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: workers,
 			// Retry failures quickly and never wait longer than 30 s, so that
@@ -118,14 +131,24 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := c.kubeClient.Get(ctx, req.NamespacedName, sj); err != nil {
 		if apierrors.IsNotFound(err) {
 			c.written.Delete(req.NamespacedName)
+			return reconcile.Result{}, c.ledgers.forgetDeleted(ctx, req.NamespacedName)
 		}
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		return reconcile.Result{}, err
 	}
 	sj = c.planFrom(sj)
 	now := c.clock.Now()
 	in, err := c.gather(ctx, sj, now)
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	// While its group's ledger cannot be read or written, a Balanced
+	// ScheduledJob keeps the placement its status recorded, so runs go on;
+	// one never placed is planned all the same, so its status says it waits
+	// (SpreadPending), and the error retries.
+	in.Placement, err = c.ledgers.placement(ctx, sj, now)
+	placeErr := err
+	if placeErr != nil {
+		in.Placement = lastPlacement(sj)
 	}
 	plan := planner.Compute(in)
 	results, execErr := c.execute(ctx, sj, plan)
@@ -143,6 +166,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if execErr != nil {
 		return reconcile.Result{}, execErr
+	}
+	if placeErr != nil {
+		return reconcile.Result{}, placeErr
 	}
 	log.FromContext(ctx).V(1).Info("reconciled", "requeueAfter", plan.RequeueAfter, "active", len(outcome.Status.Active))
 	return reconcile.Result{RequeueAfter: plan.RequeueAfter}, nil

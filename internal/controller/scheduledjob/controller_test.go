@@ -453,7 +453,7 @@ func TestStaleCacheAfterReplace(t *testing.T) {
 	sj = get(t, sj)
 	run := firstRun(sj)
 	kubeClient := &staleScheduledJobs{Client: env.Cached}
-	ctrl := NewController(kubeClient, env.Reader, env.Clock, env.Recorder, testEarlyStartImage)
+	ctrl := NewController(kubeClient, env.Reader, env.Clock, env.Recorder, Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
 	reconcileWith := func(now time.Time) error {
 		env.Clock.SetTime(now)
 		_, err := ctrl.Reconcile(env.Ctx, requestFor(sj))

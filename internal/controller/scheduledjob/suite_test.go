@@ -36,6 +36,9 @@ var (
 // testEarlyStartImage is the wait container's image in this suite.
 const testEarlyStartImage = "ontime-test:wait"
 
+// testSpreadNamespace holds the spread groups' ledgers in this suite.
+const testSpreadNamespace = "ontime-system"
+
 type suiteEnv struct {
 	*testenv.Harness
 	ctrl *Controller
@@ -49,7 +52,10 @@ func runSuite(m *testing.M) int {
 	h, err := testenv.StartHarness(testenv.HarnessOptions{
 		Options: testenv.Options{CRDDirs: []string{"config/crd/bases"}},
 		Scheme:  ontimescheme.New(),
-		Cache:   cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: warmup.PodSelector()}}},
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:       {Label: warmup.PodSelector()},
+			&corev1.ConfigMap{}: LedgerCache(testSpreadNamespace),
+		}},
 		Indexes: func(ctx context.Context, indexer client.FieldIndexer) error {
 			// Only the index: reconciles are driven by the tests.
 			return indexer.IndexField(ctx, &batchv1.Job{}, jobOwnerKey, indexJobOwner)
@@ -61,7 +67,11 @@ func runSuite(m *testing.M) int {
 	}
 	defer h.Stop()
 	env = &suiteEnv{Harness: h}
-	env.ctrl = NewController(env.Cached, env.Reader, env.Clock, env.Recorder, testEarlyStartImage)
+	env.ctrl = NewController(env.Cached, env.Reader, env.Clock, env.Recorder, Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
+	if err := env.Live.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testSpreadNamespace}}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	// config/warmup's PriorityClass, which placeholder pods name.
 	if err := env.Live.Create(env.Ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.DefaultPlaceholderPriorityClass},
 		Value: -5, PreemptionPolicy: ptr.To(corev1.PreemptNever)}); err != nil {

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/internal/spread"
+)
+
+func newSpreadRebalanceCommand() *cobra.Command {
+	var kubeconfig, namespace string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "rebalance GROUP",
+		Short: "Place every ScheduledJob of a Balanced spread group again, for the lowest peak",
+		Long: `Place every ScheduledJob of a Balanced spread group again, from an empty
+group, heaviest first: after ScheduledJobs have come and gone the busiest
+minute can hold more than the ideal, and this brings it back down (to the
+ideal for a group of one shape, such as all "H * * * *"; within one of it
+for mixed shapes). It moves ScheduledJobs: each one moved runs at its new
+minute from its next run on, as after a schedule edit (no run is started
+for a time it has left). The controller places arrivals by itself and
+never moves anyone else; rebalancing is only done when asked.
+
+It rewrites the group's ConfigMap (ontime-spread-GROUP in the controller's
+namespace, -n) with the next epoch; the controller picks the placements up.`,
+		Example: `  ontime spread rebalance default -n ontime-system --dry-run
+  ontime spread rebalance nightly-batch -n ontime-system`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ns, err := kubeClient(kubeconfig, namespace)
+			if err != nil {
+				return err
+			}
+			return rebalance(cmd.Context(), c, types.NamespacedName{Namespace: ns, Name: spread.LedgerName(args[0])}, dryRun, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "path to a kubeconfig file")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "ontime-system", "the controller's namespace (its --spread-namespace)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the new placements without writing them")
+	return cmd
+}
+
+// rebalance rewrites a group's ledger with every member placed again; a
+// concurrent placement by the controller makes the write conflict, and it
+// is made again from the newer ledger.
+func rebalance(ctx context.Context, c client.Client, ledger types.NamespacedName, dryRun bool, out io.Writer) error {
+	for {
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, ledger, cm); err != nil {
+			if apierrors.IsNotFound(err) {
+				return badInput("spread group ConfigMap %s not found (is the group's name right, and -n the controller's namespace?)", ledger)
+			}
+			return err
+		}
+		entries, epoch, err := spread.ReadLedger(cm)
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		before, err := peak(entries, now)
+		if err != nil {
+			return err
+		}
+		rebalanced, next, err := spread.RebalanceLedger(entries, epoch, now)
+		if err != nil {
+			return err
+		}
+		after, err := peak(rebalanced, now)
+		if err != nil {
+			return err
+		}
+		if !dryRun {
+			if err := spread.WriteLedger(cm, rebalanced, next); err != nil {
+				return err
+			}
+			if err := c.Update(ctx, cm); apierrors.IsConflict(err) {
+				continue
+			} else if err != nil {
+				return err
+			}
+		}
+		return printRebalance(out, entries, rebalanced, before, after, next, dryRun)
+	}
+}
+
+func peak(entries map[string]spread.LedgerEntry, now time.Time) (*spread.Load, error) {
+	members, err := spread.Members(entries)
+	if err != nil {
+		return nil, err
+	}
+	return spread.LoadOf(members, now)
+}
+
+func printRebalance(out io.Writer, before, after map[string]spread.LedgerEntry, loadBefore, loadAfter *spread.Load, epoch int64, dryRun bool) error {
+	verb := "rebalanced"
+	if dryRun {
+		verb = "would rebalance"
+	}
+	moved := 0
+	table := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(table, "SCHEDULEDJOB\tSCHEDULE\tCHOICES\tWAS")
+	for key, entry := range after {
+		was := fmt.Sprint(before[key].Choices)
+		if was == fmt.Sprint(entry.Choices) {
+			was = ""
+		} else {
+			moved++
+		}
+		nn, _ := spread.ParseLedgerKey(key)
+		fmt.Fprintf(table, "%s\t%s\t%v\t%s\n", nn, entry.Schedule, entry.Choices, was)
+	}
+	if err := table.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(out, "%s %d ScheduledJobs (%d moved), epoch %d: busiest minute %d → %d starts (ideal %d)\n",
+		verb, len(after), moved, epoch, loadBefore.Peak(), loadAfter.Peak(), loadAfter.Ideal())
+	return err
+}

@@ -1,0 +1,300 @@
+package scheduledjob
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/spread"
+	"github.com/ontime-dev/ontime/internal/warmup"
+)
+
+// Balanced spreading places each ScheduledJob in its group's ledger
+// (internal/spread: a ConfigMap per group in the controller's namespace).
+// Every placement is a read-modify-write of the ledger guarded by its
+// resourceVersion, so two ScheduledJobs placed at the same instant, by two
+// workers or two replicas, cannot take the same decision from the same
+// state: the second write conflicts, and is made again from the ledger that
+// holds the first. The ledger survives restarts and leader changes; each
+// ScheduledJob's status.spread mirrors its own entry, and restores it if
+// the ledger is lost.
+
+// The ledgers live in the controller's namespace, so the permission is a Role there.
+// +kubebuilder:rbac:groups="",namespace=system,resources=configmaps,verbs=get;list;watch;create;update
+
+// LedgerCache limits the manager's ConfigMap cache to the ledgers.
+func LedgerCache(namespace string) cache.ByObject {
+	selector := labels.NewSelector()
+	exists, _ := labels.NewRequirement(spread.GroupLabel, selection.Exists, nil)
+	return cache.ByObject{Namespaces: map[string]cache.Config{namespace: {}}, Label: selector.Add(*exists)}
+}
+
+// ledgerGracePeriod: an entry whose ScheduledJob the cache does not hold
+// is dropped once it is older than this, so that a ScheduledJob deleted
+// while no controller ran stops counting, and one just created that the
+// cache has not seen yet keeps its place.
+const ledgerGracePeriod = 5 * time.Minute
+
+// maxLedgerAttempts bounds the read-modify-write retries of one placement;
+// the reconcile is retried after that.
+const maxLedgerAttempts = 8
+
+// spreadLedgers places ScheduledJobs in their groups' ledgers.
+type spreadLedgers struct {
+	cached    client.Client
+	apiReader client.Reader
+	namespace string
+	// locks serialise placements per group within this process, so that
+	// workers do not conflict with each other; correctness rests on the
+	// resourceVersion, not on these.
+	locks sync.Map // group -> *sync.Mutex
+}
+
+// placement returns where the ScheduledJob is placed for its current
+// schedule under a Balanced spread (nil under Hash or for runAt), placing
+// it first if needed, and removes it from groups it has left.
+func (l *spreadLedgers) placement(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (*v1alpha1.SpreadStatus, error) {
+	settings := sj.SpreadOf()
+	balanced := settings.Strategy == v1alpha1.SpreadBalanced && sj.Spec.Schedule != "" && sj.DeletionTimestamp == nil
+	if left := sj.Status.Spread; left != nil && (!balanced || left.Group != settings.Group) {
+		if err := l.forget(ctx, left.Group, spread.LedgerKey(sj.Namespace, sj.Name)); err != nil {
+			return nil, err
+		}
+	}
+	if !balanced {
+		return nil, nil
+	}
+	key := spread.LedgerKey(sj.Namespace, sj.Name)
+	var cm corev1.ConfigMap
+	err := l.cached.Get(ctx, types.NamespacedName{Namespace: l.namespace, Name: spread.LedgerName(settings.Group)}, &cm)
+	if err == nil {
+		if entries, epoch, err := spread.ReadLedger(&cm); err == nil {
+			if entry, ok := entries[key]; ok && entry.Schedule == sj.Spec.Schedule {
+				// A cache behind a rebalance this ScheduledJob has already
+				// taken up must not take it back.
+				if last := lastPlacement(sj); last != nil && last.Epoch > max(entry.Epoch, epoch) {
+					return last, nil
+				}
+				return statusOf(settings.Group, entry, epoch), nil
+			}
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	return l.place(ctx, sj, settings, now)
+}
+
+// lastPlacement is the placement status recorded for the ScheduledJob's
+// current schedule and group, if any.
+func lastPlacement(sj *v1alpha1.ScheduledJob) *v1alpha1.SpreadStatus {
+	s := sj.Status.Spread
+	if s == nil || sj.SpreadOf().Strategy != v1alpha1.SpreadBalanced || s.Group != sj.SpreadOf().Group || s.Schedule != sj.Spec.Schedule {
+		return nil
+	}
+	return s
+}
+
+func statusOf(group string, entry spread.LedgerEntry, epoch int64) *v1alpha1.SpreadStatus {
+	return &v1alpha1.SpreadStatus{Group: group, Schedule: entry.Schedule, Choices: entry.Choices, Epoch: max(entry.Epoch, epoch)}
+}
+
+// place writes the ScheduledJob's entry into its group's ledger: the one
+// its status remembers if the ledger lost it, else a new placement.
+func (l *spreadLedgers) place(ctx context.Context, sj *v1alpha1.ScheduledJob, settings v1alpha1.Spread, now time.Time) (*v1alpha1.SpreadStatus, error) {
+	lock := l.lock(settings.Group)
+	lock.Lock()
+	defer lock.Unlock()
+	key := spread.LedgerKey(sj.Namespace, sj.Name)
+	var placed *v1alpha1.SpreadStatus
+	err := l.update(ctx, settings.Group, func(entries map[string]spread.LedgerEntry, epoch int64) (bool, error) {
+		if entry, ok := entries[key]; ok && entry.Schedule == sj.Spec.Schedule {
+			placed = statusOf(settings.Group, entry, epoch)
+			return false, nil
+		}
+		l.dropGone(ctx, entries, now)
+		delete(entries, key)
+		entry, err := newEntry(sj, entries, epoch, now)
+		if err != nil {
+			return false, err
+		}
+		entries[key] = entry
+		placed = statusOf(settings.Group, entry, epoch)
+		return true, nil
+	})
+	return placed, err
+}
+
+// newEntry places sj among the others: where its status says, if that is
+// a placement of its current schedule in this group (the ledger was lost),
+// else where the balancer puts it.
+func newEntry(sj *v1alpha1.ScheduledJob, others map[string]spread.LedgerEntry, epoch int64, now time.Time) (spread.LedgerEntry, error) {
+	settings := sj.SpreadOf()
+	entry := spread.LedgerEntry{Schedule: sj.Spec.Schedule, Weight: weightOf(sj, settings.Weight), Epoch: epoch, Placed: metav1.NewTime(now)}
+	if sj.Spec.TimeZone != nil {
+		entry.TimeZone = *sj.Spec.TimeZone
+	}
+	if s := sj.Status.Spread; s != nil && s.Group == settings.Group && s.Schedule == sj.Spec.Schedule {
+		entry.Choices, entry.Epoch = s.Choices, s.Epoch
+		return entry, nil
+	}
+	members, err := spread.Members(others)
+	if err != nil {
+		return entry, err
+	}
+	load, err := spread.LoadOf(members, now)
+	if err != nil {
+		return entry, err
+	}
+	newcomer, err := spread.MemberOf(spread.LedgerKey(sj.Namespace, sj.Name), entry)
+	if err != nil {
+		return entry, err
+	}
+	entry.Choices, err = spread.Assign(load, newcomer, now)
+	return entry, err
+}
+
+// weightOf is what one start of sj counts for: 1, or with weight CPU the
+// millicores its run requests (each pod's effective request times the pods
+// that run at once).
+func weightOf(sj *v1alpha1.ScheduledJob, weight v1alpha1.SpreadWeight) int64 {
+	if weight != v1alpha1.WeightCPU {
+		return 1
+	}
+	job := sj.Spec.JobTemplate.Spec
+	pods := int64(1)
+	if job.Parallelism != nil {
+		pods = int64(*job.Parallelism)
+	}
+	if job.Completions != nil {
+		pods = min(pods, int64(*job.Completions))
+	}
+	cpu := warmup.EffectiveRequests(&job.Template.Spec)[corev1.ResourceCPU]
+	return max(cpu.MilliValue()*pods, 1)
+}
+
+// dropGone removes the entries of ScheduledJobs the cache does not hold,
+// once they are past the grace period.
+func (l *spreadLedgers) dropGone(ctx context.Context, entries map[string]spread.LedgerEntry, now time.Time) {
+	for key, entry := range entries {
+		nn, ok := spread.ParseLedgerKey(key)
+		if !ok || now.Sub(entry.Placed.Time) < ledgerGracePeriod {
+			continue
+		}
+		if err := l.cached.Get(ctx, nn, &v1alpha1.ScheduledJob{}); apierrors.IsNotFound(err) {
+			delete(entries, key)
+		}
+	}
+}
+
+// forget removes a ScheduledJob's entry from a group's ledger.
+func (l *spreadLedgers) forget(ctx context.Context, group, key string) error {
+	lock := l.lock(group)
+	lock.Lock()
+	defer lock.Unlock()
+	return l.update(ctx, group, func(entries map[string]spread.LedgerEntry, _ int64) (bool, error) {
+		_, ok := entries[key]
+		delete(entries, key)
+		return ok, nil
+	})
+}
+
+// forgetDeleted removes a deleted ScheduledJob from every ledger that the
+// cache shows holding it.
+func (l *spreadLedgers) forgetDeleted(ctx context.Context, nn types.NamespacedName) error {
+	var ledgers corev1.ConfigMapList
+	if err := l.cached.List(ctx, &ledgers, client.InNamespace(l.namespace), client.HasLabels{spread.GroupLabel}); err != nil {
+		return err
+	}
+	key := spread.LedgerKey(nn.Namespace, nn.Name)
+	for _, cm := range ledgers.Items {
+		if _, ok := cm.Data[key]; ok {
+			if err := l.forget(ctx, cm.Labels[spread.GroupLabel], key); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// update reads a group's ledger from the API server, lets change edit its
+// entries, and writes it back if change says so, retrying on conflicts.
+func (l *spreadLedgers) update(ctx context.Context, group string, change func(map[string]spread.LedgerEntry, int64) (bool, error)) error {
+	name := types.NamespacedName{Namespace: l.namespace, Name: spread.LedgerName(group)}
+	for range maxLedgerAttempts {
+		cm := &corev1.ConfigMap{}
+		err := l.apiReader.Get(ctx, name, cm)
+		exists := err == nil
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("reading spread group %q (ConfigMap %s): %w", group, name, err)
+		}
+		if !exists {
+			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name, Labels: map[string]string{spread.GroupLabel: group}}}
+		}
+		entries, epoch, err := spread.ReadLedger(cm)
+		if err != nil {
+			return err
+		}
+		changed, err := change(entries, epoch)
+		if err != nil || !changed {
+			return err
+		}
+		if err := spread.WriteLedger(cm, entries, epoch); err != nil {
+			return err
+		}
+		if exists {
+			err = l.cached.Update(ctx, cm)
+		} else {
+			err = l.cached.Create(ctx, cm)
+		}
+		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return fmt.Errorf("spread group %q: ConfigMap %s kept changing; will retry", group, name)
+}
+
+func (l *spreadLedgers) lock(group string) *sync.Mutex {
+	lock, _ := l.locks.LoadOrStore(group, &sync.Mutex{})
+	return lock.(*sync.Mutex)
+}
+
+// ledgerMembers maps a rebalanced ledger to its members, so each picks up
+// its new placement; ordinary placements change no other member and
+// enqueue none.
+func ledgerMembers(_ context.Context, obj client.Object) []reconcile.Request {
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok {
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(cm.Data))
+	for key := range cm.Data {
+		if nn, ok := spread.ParseLedgerKey(key); ok {
+			requests = append(requests, reconcile.Request{NamespacedName: nn})
+		}
+	}
+	return requests
+}
+
+// rebalanced passes ledger updates that change the epoch.
+var rebalanced = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetAnnotations()[spread.EpochAnnotation] != e.ObjectNew.GetAnnotations()[spread.EpochAnnotation]
+	},
+}

@@ -1,0 +1,312 @@
+package scheduledjob
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/spread"
+)
+
+var spreadNow = time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
+
+func balancedJob(namespace, name, schedule, group string) *v1alpha1.ScheduledJob {
+	sj := newScheduledJob(namespace, name, schedule)
+	sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced, Group: group}
+	return sj
+}
+
+// ledgerOf reads a group's ledger from the API server.
+func ledgerOf(t *testing.T, group string) (map[string]spread.LedgerEntry, *corev1.ConfigMap) {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	if err := env.Live.Get(env.Ctx, types.NamespacedName{Namespace: testSpreadNamespace, Name: spread.LedgerName(group)}, cm); err != nil {
+		t.Fatalf("ledger of group %s: %v", group, err)
+	}
+	entries, _, err := spread.ReadLedger(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries, cm
+}
+
+// reconcileUntilDone reconciles as the work queue would: again after an
+// error, a few times.
+func reconcileUntilDone(t *testing.T, c *Controller, sj *v1alpha1.ScheduledJob) {
+	t.Helper()
+	var err error
+	for range 5 {
+		if _, err = c.Reconcile(env.Ctx, requestFor(sj)); err == nil {
+			return
+		}
+	}
+	t.Errorf("reconciling %s: %v", sj.Name, err)
+}
+
+func minuteOf(t *testing.T, sj *v1alpha1.ScheduledJob) int {
+	t.Helper()
+	status := get(t, sj).Status
+	if status.Spread == nil || len(status.Spread.Choices) != 1 {
+		t.Fatalf("%s: status.spread %+v", sj.Name, status.Spread)
+	}
+	minute := status.Spread.Choices[0]
+	if want := strconv.Itoa(minute) + " * * * *"; status.EffectiveSchedule != want {
+		t.Errorf("%s: effectiveSchedule %q, want %q", sj.Name, status.EffectiveSchedule, want)
+	}
+	return minute
+}
+
+// TestBalancedConcurrentPlacement: sixty "H * * * *" ScheduledJobs
+// created at the same instant and placed concurrently, by two controllers
+// that share nothing but the API server (two replicas, or a leader and a
+// deposed one), get sixty different minutes: the ledger's resourceVersion
+// lets no two decisions be made from the same state.
+func TestBalancedConcurrentPlacement(t *testing.T) {
+	ns := newNamespace(t)
+	other := NewController(env.Cached, env.Reader, env.Clock, env.Recorder, Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
+	env.Clock.SetTime(spreadNow)
+	var sjs []*v1alpha1.ScheduledJob
+	for i := range 60 {
+		sj := balancedJob(ns, fmt.Sprintf("hourly-%d", i), "H * * * *", "concurrent")
+		create(t, sj)
+		sjs = append(sjs, sj)
+	}
+	for _, sj := range sjs {
+		waitForCache(t, sj)
+	}
+	var wg sync.WaitGroup
+	for i, sj := range sjs {
+		c := env.ctrl
+		if i%2 == 1 {
+			c = other
+		}
+		wg.Go(func() { reconcileUntilDone(t, c, sj) })
+	}
+	wg.Wait()
+
+	entries, _ := ledgerOf(t, "concurrent")
+	if len(entries) != 60 {
+		t.Fatalf("ledger holds %d entries, want 60", len(entries))
+	}
+	seen := map[int]string{}
+	for _, sj := range sjs {
+		minute := minuteOf(t, sj)
+		if first, taken := seen[minute]; taken {
+			t.Errorf("%s and %s both start at minute %d", first, sj.Name, minute)
+		}
+		seen[minute] = sj.Name
+		if entry := entries[spread.LedgerKey(ns, sj.Name)]; !slices.Equal(entry.Choices, []int{minute}) {
+			t.Errorf("%s: ledger says %v, status %d", sj.Name, entry.Choices, minute)
+		}
+	}
+}
+
+// TestBalancedSurvivesRestartAndLostLedger: a restarted controller reads
+// placements from the ledger; if the ledger itself is deleted, each
+// ScheduledJob puts back the placement its status recorded. Nobody moves.
+func TestBalancedSurvivesRestartAndLostLedger(t *testing.T) {
+	ns := newNamespace(t)
+	var sjs []*v1alpha1.ScheduledJob
+	for i := range 5 {
+		sj := balancedJob(ns, fmt.Sprintf("job-%d", i), "H/10 * * * *", "restart")
+		create(t, sj)
+		reconcileAt(t, sj, spreadNow)
+		sjs = append(sjs, sj)
+	}
+	before, cm := ledgerOf(t, "restart")
+
+	restarted := NewController(env.Cached, env.Reader, env.Clock, env.Recorder, Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
+	for _, sj := range sjs {
+		reconcileUntilDone(t, restarted, sj)
+	}
+	if err := env.Live.Delete(env.Ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	waitForLedgerGone(t, "restart")
+	for _, sj := range sjs {
+		reconcileUntilDone(t, restarted, sj)
+	}
+	after, _ := ledgerOf(t, "restart")
+	for key, entry := range before {
+		if !slices.Equal(after[key].Choices, entry.Choices) {
+			t.Errorf("%s moved from %v to %v", key, entry.Choices, after[key].Choices)
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("ledger restored with %d entries, had %d", len(after), len(before))
+	}
+}
+
+func waitForLedgerGone(t *testing.T, group string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		err := env.Cached.Get(env.Ctx, types.NamespacedName{Namespace: testSpreadNamespace, Name: spread.LedgerName(group)}, &corev1.ConfigMap{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the cache still holds the deleted ledger")
+}
+
+// TestBalancedLeaveEditDelete: a deleted ScheduledJob leaves the ledger; an
+// edited schedule is placed anew; one switched to Hash leaves the group;
+// none of it moves the others.
+func TestBalancedLeaveEditDelete(t *testing.T) {
+	ns := newNamespace(t)
+	a, b, c, d := balancedJob(ns, "a", "H * * * *", "edits"), balancedJob(ns, "b", "H * * * *", "edits"),
+		balancedJob(ns, "c", "H * * * *", "edits"), balancedJob(ns, "d", "H * * * *", "edits")
+	for _, sj := range []*v1alpha1.ScheduledJob{a, b, c, d} {
+		create(t, sj)
+		reconcileAt(t, sj, spreadNow)
+	}
+	aMinute := minuteOf(t, a)
+
+	if err := env.Live.Delete(env.Ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	waitForGone(t, b)
+	reconcileAt(t, b, spreadNow)
+
+	edited := get(t, c)
+	edited.Spec.Schedule = "H/30 * * * *"
+	if err := env.Live.Update(env.Ctx, edited); err != nil {
+		t.Fatal(err)
+	}
+	reconcileAt(t, edited, spreadNow)
+
+	hashed := get(t, d)
+	hashed.Spec.Spread = nil
+	if err := env.Live.Update(env.Ctx, hashed); err != nil {
+		t.Fatal(err)
+	}
+	reconcileAt(t, hashed, spreadNow)
+
+	entries, _ := ledgerOf(t, "edits")
+	if _, ok := entries[spread.LedgerKey(ns, "b")]; ok {
+		t.Error("the deleted b is still in the ledger")
+	}
+	if _, ok := entries[spread.LedgerKey(ns, "d")]; ok {
+		t.Error("d, switched to Hash, is still in the ledger")
+	}
+	if got := entries[spread.LedgerKey(ns, "c")]; got.Schedule != "H/30 * * * *" {
+		t.Errorf("c's entry is for %q, want the edited schedule", got.Schedule)
+	}
+	if got := minuteOf(t, a); got != aMinute {
+		t.Errorf("a moved from minute %d to %d", aMinute, got)
+	}
+	status := get(t, d).Status
+	if status.Spread != nil || status.EffectiveSchedule == "" {
+		t.Errorf("d under Hash: spread %+v, effectiveSchedule %q", status.Spread, status.EffectiveSchedule)
+	}
+}
+
+func waitForGone(t *testing.T, obj client.Object) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := env.Cached.Get(env.Ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object)); apierrors.IsNotFound(err) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the cache still holds %s", obj.GetName())
+}
+
+// TestRebalanceIsTakenUp: after a rebalance rewrites the ledger (as ontime
+// spread rebalance does), each member runs at its new minute.
+func TestRebalanceIsTakenUp(t *testing.T) {
+	ns := newNamespace(t)
+	var sjs []*v1alpha1.ScheduledJob
+	for i := range 4 {
+		sj := balancedJob(ns, fmt.Sprintf("job-%d", i), "H * * * *", "rebalance")
+		create(t, sj)
+		reconcileAt(t, sj, spreadNow)
+		sjs = append(sjs, sj)
+	}
+	entries, cm := ledgerOf(t, "rebalance")
+	// Crowd them into one minute, as arrivals and departures might have
+	// left them, then rebalance.
+	for key, entry := range entries {
+		entry.Choices = []int{7}
+		entries[key] = entry
+	}
+	rebalanced, epoch, err := spread.RebalanceLedger(entries, 0, spreadNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spread.WriteLedger(cm, rebalanced, epoch); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Live.Update(env.Ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	waitForLedgerEpoch(t, "rebalance", epoch)
+	seen := map[int]bool{}
+	for _, sj := range sjs {
+		reconcileAt(t, sj, spreadNow)
+		minute := minuteOf(t, sj)
+		if seen[minute] {
+			t.Errorf("minute %d is shared after the rebalance", minute)
+		}
+		seen[minute] = true
+		if got := get(t, sj).Status.Spread.Epoch; got != epoch {
+			t.Errorf("%s: status.spread.epoch %d, want %d", sj.Name, got, epoch)
+		}
+	}
+}
+
+func waitForLedgerEpoch(t *testing.T, group string, epoch int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		cm := &corev1.ConfigMap{}
+		if err := env.Cached.Get(env.Ctx, types.NamespacedName{Namespace: testSpreadNamespace, Name: spread.LedgerName(group)}, cm); err == nil {
+			if _, got, _ := spread.ReadLedger(cm); got == epoch {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the cache never saw epoch %d of group %s", epoch, group)
+}
+
+// TestHashedScheduledJobRuns: an H schedule without spread settings runs
+// at its hashed minute, and its Job is named by that time.
+func TestHashedScheduledJobRuns(t *testing.T) {
+	ns := newNamespace(t)
+	sj := newScheduledJob(ns, "hashed", "H * * * *")
+	create(t, sj)
+	now := get(t, sj).CreationTimestamp.Add(time.Second)
+	reconcileAt(t, sj, now)
+	status := get(t, sj).Status
+	var minute int
+	if _, err := fmt.Sscanf(status.EffectiveSchedule, "%d * * * *", &minute); err != nil {
+		t.Fatalf("effectiveSchedule %q: %v", status.EffectiveSchedule, err)
+	}
+	due := now.Truncate(time.Hour).Add(time.Duration(minute) * time.Minute)
+	if !due.After(now) {
+		due = due.Add(time.Hour)
+	}
+	if status.NextScheduleTime == nil || !status.NextScheduleTime.Time.Equal(due) {
+		t.Fatalf("nextScheduleTime %v, want %v", status.NextScheduleTime, due)
+	}
+	reconcileAt(t, sj, due.Add(time.Second))
+	var names []string
+	for _, job := range jobs(t, ns) {
+		names = append(names, job.Name)
+	}
+	if !slices.Equal(names, []string{sj.JobName(due)}) {
+		t.Fatalf("jobs %v, want one named %s", names, sj.JobName(due))
+	}
+}

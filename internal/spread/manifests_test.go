@@ -1,0 +1,180 @@
+package spread
+
+import (
+	"strings"
+	"testing"
+)
+
+const orgCronJobs = `# Index builders, one per organisation (document 003).
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: index-builder-7   # organisation 7
+  namespace: indexing
+spec:
+  schedule: "H/30 * * * *"  # about every half hour
+  concurrencyPolicy: Forbid
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+          - name: builder
+            image: builder:1
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: index-builder-20
+  namespace: indexing
+spec:
+  schedule: "H/30 * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+          - name: builder
+            image: builder:1
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: untouched
+data:
+  schedule: "H * * * *"
+`
+
+const fixedCronJob = `apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: nightly
+  namespace: indexing
+spec:
+  schedule: "0,30 * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+          - name: c
+            image: busybox
+`
+
+const hourlyScheduledJob = `apiVersion: ontime.dev/v1alpha1
+kind: ScheduledJob
+metadata:
+  name: report
+spec:
+  schedule: "H * * * *"
+  timeZone: Europe/Amsterdam
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+          - name: c
+            image: busybox
+`
+
+func TestSpreadManifests(t *testing.T) {
+	files := []ManifestFile{{Path: "orgs.yaml", Content: []byte(orgCronJobs)}, {Path: "fixed.yaml", Content: []byte(fixedCronJob)}, {Path: "sj.yaml", Content: []byte(hourlyScheduledJob)}}
+	changed, schedules, err := SpreadManifests(files, ManifestOptions{Now: balanceNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changed) != 2 || changed[0].Path != "orgs.yaml" || changed[1].Path != "sj.yaml" {
+		t.Fatalf("changed %v, want orgs.yaml and sj.yaml", paths(changed))
+	}
+	after := map[string]string{}
+	for _, s := range schedules {
+		after[s.Key] = s.After
+	}
+	if after["indexing/nightly"] != "0,30 * * * *" {
+		t.Errorf("the fixed schedule changed to %q", after["indexing/nightly"])
+	}
+	// The two half-hourly builders and the fixed 0,30 take three different
+	// minutes of each half hour.
+	seen := map[string]string{}
+	for _, key := range []string{"indexing/index-builder-7", "indexing/index-builder-20", "indexing/nightly"} {
+		first := strings.SplitN(strings.Fields(after[key])[0], "-", 2)[0]
+		first = strings.SplitN(first, ",", 2)[0]
+		if other, ok := seen[first]; ok {
+			t.Errorf("%s and %s both start at minute %s: %v", other, key, first, after)
+		}
+		seen[first] = key
+	}
+	if after["default/report"] == "H * * * *" || strings.Contains(after["default/report"], "H") {
+		t.Errorf("the ScheduledJob kept H: %q", after["default/report"])
+	}
+	text := string(changed[0].Content)
+	if strings.Contains(text, "config.kubernetes.io") || strings.Contains(text, "internal.config") {
+		t.Errorf("rewritten orgs.yaml carries kyaml's annotations:\n%s", text)
+	}
+	for _, want := range []string{"# Index builders, one per organisation (document 003).", "# organisation 7", "# about every half hour",
+		`schedule: "` + after["indexing/index-builder-7"] + `"`, "kind: ConfigMap", `schedule: "H * * * *"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("rewritten orgs.yaml lacks %q:\n%s", want, text)
+		}
+	}
+
+	// Run again on the written files: nothing moves.
+	again := []ManifestFile{changed[0], files[1], changed[1]}
+	changedAgain, _, err := SpreadManifests(again, ManifestOptions{Now: balanceNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changedAgain) != 0 {
+		t.Errorf("a second run changed %v", paths(changedAgain))
+	}
+}
+
+func TestSpreadManifestsAll(t *testing.T) {
+	files := []ManifestFile{{Path: "fixed.yaml", Content: []byte(fixedCronJob)}}
+	_, schedules, err := SpreadManifests(files, ManifestOptions{All: true, Now: balanceNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := schedules[0].After
+	if got == "0,30 * * * *" || !strings.HasSuffix(got, "-59/30 * * * *") {
+		t.Errorf("with All, 0,30 became %q, want a hashed half-hourly schedule", got)
+	}
+}
+
+func TestHashMinute(t *testing.T) {
+	tests := map[string]string{
+		"0 * * * *":       "H * * * *",
+		"0,30 * * * *":    "H/30 * * * *",
+		"*/15 * * * *":    "H/15 * * * *",
+		"5-59/10 2 * * *": "H/10 2 * * *",
+		"0,10 * * * *":    "0,10 * * * *", // not even over the hour
+		"H * * * *":       "H * * * *",
+		"@daily":          "@daily",
+		"* * * * *":       "* * * * *",
+	}
+	for in, want := range tests {
+		if got := HashMinute(in); got != want {
+			t.Errorf("HashMinute(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSpreadManifestsBadSchedule(t *testing.T) {
+	bad := strings.Replace(fixedCronJob, `"0,30 * * * *"`, `"61 * * * *"`, 1)
+	_, _, err := SpreadManifests([]ManifestFile{{Path: "bad.yaml", Content: []byte(bad)}}, ManifestOptions{Now: balanceNow})
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml: CronJob indexing/nightly: spec.schedule \"61 * * * *\"") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func paths(files []ManifestFile) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, f.Path)
+	}
+	return out
+}

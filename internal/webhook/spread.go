@@ -1,0 +1,129 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/spread"
+	"github.com/ontime-dev/ontime/pkg/cron"
+)
+
+// DefaultCrowdThreshold is how many other ScheduledJobs and CronJobs
+// starting in one of a schedule's minutes make admission warn and propose
+// H, as Jenkins proposes H for "0 * * * *".
+const DefaultCrowdThreshold = 10
+
+// validateSpread warns about spread settings that have nothing to spread.
+func validateSpread(sj *v1alpha1.ScheduledJob, path *field.Path) admission.Warnings {
+	if sj.Spec.Spread == nil {
+		return nil
+	}
+	if sj.Spec.RunAt != nil {
+		return admission.Warnings{fmt.Sprintf("%s: has no effect on a runAt ScheduledJob", path)}
+	}
+	spec, err := cron.Parser{Dialect: cron.Extended, HashKey: hashKey(sj)}.Parse(sj.Spec.Schedule)
+	if err == nil && len(spec.HashTerms()) == 0 {
+		return admission.Warnings{fmt.Sprintf("%s: spec.schedule %q has no H field, so there is nothing to spread; write H where any value will do, such as %q",
+			path, sj.Spec.Schedule, proposal(sj.Spec.Schedule))}
+	}
+	return nil
+}
+
+// hashKey is the ScheduledJob's H key, or a stand-in while it has no name
+// yet (generateName): any key shows whether the schedule is valid.
+func hashKey(sj *v1alpha1.ScheduledJob) string {
+	if sj.Name == "" {
+		return sj.Namespace + "/" + sj.GenerateName
+	}
+	return sj.HashKey()
+}
+
+// proposal is the schedule with H in its minute field, or "H * * * *".
+func proposal(schedule string) string {
+	if hashed := spread.HashMinute(schedule); hashed != schedule {
+		return hashed
+	}
+	return "H * * * *"
+}
+
+// +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch
+
+// crowdWarnings warns when a schedule without H starts in a minute in which
+// at least crowdThreshold other ScheduledJobs and CronJobs of the cluster
+// start, and proposes H. It reads them from the manager's cache; a list
+// that fails gives no warning, never an error.
+func (v *Validator) crowdWarnings(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) admission.Warnings {
+	if v.crowdThreshold <= 0 || sj.Spec.Schedule == "" {
+		return nil
+	}
+	mine, ok := memberOf(hashKey(sj), sj.Spec.Schedule, sj.Spec.TimeZone)
+	if spec, err := mine.Parse(); !ok || err != nil || len(spec.HashTerms()) > 0 {
+		return nil
+	}
+	load, ok := v.othersLoad(ctx, sj, now)
+	if !ok {
+		return nil
+	}
+	shared, err := load.Shared(mine, now)
+	if err != nil || shared < int64(v.crowdThreshold) {
+		return nil
+	}
+	return admission.Warnings{fmt.Sprintf("spec.schedule: %q starts in a minute in which %d other ScheduledJobs and CronJobs start; write %q to give it a minute of its own, or balance a group with spec.spread (docs/spreading.md)",
+		sj.Spec.Schedule, shared, proposal(sj.Spec.Schedule))}
+}
+
+// othersLoad counts the starts of every other ScheduledJob (at its
+// effective schedule) and CronJob per minute of the day.
+func (v *Validator) othersLoad(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (*spread.Load, bool) {
+	var sjs v1alpha1.ScheduledJobList
+	var cronJobs batchv1.CronJobList
+	if v.client.List(ctx, &sjs) != nil || v.client.List(ctx, &cronJobs) != nil {
+		return nil, false
+	}
+	load := &spread.Load{}
+	for i := range sjs.Items {
+		other := &sjs.Items[i]
+		if other.Namespace == sj.Namespace && other.Name == sj.Name {
+			continue
+		}
+		schedule := other.Spec.Schedule
+		if other.Status.EffectiveSchedule != "" {
+			schedule = other.Status.EffectiveSchedule
+		}
+		addTo(load, other.HashKey(), schedule, other.Spec.TimeZone, now)
+	}
+	for i := range cronJobs.Items {
+		c := &cronJobs.Items[i]
+		addTo(load, c.Namespace+"/"+c.Name, c.Spec.Schedule, c.Spec.TimeZone, now)
+	}
+	return load, true
+}
+
+// addTo adds a schedule's starts to load; one that does not parse (a
+// runAt, an object admitted before a rule changed) adds none.
+func addTo(load *spread.Load, key, schedule string, timeZone *string, now time.Time) {
+	if m, ok := memberOf(key, schedule, timeZone); ok {
+		_ = load.Add(m, now)
+	}
+}
+
+func memberOf(key, schedule string, timeZone *string) (spread.Member, bool) {
+	m := spread.Member{Key: key, Schedule: schedule}
+	if schedule == "" {
+		return m, false
+	}
+	if timeZone != nil {
+		loc, err := v1alpha1.LoadTimeZone(*timeZone)
+		if err != nil {
+			return m, false
+		}
+		m.Location = loc
+	}
+	return m, true
+}
