@@ -277,7 +277,7 @@ func TestCrowdedMinuteWarning(t *testing.T) {
 	for i := range testCrowdThreshold {
 		cronJob := &batchv1.CronJob{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "crowd-" + strconv.Itoa(i)},
-			Spec: batchv1.CronJobSpec{Schedule: "17 * * * *", JobTemplate: validScheduledJob("x").Spec.JobTemplate},
+			Spec:       batchv1.CronJobSpec{Schedule: "17 * * * *", JobTemplate: validScheduledJob("x").Spec.JobTemplate},
 		}
 		if err := apiClient.Create(ctx, cronJob); err != nil {
 			t.Fatal(err)
