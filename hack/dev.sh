@@ -66,6 +66,7 @@ ontime is running on the local cluster "$cluster".
   kubectl get scheduledjobs,cronjobs,jobs -w      # runs start every minute
   kubectl describe sj forbid-slow                 # events, conditions, next run
   kubectl get sj -o wide; kubectl get pods,nodes -w   # warm-up: nodes arrive before the */5 runs
+  kubectl get sj spread-a spread-b hashed          # spreading: EFFECTIVE shows the minutes H became
   tail -f .dev/karpenter.log                      # the autoscaler
   bin/ontime trigger sj/every-minute --wait       # run one now
   tail -f .dev/controller.log                     # the controller's structured log

@@ -6,23 +6,20 @@
 // to the create request's completion), and how many API requests each run
 // cost.
 //
-//	make bench-controller                      # N = 100 and 1000
+//	make bench-controller                      # N = 100 and 1000, then spreading at N = 1000
 //	go run ./hack/bench-controller -n 100 -minutes 2
+//	go run ./hack/bench-controller -spread 1000 -periods 2   # spreading only (spread.go)
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -39,35 +36,40 @@ const cluster = "ontime-bench"
 func main() {
 	sizes := flag.String("n", "100,1000", "comma-separated numbers of ScheduledJobs (and as many CronJobs)")
 	minutes := flag.Int("minutes", 3, "scheduled minutes to measure, after one minute of warm-up")
+	spreadSizes := flag.String("spread", "", "comma-separated N for the spreading benchmark (*/5, H/5 hashed and balanced, and the floor) instead of the side-by-side one")
+	periods := flag.Int("periods", 2, "with -spread: five-minute periods to measure, after one of warm-up")
 	flag.Parse()
 	root := benchutil.RepoRoot()
+	if *spreadSizes != "" {
+		benchSpread(root, parseSizes(*spreadSizes), *periods)
+		return
+	}
 	fmt.Println("| N | controller | runs created / scheduled | creation skew p50 | p99 | max | API requests per run |")
 	fmt.Println("|---:|---|---:|---:|---:|---:|---:|")
-	for _, field := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(field))
-		if err != nil || n < 1 {
-			benchutil.Fail("bad -n %q", field)
-		}
+	for _, n := range parseSizes(*sizes) {
 		for _, row := range measure(root, n, *minutes) {
 			fmt.Println(row)
 		}
 	}
 }
 
+func parseSizes(list string) []int {
+	var sizes []int
+	for _, field := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 1 {
+			benchutil.Fail("bad size %q", field)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
 // measure runs one size and returns the table rows.
 func measure(root string, n, minutes int) []string {
-	home, _ := os.UserHomeDir()
-	work, _ := os.MkdirTemp("", "bench-controller")
-	defer os.RemoveAll(work)
-	kubeconfig := filepath.Join(work, "kubeconfig")
 	benchutil.Progress("N=%d: starting a fresh cluster", n)
-	benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
-	defer benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
-	nodes := strconv.Itoa(max(3, n/50))
-	benchutil.Run(root, []string{"ONTIME_KWOK_STAGES=fast", "ONTIME_KWOKCTL_FLAGS=--kube-audit-policy " + filepath.Join(root, "hack/bench-controller/audit-policy.yaml")},
-		"hack/cluster.sh", "up", cluster, kubeconfig, nodes)
-	kubeBin := strings.TrimSpace(benchutil.Run(root, nil, "hack/kube-binaries.sh", "--print"))
-	benchutil.Run(root, nil, filepath.Join(kubeBin, "kubectl"), "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/dev")
+	kubeconfig, work, down := freshCluster(root, n)
+	defer down()
 
 	binary := filepath.Join(work, "ontime")
 	benchutil.Run(root, nil, "go", "build", "-o", binary, "./cmd/ontime")
@@ -84,7 +86,7 @@ func measure(root string, n, minutes int) []string {
 	until := to.Add(75 * time.Second)
 	benchutil.Progress("N=%d: measuring runs from %s to %s; results at %s", n, from.Format(time.TimeOnly), to.Format(time.TimeOnly), until.Format(time.TimeOnly))
 	time.Sleep(time.Until(until))
-	return summarize(filepath.Join(home, ".kwok", "clusters", cluster, "logs", "audit.log"), n, minutes, from, to)
+	return summarize(n, minutes, from, to)
 }
 
 func template() batchv1.JobTemplateSpec {
@@ -101,31 +103,18 @@ func createObjects(c client.Client, n int) {
 			benchutil.Fail("%v", err)
 		}
 	}
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				name := fmt.Sprintf("job-%04d", i)
-				sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-sj", Name: name},
-					Spec: v1alpha1.ScheduledJobSpec{Schedule: "* * * * *", JobTemplate: template()}}
-				cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-cj", Name: name},
-					Spec: batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: template()}}
-				for _, obj := range []client.Object{sj, cj} {
-					if err := c.Create(ctx, obj); err != nil {
-						benchutil.Fail("creating %s: %v", name, err)
-					}
-				}
+	parallel(n, func(i int) {
+		name := fmt.Sprintf("job-%04d", i)
+		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-sj", Name: name},
+			Spec: v1alpha1.ScheduledJobSpec{Schedule: "* * * * *", JobTemplate: template()}}
+		cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-cj", Name: name},
+			Spec: batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: template()}}
+		for _, obj := range []client.Object{sj, cj} {
+			if err := c.Create(ctx, obj); err != nil {
+				benchutil.Fail("creating %s: %v", name, err)
 			}
-		}()
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+		}
+	})
 }
 
 // auditEvent is the part of an audit.k8s.io/v1 Event the report reads.
@@ -159,29 +148,18 @@ type controllerStats struct {
 	byKind map[string]int
 }
 
-func summarize(auditLog string, n, minutes int, from, to time.Time) []string {
+func summarize(n, minutes int, from, to time.Time) []string {
 	stats := []*controllerStats{
 		{label: "ontime ScheduledJob", namespace: "bench-sj", byKind: map[string]int{},
 			agent: func(ua string) bool { return strings.HasPrefix(ua, "ontime/") }},
 		{label: "kube-controller-manager CronJob", namespace: "bench-cj", byKind: map[string]int{},
 			agent: func(ua string) bool { return strings.HasSuffix(ua, "/cronjob-controller") }},
 	}
-	file, err := os.Open(auditLog)
-	if err != nil {
-		benchutil.Fail("%v", err)
-	}
-	defer file.Close()
-	scanner := bufio.NewScanner(file)
-	scanner.Buffer(make([]byte, 1<<20), 1<<24)
-	for scanner.Scan() {
-		var e auditEvent
-		if json.Unmarshal(scanner.Bytes(), &e) != nil {
-			continue
-		}
+	readAudit(func(e auditEvent) {
 		for _, s := range stats {
 			s.count(e, from, to)
 		}
-	}
+	})
 	var rows []string
 	for _, s := range stats {
 		rows = append(rows, s.row(n, n*minutes))

@@ -60,8 +60,27 @@ func ReadLedger(cm *corev1.ConfigMap) (map[string]LedgerEntry, int64, error) {
 		}
 		entries[key] = entry
 	}
+	return entries, epochOf(cm), nil
+}
+
+// ReadEntry decodes one entry of a ledger and the ledger's epoch, without
+// decoding the others: what a reconcile needs on every run.
+func ReadEntry(cm *corev1.ConfigMap, key string) (entry LedgerEntry, epoch int64, ok bool, err error) {
+	epoch = epochOf(cm)
+	value, ok := cm.Data[key]
+	if !ok {
+		return entry, epoch, false, nil
+	}
+	if err := json.Unmarshal([]byte(value), &entry); err != nil {
+		return entry, epoch, false, fmt.Errorf("ConfigMap %s/%s, key %s: %w", cm.Namespace, cm.Name, key, err)
+	}
+	return entry, epoch, true, nil
+}
+
+// epochOf is the ledger's count of rebalances (0 before the first).
+func epochOf(cm *corev1.ConfigMap) int64 {
 	epoch, _ := strconv.ParseInt(cm.Annotations[EpochAnnotation], 10, 64)
-	return entries, epoch, nil
+	return epoch
 }
 
 // WriteLedger encodes entries and epoch into cm.

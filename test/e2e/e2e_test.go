@@ -226,6 +226,17 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 			}
 		}
 	}
+	// Three ScheduledJobs every three minutes, in a Balanced group: three
+	// minutes of their own, whatever their hashes say.
+	spreadJobs := []string{"spread-a", "spread-b", "spread-c"}
+	for _, name := range spreadJobs {
+		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Spec: v1alpha1.ScheduledJobSpec{
+			Schedule: "H/3 * * * *", Spread: &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced, Group: "e2e"},
+			JobTemplate: pair{name: name}.template()}}
+		if err := c.Create(ctx, sj); err != nil {
+			t.Fatal(err)
+		}
+	}
 	firstRun := created.Truncate(time.Minute).Add(time.Minute)
 	t.Logf("created the pairs at %s; first run at %s", created.Format(time.TimeOnly), firstRun.Format(time.TimeOnly))
 
@@ -264,6 +275,11 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 		}
 	}
 	checkStatus(t, c, pairs, runs)
+	checkSpread(t, c, spreadJobs, runs, created, end)
+	out := command(t, nil, binary, "spread", "rebalance", "e2e", "-n", "ontime-system", "--kubeconfig", kubeconfig, "--dry-run")
+	if !strings.Contains(out, "would rebalance 3 ScheduledJobs") {
+		t.Errorf("ontime spread rebalance --dry-run: %s", out)
+	}
 	if n := follower.metric(t, "ontime_job_creation_skew_seconds_count"); n < 1 {
 		t.Errorf("the new leader observed %v creation skews", n)
 	}
@@ -277,7 +293,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	}
 
 	// Run now, through the CLI.
-	out := command(t, nil, binary, "trigger", "sj/minutely", "-n", namespace, "--kubeconfig", kubeconfig, "--wait")
+	out = command(t, nil, binary, "trigger", "sj/minutely", "-n", namespace, "--kubeconfig", kubeconfig, "--wait")
 	if !strings.Contains(out, "started") {
 		t.Errorf("ontime trigger: %s", out)
 	}
@@ -388,6 +404,48 @@ func checkStatus(t *testing.T, c client.Client, pairs []pair, runs map[string][]
 			t.Errorf("%s: %d finished Jobs kept, history limit %d", p.name, succeeded, p.history)
 		}
 		checkScheduledJobStatus(t, p, sj, active, runs["ScheduledJob/"+p.name])
+	}
+}
+
+// checkSpread: the Balanced ScheduledJobs ran at their effective
+// schedules, each in a minute of its own (minute mod 3), and the group's
+// ConfigMap holds their placements.
+func checkSpread(t *testing.T, c client.Client, names []string, runs map[string][]time.Time, from, to time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	owner := map[int]string{}
+	for _, name := range names {
+		sj := &v1alpha1.ScheduledJob{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, sj); err != nil {
+			t.Fatal(err)
+		}
+		placement := sj.Status.Spread
+		if placement == nil || len(placement.Choices) != 1 {
+			t.Errorf("%s: status.spread %+v", name, placement)
+			continue
+		}
+		offset := placement.Choices[0]
+		if want := fmt.Sprintf("%d-59/3 * * * *", offset); sj.Status.EffectiveSchedule != want {
+			t.Errorf("%s: effectiveSchedule %q, want %q", name, sj.Status.EffectiveSchedule, want)
+		}
+		if other, taken := owner[offset]; taken {
+			t.Errorf("%s and %s share the minutes %d-59/3", other, name, offset)
+		}
+		owner[offset] = name
+		ran := within(runs["ScheduledJob/"+name], from, to)
+		if len(ran) == 0 {
+			t.Errorf("%s did not run between %s and %s", name, from.Format(time.TimeOnly), to.Format(time.TimeOnly))
+		}
+		for _, at := range runs["ScheduledJob/"+name] {
+			if at.Minute()%3 != offset {
+				t.Errorf("%s ran at %s, not at its minutes %d-59/3", name, at.Format(time.TimeOnly), offset)
+			}
+		}
+		t.Logf("%s: %s, ran at %v", name, sj.Status.EffectiveSchedule, ran)
+	}
+	ledger := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ontime-system", Name: "ontime-spread-e2e"}, ledger); err != nil || len(ledger.Data) != len(names) {
+		t.Errorf("the group's ConfigMap: %v, %d entries, want %d", err, len(ledger.Data), len(names))
 	}
 }
 

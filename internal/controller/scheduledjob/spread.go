@@ -82,8 +82,8 @@ func (l *spreadLedgers) placement(ctx context.Context, sj *v1alpha1.ScheduledJob
 	var cm corev1.ConfigMap
 	err := l.cached.Get(ctx, types.NamespacedName{Namespace: l.namespace, Name: spread.LedgerName(settings.Group)}, &cm)
 	if err == nil {
-		if entries, epoch, err := spread.ReadLedger(&cm); err == nil {
-			if entry, ok := entries[key]; ok && entry.Schedule == sj.Spec.Schedule {
+		if entry, epoch, ok, err := spread.ReadEntry(&cm, key); err == nil {
+			if ok && entry.Schedule == sj.Spec.Schedule {
 				// A cache behind a rebalance this ScheduledJob has already
 				// taken up must not take it back.
 				if last := lastPlacement(sj); last != nil && last.Epoch > max(entry.Epoch, epoch) {

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/internal/scheme"
+	"github.com/ontime-dev/ontime/internal/spread"
+	"github.com/ontime-dev/ontime/internal/testenv"
+)
+
+const hourlyCronJobs = `# two reports
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: report-a   # team a
+  namespace: reports
+spec:
+  schedule: "H * * * *"
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: report-b
+  namespace: reports
+spec:
+  schedule: "H * * * *"
+`
+
+func TestSpreadFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "reports.yaml")
+	if err := os.WriteFile(path, []byte(hourlyCronJobs), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runCLI(t, "spread", "-f", dir, "-o", "json-map")
+	var preview map[string]string
+	if code != 0 || json.Unmarshal([]byte(stdout), &preview) != nil || len(preview) != 2 {
+		t.Fatalf("-o json-map: exit %d, %q, %q", code, stdout, stderr)
+	}
+	if written, _ := os.ReadFile(path); string(written) != hourlyCronJobs {
+		t.Fatal("-o json-map wrote the file")
+	}
+
+	stdout, stderr, code = runCLI(t, "spread", "-f", dir)
+	if code != 0 || !strings.Contains(stdout, "reports/report-a") {
+		t.Fatalf("exit %d, %q, %q", code, stdout, stderr)
+	}
+	written, _ := os.ReadFile(path)
+	for key, schedule := range preview {
+		if strings.Contains(schedule, "H") || !strings.Contains(string(written), `schedule: "`+schedule+`"`) {
+			t.Errorf("%s: %q is not in the written file:\n%s", key, schedule, written)
+		}
+	}
+	if preview["reports/report-a"] == preview["reports/report-b"] {
+		t.Errorf("both reports at %q", preview["reports/report-a"])
+	}
+	if !strings.Contains(string(written), "# team a") {
+		t.Errorf("the comment is gone:\n%s", written)
+	}
+	if info, _ := os.Stat(path); info.Mode().Perm() != 0o640 {
+		t.Errorf("permissions %v", info.Mode().Perm())
+	}
+}
+
+func TestSpreadBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte(strings.Replace(hourlyCronJobs, `"H * * * *"`, `"H(0-70) * * * *"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"spread", "-f", bad}, `bad.yaml: CronJob reports/report-a: spec.schedule "H(0-70) * * * *": cron: minute "H(0-70)": range must lie within 0-59`},
+		{[]string{"spread", "-f", filepath.Join(dir, "missing")}, "-f " + filepath.Join(dir, "missing") + ": "},
+		{[]string{"spread", "-f", dir, "-o", "yaml"}, `-o "yaml": with -f, must be table or json-map`},
+		{[]string{"spread", "-f", dir, "--every", "30m", "--keys", "a"}, "none of the others can be"},
+		{[]string{"spread"}, "at least one of the flags in the group [keys filename] is required"},
+	}
+	for _, tt := range tests {
+		_, stderr, code := runCLI(t, tt.args...)
+		if code != 2 || !strings.Contains(stderr, tt.stderr) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tt.args, code, stderr, tt.stderr)
+		}
+	}
+}
+
+func TestSpreadKeysJSONMap(t *testing.T) {
+	stdout, _, code := runCLI(t, "spread", "--every", "30m", "--keys", "7,20", "-o", "json-map")
+	var got map[string]string
+	if code != 0 || json.Unmarshal([]byte(stdout), &got) != nil {
+		t.Fatalf("exit %d: %q", code, stdout)
+	}
+	if len(got) != 2 || got["7"] == "" || got["20"] == "" || got["7"] == got["20"] {
+		t.Errorf("json-map %v", got)
+	}
+}
+
+// TestRebalance rewrites a crowded group's ConfigMap on a real API server:
+// every member in a minute of its own, the epoch counted.
+func TestRebalance(t *testing.T) {
+	env, config, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ontime-system"}}); err != nil {
+		t.Fatal(err)
+	}
+	entries := map[string]spread.LedgerEntry{}
+	for _, name := range []string{"a", "b", "c"} {
+		entries[spread.LedgerKey("reports", name)] = spread.LedgerEntry{Schedule: "H * * * *", Weight: 1, Choices: []int{7}}
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ontime-system", Name: spread.LedgerName("reports"), Labels: map[string]string{spread.GroupLabel: "reports"}}}
+	if err := spread.WriteLedger(cm, entries, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: "ontime-system", Name: spread.LedgerName("reports")}
+
+	var out bytes.Buffer
+	if err := rebalance(ctx, c, key, true, &out); err != nil || !strings.Contains(out.String(), "would rebalance 3 ScheduledJobs (3 moved), epoch 1: busiest minute 3 → 1 starts (ideal 1)") {
+		t.Fatalf("dry run: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	if err := rebalance(ctx, c, key, false, &out); err != nil || !strings.Contains(out.String(), "rebalanced 3 ScheduledJobs") {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if err := c.Get(ctx, key, cm); err != nil {
+		t.Fatal(err)
+	}
+	after, epoch, err := spread.ReadLedger(cm)
+	if err != nil || epoch != 1 {
+		t.Fatalf("epoch %d, %v", epoch, err)
+	}
+	minutes := map[int]bool{}
+	for key, entry := range after {
+		if entry.Epoch != 1 || minutes[entry.Choices[0]] {
+			t.Errorf("%s: %+v", key, entry)
+		}
+		minutes[entry.Choices[0]] = true
+	}
+	if err := rebalance(ctx, c, types.NamespacedName{Namespace: "ontime-system", Name: "ontime-spread-nope"}, false, &out); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("missing group: %v", err)
+	}
+}

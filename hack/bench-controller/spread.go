@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/hack/benchutil"
+	"github.com/ontime-dev/ontime/internal/scheme"
+)
+
+// The spreading benchmark (-spread): N ScheduledJobs every five minutes,
+// unspread ("*/5 * * * *": all at once), hashed ("H/5 * * * *") and
+// balanced (the same with spec.spread Balanced), each in a fresh cluster,
+// and a floor: a bare client creating N Jobs at one instant, as fast as
+// the API server takes them, the best any controller could do here.
+
+// spreadVariant is one way of writing the N schedules.
+type spreadVariant struct {
+	label    string
+	schedule string
+	spread   *v1alpha1.Spread
+}
+
+var spreadVariants = []spreadVariant{
+	{label: "unspread `*/5 * * * *`", schedule: "*/5 * * * *"},
+	{label: "hash `H/5 * * * *`", schedule: "H/5 * * * *"},
+	{label: "balanced `H/5 * * * *`", schedule: "H/5 * * * *", spread: &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced, Group: "bench"}},
+}
+
+const spreadPeriod = 5 * time.Minute
+
+// benchSpread prints the spreading table for each N.
+func benchSpread(root string, sizes []int, periods int) {
+	fmt.Println("| N | schedules | runs created / scheduled | peak Job creations per minute | creation skew p50 | p99 | max | API requests per run |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|")
+	for _, n := range sizes {
+		fmt.Println(measureFloor(root, n))
+		for _, v := range spreadVariants {
+			fmt.Println(measureSpread(root, n, v, periods))
+		}
+	}
+}
+
+// freshCluster starts a new bench cluster and returns its kubeconfig, the
+// work directory and a function that tears both down.
+func freshCluster(root string, n int) (kubeconfig, work string, down func()) {
+	work, _ = os.MkdirTemp("", "bench-spread")
+	kubeconfig = filepath.Join(work, "kubeconfig")
+	benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
+	nodes := strconv.Itoa(max(3, n/50))
+	benchutil.Run(root, []string{"ONTIME_KWOK_STAGES=fast", "ONTIME_KWOKCTL_FLAGS=--kube-audit-policy " + filepath.Join(root, "hack/bench-controller/audit-policy.yaml")},
+		"hack/cluster.sh", "up", cluster, kubeconfig, nodes)
+	kubeBin := strings.TrimSpace(benchutil.Run(root, nil, "hack/kube-binaries.sh", "--print"))
+	benchutil.Run(root, nil, filepath.Join(kubeBin, "kubectl"), "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/dev")
+	return kubeconfig, work, func() {
+		benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
+		os.RemoveAll(work)
+	}
+}
+
+func auditLogPath() string {
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".kwok", "clusters", cluster, "logs", "audit.log")
+}
+
+// measureSpread runs one variant and returns its table row.
+func measureSpread(root string, n int, v spreadVariant, periods int) string {
+	benchutil.Progress("N=%d %s: starting a fresh cluster", n, v.label)
+	kubeconfig, work, down := freshCluster(root, n)
+	defer down()
+	binary := filepath.Join(work, "ontime")
+	benchutil.Run(root, nil, "go", "build", "-o", binary, "./cmd/ontime")
+	stop := benchutil.StartOntime(binary, kubeconfig, work, 18081)
+	defer stop()
+
+	c := benchutil.NewClient(kubeconfig)
+	benchutil.Progress("N=%d %s: creating %d ScheduledJobs", n, v.label, n)
+	createScheduledJobs(c, n, v)
+	placed := time.Now()
+	waitEffective(c, n)
+	benchutil.Progress("N=%d %s: every ScheduledJob has its effective schedule after %s", n, v.label, time.Since(placed).Round(time.Second))
+	// One period of warm-up, then whole periods.
+	from := time.Now().Truncate(spreadPeriod).Add(2 * spreadPeriod)
+	to := from.Add(time.Duration(periods) * spreadPeriod)
+	until := to.Add(75 * time.Second)
+	benchutil.Progress("N=%d %s: measuring runs from %s to %s; results at %s", n, v.label, from.Format(time.TimeOnly), to.Format(time.TimeOnly), until.Format(time.TimeOnly))
+	time.Sleep(time.Until(until))
+	s := &controllerStats{label: v.label, namespace: "bench-sj", byKind: map[string]int{},
+		agent: func(ua string) bool { return strings.HasPrefix(ua, "ontime/") }}
+	perMinute := map[time.Time]int{}
+	readAudit(func(e auditEvent) {
+		s.count(e, from, to)
+		if createdJobIn(e, s.namespace) {
+			if scheduled, ok := scheduledTime(e.ObjectRef.Name); ok && !scheduled.Before(from) && scheduled.Before(to) {
+				perMinute[scheduled]++
+			}
+		}
+	})
+	peak := 0
+	for _, count := range perMinute {
+		peak = max(peak, count)
+	}
+	row := s.row(n, n*periods)
+	// Insert the peak after the runs column.
+	cells := strings.Split(row, " | ")
+	cells = slices.Insert(cells, 3, strconv.Itoa(peak))
+	return strings.Join(cells, " | ")
+}
+
+// createScheduledJobs creates N ScheduledJobs of the variant, 20 at a time.
+func createScheduledJobs(c client.Client, n int, v spreadVariant) {
+	ctx := context.Background()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-sj"}}); err != nil {
+		benchutil.Fail("%v", err)
+	}
+	parallel(n, func(i int) {
+		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-sj", Name: fmt.Sprintf("job-%04d", i)},
+			Spec: v1alpha1.ScheduledJobSpec{Schedule: v.schedule, Spread: v.spread, JobTemplate: template()}}
+		if err := c.Create(ctx, sj); err != nil {
+			benchutil.Fail("creating %s: %v", sj.Name, err)
+		}
+	})
+}
+
+// waitEffective waits until every ScheduledJob shows an effective
+// schedule: the balanced ones are placed.
+func waitEffective(c client.Client, n int) {
+	for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		var list v1alpha1.ScheduledJobList
+		if err := c.List(context.Background(), &list, client.InNamespace("bench-sj")); err != nil {
+			continue
+		}
+		done := 0
+		for _, sj := range list.Items {
+			if sj.Status.EffectiveSchedule != "" {
+				done++
+			}
+		}
+		if done == n {
+			return
+		}
+	}
+	benchutil.Fail("not every ScheduledJob got an effective schedule within 10 minutes")
+}
+
+// measureFloor creates N Jobs at one instant with an unlimited client and
+// returns the floor row: time from the instant to each create's
+// completion, as the API server logs it.
+func measureFloor(root string, n int) string {
+	benchutil.Progress("N=%d floor: starting a fresh cluster", n)
+	kubeconfig, _, down := freshCluster(root, n)
+	defer down()
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		benchutil.Fail("%v", err)
+	}
+	config.QPS, config.Burst = -1, 0 // no client-side rate limit
+	c, err := client.New(config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		benchutil.Fail("%v", err)
+	}
+	ctx := context.Background()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-floor"}}); err != nil {
+		benchutil.Fail("%v", err)
+	}
+	// The instant is the next whole minute, as for a scheduled run.
+	instant := time.Now().Truncate(time.Minute).Add(time.Minute)
+	benchutil.Progress("N=%d floor: creating %d Jobs at %s", n, n, instant.Format(time.TimeOnly))
+	time.Sleep(time.Until(instant))
+	parallel(n, func(i int) {
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-floor", Name: fmt.Sprintf("job-%04d-%d", i, instant.Unix()/60)}, Spec: template().Spec}
+		if err := c.Create(ctx, job); err != nil {
+			benchutil.Fail("creating %s: %v", job.Name, err)
+		}
+	}, 200)
+	time.Sleep(5 * time.Second) // the audit log is written asynchronously
+	var skews []time.Duration
+	readAudit(func(e auditEvent) {
+		if createdJobIn(e, "bench-floor") {
+			skews = append(skews, e.StageTimestamp.Sub(instant))
+		}
+	})
+	slices.Sort(skews)
+	return fmt.Sprintf("| %d | floor: a bare client, %d Jobs at one instant | %d / %d | %d | %s | %s | %s | 1.0 |", n, n, len(skews), n, len(skews),
+		benchutil.Percentile(skews, 50), benchutil.Percentile(skews, 99), benchutil.Percentile(skews, 100))
+}
+
+// parallel calls f for 0..n-1 from workers goroutines (default 20).
+func parallel(n int, f func(int), workers ...int) {
+	w := 20
+	if len(workers) > 0 {
+		w = workers[0]
+	}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range w {
+		wg.Go(func() {
+			for i := range work {
+				f(i)
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+}
+
+// readAudit calls f for each event of the cluster's audit log.
+func readAudit(f func(auditEvent)) {
+	file, err := os.Open(auditLogPath())
+	if err != nil {
+		benchutil.Fail("%v", err)
+	}
+	defer file.Close()
+	scanner := bufio.NewScanner(file)
+	scanner.Buffer(make([]byte, 1<<20), 1<<24)
+	for scanner.Scan() {
+		var e auditEvent
+		if json.Unmarshal(scanner.Bytes(), &e) == nil {
+			f(e)
+		}
+	}
+}
