@@ -88,11 +88,11 @@ bench: ## Schedule-engine benchmarks, ontime next to robfig/cron: the tables in 
 .PHONY: bench-controller
 bench-controller: kube-binaries ## ScheduledJobs vs CronJobs on a kwok cluster (N=100, 1000), then spreading at N=1000 (about an hour).
 	$(GO) run ./hack/bench-controller -n 100,1000
-	$(GO) run ./hack/bench-controller -spread 1000 -periods 2
+	$(GO) run ./hack/bench-controller -spread 1000 -periods 1
 
 .PHONY: bench-spread
-bench-spread: kube-binaries ## Spreading only: 1000 ScheduledJobs on */5, H/5 hashed and balanced, and the bare-client floor (about 50 minutes).
-	$(GO) run ./hack/bench-controller -spread 1000 -periods 2
+bench-spread: kube-binaries ## Spreading only: 1000 ScheduledJobs on */5, H/5 hashed and balanced, and the bare-client floor (about 40 minutes).
+	$(GO) run ./hack/bench-controller -spread 1000 -periods 1
 
 .PHONY: chaos
 chaos: kube-binaries ## Faults for 10 minutes (leader killed every 20 s, kube-apiserver and etcd once) under 200 ScheduledJobs: duplicated and lost runs must be 0.

@@ -125,7 +125,7 @@ func spreadFiles(out io.Writer, opts spreadOptions) error {
 	if err != nil {
 		return err
 	}
-	changed, schedules, err := spread.SpreadManifests(files, spread.ManifestOptions{All: opts.all, Namespace: opts.namespace, Now: now()})
+	changed, schedules, err := spread.Manifests(files, spread.ManifestOptions{All: opts.all, Namespace: opts.namespace, Now: now()})
 	if err != nil {
 		return inputError{err}
 	}

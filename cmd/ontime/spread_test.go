@@ -111,31 +111,9 @@ func TestSpreadKeysJSONMap(t *testing.T) {
 // TestRebalance rewrites a crowded group's ConfigMap on a real API server:
 // every member in a minute of its own, the epoch counted.
 func TestRebalance(t *testing.T) {
-	env, config, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(config, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := startAPIServer(t)
 	ctx := context.Background()
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ontime-system"}}); err != nil {
-		t.Fatal(err)
-	}
-	entries := map[string]spread.LedgerEntry{}
-	for _, name := range []string{"a", "b", "c"} {
-		entries[spread.LedgerKey("reports", name)] = spread.LedgerEntry{Schedule: "H * * * *", Weight: 1, Choices: []int{7}}
-	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ontime-system", Name: spread.LedgerName("reports"), Labels: map[string]string{spread.GroupLabel: "reports"}}}
-	if err := spread.WriteLedger(cm, entries, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Create(ctx, cm); err != nil {
-		t.Fatal(err)
-	}
-	key := types.NamespacedName{Namespace: "ontime-system", Name: spread.LedgerName("reports")}
+	key := crowdedLedger(t, c, "reports", "a", "b", "c")
 
 	var out bytes.Buffer
 	if err := rebalance(ctx, c, key, true, &out); err != nil || !strings.Contains(out.String(), "would rebalance 3 ScheduledJobs (3 moved), epoch 1: busiest minute 3 → 1 starts (ideal 1)") {
@@ -145,21 +123,64 @@ func TestRebalance(t *testing.T) {
 	if err := rebalance(ctx, c, key, false, &out); err != nil || !strings.Contains(out.String(), "rebalanced 3 ScheduledJobs") {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	if err := c.Get(ctx, key, cm); err != nil {
+	checkRebalanced(t, c, key, 1)
+	missing := types.NamespacedName{Namespace: "ontime-system", Name: "ontime-spread-nope"}
+	if err := rebalance(ctx, c, missing, false, &out); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("missing group: %v", err)
+	}
+}
+
+func startAPIServer(t *testing.T) client.Client {
+	t.Helper()
+	env, config, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ontime-system"}}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// crowdedLedger creates a group's ConfigMap with every member at minute 7.
+func crowdedLedger(t *testing.T, c client.Client, group string, names ...string) types.NamespacedName {
+	t.Helper()
+	entries := map[string]spread.LedgerEntry{}
+	for _, name := range names {
+		entries[spread.LedgerKey("reports", name)] = spread.LedgerEntry{Schedule: "H * * * *", Weight: 1, Choices: []int{7}}
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ontime-system", Name: spread.LedgerName(group), Labels: map[string]string{spread.GroupLabel: group}}}
+	if err := spread.WriteLedger(cm, entries, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	return client.ObjectKeyFromObject(cm)
+}
+
+// checkRebalanced: the ledger is at the epoch, every member in a minute of
+// its own.
+func checkRebalanced(t *testing.T, c client.Client, key types.NamespacedName, wantEpoch int64) {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(context.Background(), key, cm); err != nil {
 		t.Fatal(err)
 	}
 	after, epoch, err := spread.ReadLedger(cm)
-	if err != nil || epoch != 1 {
+	if err != nil || epoch != wantEpoch {
 		t.Fatalf("epoch %d, %v", epoch, err)
 	}
 	minutes := map[int]bool{}
 	for key, entry := range after {
-		if entry.Epoch != 1 || minutes[entry.Choices[0]] {
+		if entry.Epoch != wantEpoch || minutes[entry.Choices[0]] {
 			t.Errorf("%s: %+v", key, entry)
 		}
 		minutes[entry.Choices[0]] = true
-	}
-	if err := rebalance(ctx, c, types.NamespacedName{Namespace: "ontime-system", Name: "ontime-spread-nope"}, false, &out); err == nil || !strings.Contains(err.Error(), "not found") {
-		t.Errorf("missing group: %v", err)
 	}
 }

@@ -8,7 +8,7 @@
 //
 //	make bench-controller                      # N = 100 and 1000, then spreading at N = 1000
 //	go run ./hack/bench-controller -n 100 -minutes 2
-//	go run ./hack/bench-controller -spread 1000 -periods 2   # spreading only (spread.go)
+//	go run ./hack/bench-controller -spread 1000 -periods 1   # spreading only (spread.go)
 package main
 
 import (
@@ -37,7 +37,7 @@ func main() {
 	sizes := flag.String("n", "100,1000", "comma-separated numbers of ScheduledJobs (and as many CronJobs)")
 	minutes := flag.Int("minutes", 3, "scheduled minutes to measure, after one minute of warm-up")
 	spreadSizes := flag.String("spread", "", "comma-separated N for the spreading benchmark (*/5, H/5 hashed and balanced, and the floor) instead of the side-by-side one")
-	periods := flag.Int("periods", 2, "with -spread: five-minute periods to measure, after one of warm-up")
+	periods := flag.Int("periods", 1, "with -spread: five-minute periods to measure")
 	flag.Parse()
 	root := benchutil.RepoRoot()
 	if *spreadSizes != "" {

@@ -95,8 +95,9 @@ func measureSpread(root string, n int, v spreadVariant, periods int) string {
 	placed := time.Now()
 	waitEffective(c, n)
 	benchutil.Progress("N=%d %s: every ScheduledJob has its effective schedule after %s", n, v.label, time.Since(placed).Round(time.Second))
-	// One period of warm-up, then whole periods.
-	from := time.Now().Truncate(spreadPeriod).Add(2 * spreadPeriod)
+	// Whole periods, from the first boundary at least a minute after every
+	// ScheduledJob has its schedule.
+	from := time.Now().Add(time.Minute).Truncate(spreadPeriod).Add(spreadPeriod)
 	to := from.Add(time.Duration(periods) * spreadPeriod)
 	until := to.Add(75 * time.Second)
 	benchutil.Progress("N=%d %s: measuring runs from %s to %s; results at %s", n, v.label, from.Format(time.TimeOnly), to.Format(time.TimeOnly), until.Format(time.TimeOnly))

@@ -16,7 +16,11 @@
 //   - lost runs: a scheduled time with no Job although, within the run's
 //     window (its starting deadline, at most the minute until the next run
 //     supersedes it), a leader held the lease with the API server up for
-//     at least -grace. Must be 0.
+//     at least -grace. Must be 0. A Job counts as created when the audit
+//     log has its creation, or, since a kube-apiserver killed as it
+//     completes a create loses that entry (and a create that etcd persisted
+//     may still be answered 500), when the Job is there at the end, a later
+//     create of it was answered AlreadyExists, or it was deleted.
 //
 //   - creation skew and leader takeover times.
 //
@@ -30,6 +34,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -121,7 +126,7 @@ func run(root string, cfg config) *result {
 	until := to.Add(75 * time.Second)
 	benchutil.Progress("faults over; results at %s", until.Format(time.TimeOnly))
 	time.Sleep(time.Until(until))
-	finished := jobsFinished(c)
+	createdAt, finished := jobsAtEnd(c)
 	cancel()
 	for _, r := range replicas {
 		r.stop()
@@ -129,7 +134,7 @@ func run(root string, cfg config) *result {
 	// Keep the audit log with the replicas' logs: the cluster goes.
 	auditLog := filepath.Join(work, "audit.log")
 	benchutil.Run(root, nil, "cp", filepath.Join(clusterDir, "logs", "audit.log"), auditLog)
-	return analyze(auditLog, cfg, from, to, obs, f, finished, work)
+	return analyze(auditLog, cfg, from, to, obs, f, jobsSeen{createdAt: createdAt, finished: finished}, work)
 }
 
 // createScheduledJobs creates n ScheduledJobs with a mix of policies,
@@ -192,26 +197,49 @@ type auditEvent struct {
 	StageTimestamp time.Time `json:"stageTimestamp"`
 }
 
-// jobCreations reads, per Job name in the namespace, the times its creation
-// succeeded.
-func jobCreations(auditLog string) map[string][]time.Time {
+// auditedJobs is what the audit log says of the namespace's Jobs.
+type auditedJobs struct {
+	// created are, per Job name, the times its creation succeeded (201).
+	created map[string][]time.Time
+	// existed is, per Job name, the first time the API server showed the
+	// Job existed without a logged creation: a create answered 409
+	// AlreadyExists, or a read, update or delete of it that succeeded.
+	existed map[string]time.Time
+}
+
+// readAudit reads the Job requests of the audit log.
+func readAudit(auditLog string) auditedJobs {
 	file, err := os.Open(auditLog)
 	if err != nil {
 		benchutil.Fail("%v", err)
 	}
 	defer file.Close()
-	created := map[string][]time.Time{}
+	a := auditedJobs{created: map[string][]time.Time{}, existed: map[string]time.Time{}}
 	scanner := bufio.NewScanner(file)
 	scanner.Buffer(make([]byte, 1<<20), 1<<24)
 	for scanner.Scan() {
 		var e auditEvent
-		if json.Unmarshal(scanner.Bytes(), &e) != nil || e.Verb != "create" || e.ObjectRef == nil ||
-			e.ObjectRef.Resource != "jobs" || e.ObjectRef.Namespace != namespace || e.ResponseStatus == nil || e.ResponseStatus.Code != http.StatusCreated {
-			continue
+		if json.Unmarshal(scanner.Bytes(), &e) == nil {
+			a.add(e)
 		}
-		created[e.ObjectRef.Name] = append(created[e.ObjectRef.Name], e.StageTimestamp)
 	}
-	return created
+	return a
+}
+
+// add records one audit event, if it is about a Job of the namespace.
+func (a auditedJobs) add(e auditEvent) {
+	if e.ObjectRef == nil || e.ObjectRef.Resource != "jobs" || e.ObjectRef.Namespace != namespace || e.ObjectRef.Name == "" || e.ResponseStatus == nil {
+		return
+	}
+	name, code := e.ObjectRef.Name, e.ResponseStatus.Code
+	switch {
+	case e.Verb == "create" && code == http.StatusCreated:
+		a.created[name] = append(a.created[name], e.StageTimestamp)
+	case (e.Verb == "create" && code == http.StatusConflict) || (e.Verb != "create" && code >= 200 && code < 300):
+		if first, ok := a.existed[name]; !ok || e.StageTimestamp.Before(first) {
+			a.existed[name] = e.StageTimestamp
+		}
+	}
 }
 
 type result struct {
@@ -222,16 +250,21 @@ type result struct {
 	skews, takeovers          []time.Duration
 	kills, apiserver, etcd    int
 	lostExamples, duplicateEx []string
+	// unlogged are created runs whose creation is missing from the audit
+	// log: kube-apiserver was killed, or etcd failed, as it completed.
+	unlogged []string
 }
 
-// jobsFinished reads when each Job in the namespace finished (zero: not).
-func jobsFinished(c client.Client) map[string]time.Time {
+// jobsAtEnd reads when each Job in the namespace was created and when it
+// finished (zero: not).
+func jobsAtEnd(c client.Client) (createdAt, finished map[string]time.Time) {
 	var jobs batchv1.JobList
 	if err := c.List(context.Background(), &jobs, client.InNamespace(namespace)); err != nil {
 		benchutil.Fail("listing Jobs: %v", err)
 	}
-	finished := map[string]time.Time{}
+	createdAt, finished = map[string]time.Time{}, map[string]time.Time{}
 	for _, job := range jobs.Items {
+		createdAt[job.Name] = job.CreationTimestamp.Time
 		var at time.Time
 		for _, cond := range job.Status.Conditions {
 			if (cond.Type == batchv1.JobComplete || cond.Type == batchv1.JobFailed) && cond.Status == corev1.ConditionTrue {
@@ -240,7 +273,7 @@ func jobsFinished(c client.Client) map[string]time.Time {
 		}
 		finished[job.Name] = at
 	}
-	return finished
+	return createdAt, finished
 }
 
 // heldByForbid reports whether a Forbid ScheduledJob's run at t could not
@@ -257,8 +290,32 @@ func heldByForbid(name string, t time.Time, created map[string][]time.Time, fini
 	return false
 }
 
-func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *faults, finished map[string]time.Time, work string) *result {
-	created := jobCreations(auditLog)
+// jobsSeen is what the API server held at the end.
+type jobsSeen struct{ createdAt, finished map[string]time.Time }
+
+// creations merges the audit log and the Jobs left at the end: per Job
+// name, the times its creation succeeded, and, for a Job whose creation
+// the audit log lacks but which existed (kube-apiserver was killed before
+// it logged the creation, or etcd failed after persisting it and the
+// create was answered 500), its creation time: its creationTimestamp if it
+// is still there, else the first time the API server showed it existed.
+func creations(audit auditedJobs, seen jobsSeen) (created map[string][]time.Time, unlogged map[string]bool) {
+	created, unlogged = maps.Clone(audit.created), map[string]bool{}
+	for name, at := range audit.existed {
+		if len(created[name]) == 0 {
+			created[name], unlogged[name] = []time.Time{at}, true
+		}
+	}
+	for name, at := range seen.createdAt {
+		if len(created[name]) == 0 || unlogged[name] {
+			created[name], unlogged[name] = []time.Time{at}, true
+		}
+	}
+	return created, unlogged
+}
+
+func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *faults, seen jobsSeen, work string) *result {
+	created, unlogged := creations(readAudit(auditLog), seen)
 	r := &result{work: work, kills: len(f.kills), apiserver: f.apiserverRestarts, etcd: f.etcdRestarts, takeovers: obs.takeovers(f.kills)}
 	for _, name := range components {
 		if n := f.restarts[name]; n > 0 {
@@ -277,7 +334,7 @@ func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *
 				r.duplicateEx = append(r.duplicateEx, fmt.Sprintf("%s created %d times", jobName, len(times)))
 			case len(times) == 0:
 				r.notStarted++
-				if i%3 == 1 && heldByForbid(name, t, created, finished, window(i), cfg.grace) {
+				if i%3 == 1 && heldByForbid(name, t, created, seen.finished, window(i), cfg.grace) {
 					r.heldByForbid++
 					continue
 				}
@@ -287,6 +344,9 @@ func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *
 				}
 				continue
 			}
+			if unlogged[jobName] {
+				r.unlogged = append(r.unlogged, fmt.Sprintf("%s (run at %s): created by %s, not in the audit log", jobName, t.Format(time.TimeOnly), times[0].Format("15:04:05.000")))
+			}
 			r.created++
 			r.skews = append(r.skews, times[0].Sub(t))
 		}
@@ -294,7 +354,10 @@ func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *
 	perMinute(created, cfg.n, from, to)
 	slices.Sort(r.skews)
 	slices.Sort(r.takeovers)
-	for _, lines := range [][]string{r.duplicateEx, r.lostExamples} {
+	if len(r.unlogged) > 0 {
+		benchutil.Progress("%d created runs are missing from the audit log, their Jobs found otherwise:", len(r.unlogged))
+	}
+	for _, lines := range [][]string{r.duplicateEx, r.lostExamples, r.unlogged} {
 		for _, line := range lines[:min(len(lines), 20)] {
 			benchutil.Progress("  %s", line)
 		}

@@ -45,6 +45,7 @@ type LedgerEntry struct {
 // which is unambiguous (neither may contain "_") and a valid data key.
 func LedgerKey(namespace, name string) string { return namespace + "_" + name }
 
+// ParseLedgerKey is the ScheduledJob a ledger key names.
 func ParseLedgerKey(key string) (types.NamespacedName, bool) {
 	namespace, name, ok := strings.Cut(key, "_")
 	return types.NamespacedName{Namespace: namespace, Name: name}, ok

@@ -28,7 +28,7 @@ type ManifestFile struct {
 	Content []byte
 }
 
-// ManifestOptions tune SpreadManifests.
+// ManifestOptions tune Manifests.
 type ManifestOptions struct {
 	// All spreads every schedule, not only those with H: a fixed minute
 	// becomes H, an evenly stepped minute field (*/15, 0,30) H/n.
@@ -58,10 +58,10 @@ type scheduled struct {
 	member   Member
 }
 
-// SpreadManifests balances the schedules of the CronJobs and ScheduledJobs
+// Manifests balances the schedules of the CronJobs and ScheduledJobs
 // in files, and returns the files it changed and every schedule it found,
 // ordered by key.
-func SpreadManifests(files []ManifestFile, opts ManifestOptions) ([]ManifestFile, []ManifestSchedule, error) {
+func Manifests(files []ManifestFile, opts ManifestOptions) ([]ManifestFile, []ManifestSchedule, error) {
 	docs := make([][]*yaml.RNode, len(files))
 	var found []*scheduled
 	for i, f := range files {

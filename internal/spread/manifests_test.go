@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-const orgCronJobs = `# Index builders, one per organisation (document 003).
+const orgCronJobs = `# Index builders, one per organization (document 003).
 apiVersion: batch/v1
 kind: CronJob
 metadata:
-  name: index-builder-7   # organisation 7
+  name: index-builder-7   # organization 7
   namespace: indexing
 spec:
   schedule: "H/30 * * * *"  # about every half hour
@@ -81,9 +81,9 @@ spec:
             image: busybox
 `
 
-func TestSpreadManifests(t *testing.T) {
+func TestManifests(t *testing.T) {
 	files := []ManifestFile{{Path: "orgs.yaml", Content: []byte(orgCronJobs)}, {Path: "fixed.yaml", Content: []byte(fixedCronJob)}, {Path: "sj.yaml", Content: []byte(hourlyScheduledJob)}}
-	changed, schedules, err := SpreadManifests(files, ManifestOptions{Now: balanceNow})
+	changed, schedules, err := Manifests(files, ManifestOptions{Now: balanceNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,11 +94,28 @@ func TestSpreadManifests(t *testing.T) {
 	for _, s := range schedules {
 		after[s.Key] = s.After
 	}
+	checkSpreadSchedules(t, after)
+	checkRewritten(t, string(changed[0].Content), after)
+
+	// Run again on the written files: nothing moves.
+	again := []ManifestFile{changed[0], files[1], changed[1]}
+	changedAgain, _, err := Manifests(again, ManifestOptions{Now: balanceNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changedAgain) != 0 {
+		t.Errorf("a second run changed %v", paths(changedAgain))
+	}
+}
+
+// checkSpreadSchedules: the fixed schedule stays; the two half-hourly
+// builders and the fixed 0,30 take three different minutes of each half
+// hour; the ScheduledJob loses its H.
+func checkSpreadSchedules(t *testing.T, after map[string]string) {
+	t.Helper()
 	if after["indexing/nightly"] != "0,30 * * * *" {
 		t.Errorf("the fixed schedule changed to %q", after["indexing/nightly"])
 	}
-	// The two half-hourly builders and the fixed 0,30 take three different
-	// minutes of each half hour.
 	seen := map[string]string{}
 	for _, key := range []string{"indexing/index-builder-7", "indexing/index-builder-20", "indexing/nightly"} {
 		first := strings.SplitN(strings.Fields(after[key])[0], "-", 2)[0]
@@ -108,34 +125,29 @@ func TestSpreadManifests(t *testing.T) {
 		}
 		seen[first] = key
 	}
-	if after["default/report"] == "H * * * *" || strings.Contains(after["default/report"], "H") {
+	if strings.Contains(after["default/report"], "H") {
 		t.Errorf("the ScheduledJob kept H: %q", after["default/report"])
 	}
-	text := string(changed[0].Content)
+}
+
+// checkRewritten: the rewritten file has the new schedule, its comments,
+// the untouched document, and none of kyaml's annotations.
+func checkRewritten(t *testing.T, text string, after map[string]string) {
+	t.Helper()
 	if strings.Contains(text, "config.kubernetes.io") || strings.Contains(text, "internal.config") {
 		t.Errorf("rewritten orgs.yaml carries kyaml's annotations:\n%s", text)
 	}
-	for _, want := range []string{"# Index builders, one per organisation (document 003).", "# organisation 7", "# about every half hour",
+	for _, want := range []string{"# Index builders, one per organization (document 003).", "# organization 7", "# about every half hour",
 		`schedule: "` + after["indexing/index-builder-7"] + `"`, "kind: ConfigMap", `schedule: "H * * * *"`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("rewritten orgs.yaml lacks %q:\n%s", want, text)
 		}
 	}
-
-	// Run again on the written files: nothing moves.
-	again := []ManifestFile{changed[0], files[1], changed[1]}
-	changedAgain, _, err := SpreadManifests(again, ManifestOptions{Now: balanceNow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(changedAgain) != 0 {
-		t.Errorf("a second run changed %v", paths(changedAgain))
-	}
 }
 
-func TestSpreadManifestsAll(t *testing.T) {
+func TestManifestsAll(t *testing.T) {
 	files := []ManifestFile{{Path: "fixed.yaml", Content: []byte(fixedCronJob)}}
-	_, schedules, err := SpreadManifests(files, ManifestOptions{All: true, Now: balanceNow})
+	_, schedules, err := Manifests(files, ManifestOptions{All: true, Now: balanceNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,9 +175,9 @@ func TestHashMinute(t *testing.T) {
 	}
 }
 
-func TestSpreadManifestsBadSchedule(t *testing.T) {
+func TestManifestsBadSchedule(t *testing.T) {
 	bad := strings.Replace(fixedCronJob, `"0,30 * * * *"`, `"61 * * * *"`, 1)
-	_, _, err := SpreadManifests([]ManifestFile{{Path: "bad.yaml", Content: []byte(bad)}}, ManifestOptions{Now: balanceNow})
+	_, _, err := Manifests([]ManifestFile{{Path: "bad.yaml", Content: []byte(bad)}}, ManifestOptions{Now: balanceNow})
 	if err == nil || !strings.Contains(err.Error(), "bad.yaml: CronJob indexing/nightly: spec.schedule \"61 * * * *\"") {
 		t.Errorf("error %v", err)
 	}

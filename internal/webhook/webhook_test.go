@@ -155,7 +155,7 @@ func TestAdmission(t *testing.T) {
 		{name: "H", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "H/15 H(9-17) * * 1-5" }, noWarnings: true},
 		{name: "H with generateName", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Name, sj.GenerateName = "", "gen-"; sj.Spec.Schedule = "H * * * *" }, noWarnings: true},
 		{name: "H range outside the field", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "H(50-70) * * * *" },
-			message: `spec.schedule: Invalid value: "H(50-70) * * * *": minute "H(50-70)": 70 is above the maximum 59`},
+			message: `spec.schedule: Invalid value: "H(50-70) * * * *": minute "H(50-70)": range must lie within 0-59 and start before it ends`},
 		{name: "Balanced spread", mutate: func(sj *v1alpha1.ScheduledJob) {
 			sj.Spec.Schedule = "H * * * *"
 			sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced, Group: "reports"}

@@ -226,17 +226,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 			}
 		}
 	}
-	// Three ScheduledJobs every three minutes, in a Balanced group: three
-	// minutes of their own, whatever their hashes say.
-	spreadJobs := []string{"spread-a", "spread-b", "spread-c"}
-	for _, name := range spreadJobs {
-		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Spec: v1alpha1.ScheduledJobSpec{
-			Schedule: "H/3 * * * *", Spread: &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced, Group: "e2e"},
-			JobTemplate: pair{name: name}.template()}}
-		if err := c.Create(ctx, sj); err != nil {
-			t.Fatal(err)
-		}
-	}
+	spreadJobs := createSpreadJobs(t, c)
 	firstRun := created.Truncate(time.Minute).Add(time.Minute)
 	t.Logf("created the pairs at %s; first run at %s", created.Format(time.TimeOnly), firstRun.Format(time.TimeOnly))
 
@@ -276,10 +266,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	}
 	checkStatus(t, c, pairs, runs)
 	checkSpread(t, c, spreadJobs, runs, created, end)
-	out := command(t, nil, binary, "spread", "rebalance", "e2e", "-n", "ontime-system", "--kubeconfig", kubeconfig, "--dry-run")
-	if !strings.Contains(out, "would rebalance 3 ScheduledJobs") {
-		t.Errorf("ontime spread rebalance --dry-run: %s", out)
-	}
+	checkRebalanceCLI(t, binary, kubeconfig)
 	if n := follower.metric(t, "ontime_job_creation_skew_seconds_count"); n < 1 {
 		t.Errorf("the new leader observed %v creation skews", n)
 	}
@@ -293,7 +280,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	}
 
 	// Run now, through the CLI.
-	out = command(t, nil, binary, "trigger", "sj/minutely", "-n", namespace, "--kubeconfig", kubeconfig, "--wait")
+	out := command(t, nil, binary, "trigger", "sj/minutely", "-n", namespace, "--kubeconfig", kubeconfig, "--wait")
 	if !strings.Contains(out, "started") {
 		t.Errorf("ontime trigger: %s", out)
 	}
@@ -404,6 +391,31 @@ func checkStatus(t *testing.T, c client.Client, pairs []pair, runs map[string][]
 			t.Errorf("%s: %d finished Jobs kept, history limit %d", p.name, succeeded, p.history)
 		}
 		checkScheduledJobStatus(t, p, sj, active, runs["ScheduledJob/"+p.name])
+	}
+}
+
+// createSpreadJobs creates three ScheduledJobs every three minutes, in a
+// Balanced group: three minutes of their own, whatever their hashes say.
+func createSpreadJobs(t *testing.T, c client.Client) []string {
+	t.Helper()
+	names := []string{"spread-a", "spread-b", "spread-c"}
+	for _, name := range names {
+		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Spec: v1alpha1.ScheduledJobSpec{
+			Schedule: "H/3 * * * *", Spread: &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced, Group: "e2e"},
+			JobTemplate: pair{name: name}.template()}}
+		if err := c.Create(context.Background(), sj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return names
+}
+
+// checkRebalanceCLI: ontime spread rebalance reads the group.
+func checkRebalanceCLI(t *testing.T, binary, kubeconfig string) {
+	t.Helper()
+	out := command(t, nil, binary, "spread", "rebalance", "e2e", "-n", "ontime-system", "--kubeconfig", kubeconfig, "--dry-run")
+	if !strings.Contains(out, "would rebalance 3 ScheduledJobs") {
+		t.Errorf("ontime spread rebalance --dry-run: %s", out)
 	}
 }
 

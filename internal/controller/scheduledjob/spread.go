@@ -58,7 +58,7 @@ type spreadLedgers struct {
 	cached    client.Client
 	apiReader client.Reader
 	namespace string
-	// locks serialise placements per group within this process, so that
+	// locks serialize placements per group within this process, so that
 	// workers do not conflict with each other; correctness rests on the
 	// resourceVersion, not on these.
 	locks sync.Map // group -> *sync.Mutex
