@@ -16,7 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,15 +67,8 @@ func parseSizes(list string) []int {
 // measure runs one size and returns the table rows.
 func measure(root string, n, minutes int) []string {
 	benchutil.Progress("N=%d: starting a fresh cluster", n)
-	kubeconfig, work, down := freshCluster(root, n)
-	defer down()
-
-	binary := filepath.Join(work, "ontime")
-	benchutil.Run(root, nil, "go", "build", "-o", binary, "./cmd/ontime")
-	stop := benchutil.StartOntime(binary, kubeconfig, work, 18081)
+	c, stop := clusterWithOntime(root, n)
 	defer stop()
-
-	c := benchutil.NewClient(kubeconfig)
 	benchutil.Progress("N=%d: creating %d ScheduledJobs and %d CronJobs", n, n, n)
 	createObjects(c, n)
 	// Measure whole minutes, after one minute of warm-up.

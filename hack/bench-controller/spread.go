@@ -74,6 +74,19 @@ func freshCluster(root string, n int) (kubeconfig, work string, down func()) {
 	}
 }
 
+// clusterWithOntime starts a fresh cluster with ontime's controller, and
+// returns a client and a function that stops both.
+func clusterWithOntime(root string, n int) (client.Client, func()) {
+	kubeconfig, work, down := freshCluster(root, n)
+	binary := filepath.Join(work, "ontime")
+	benchutil.Run(root, nil, "go", "build", "-o", binary, "./cmd/ontime")
+	stop := benchutil.StartOntime(binary, kubeconfig, work, 18081)
+	return benchutil.NewClient(kubeconfig), func() {
+		stop()
+		down()
+	}
+}
+
 func auditLogPath() string {
 	home, _ := os.UserHomeDir()
 	return filepath.Join(home, ".kwok", "clusters", cluster, "logs", "audit.log")
@@ -82,14 +95,8 @@ func auditLogPath() string {
 // measureSpread runs one variant and returns its table row.
 func measureSpread(root string, n int, v spreadVariant, periods int) string {
 	benchutil.Progress("N=%d %s: starting a fresh cluster", n, v.label)
-	kubeconfig, work, down := freshCluster(root, n)
-	defer down()
-	binary := filepath.Join(work, "ontime")
-	benchutil.Run(root, nil, "go", "build", "-o", binary, "./cmd/ontime")
-	stop := benchutil.StartOntime(binary, kubeconfig, work, 18081)
+	c, stop := clusterWithOntime(root, n)
 	defer stop()
-
-	c := benchutil.NewClient(kubeconfig)
 	benchutil.Progress("N=%d %s: creating %d ScheduledJobs", n, v.label, n)
 	createScheduledJobs(c, n, v)
 	placed := time.Now()

@@ -39,6 +39,21 @@ func ledgerOf(t *testing.T, group string) (map[string]spread.LedgerEntry, *corev
 	return entries, cm
 }
 
+// placedGroup creates n Balanced ScheduledJobs of a group in a new
+// namespace and places them one after the other.
+func placedGroup(t *testing.T, n int, schedule, group string) []*v1alpha1.ScheduledJob {
+	t.Helper()
+	ns := newNamespace(t)
+	var sjs []*v1alpha1.ScheduledJob
+	for i := range n {
+		sj := balancedJob(ns, fmt.Sprintf("job-%d", i), schedule, group)
+		create(t, sj)
+		reconcileAt(t, sj, spreadNow)
+		sjs = append(sjs, sj)
+	}
+	return sjs
+}
+
 // reconcileUntilDone reconciles as the work queue would: again after an
 // error, a few times.
 func reconcileUntilDone(t *testing.T, c *Controller, sj *v1alpha1.ScheduledJob) {
@@ -114,14 +129,7 @@ func TestBalancedConcurrentPlacement(t *testing.T) {
 // placements from the ledger; if the ledger itself is deleted, each
 // ScheduledJob puts back the placement its status recorded. Nobody moves.
 func TestBalancedSurvivesRestartAndLostLedger(t *testing.T) {
-	ns := newNamespace(t)
-	var sjs []*v1alpha1.ScheduledJob
-	for i := range 5 {
-		sj := balancedJob(ns, fmt.Sprintf("job-%d", i), "H/10 * * * *", "restart")
-		create(t, sj)
-		reconcileAt(t, sj, spreadNow)
-		sjs = append(sjs, sj)
-	}
+	sjs := placedGroup(t, 5, "H/10 * * * *", "restart")
 	before, cm := ledgerOf(t, "restart")
 
 	restarted := NewController(env.Cached, env.Reader, env.Clock, env.Recorder, Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
@@ -226,14 +234,7 @@ func waitForGone(t *testing.T, obj client.Object) {
 // TestRebalanceIsTakenUp: after a rebalance rewrites the ledger (as ontime
 // spread rebalance does), each member runs at its new minute.
 func TestRebalanceIsTakenUp(t *testing.T) {
-	ns := newNamespace(t)
-	var sjs []*v1alpha1.ScheduledJob
-	for i := range 4 {
-		sj := balancedJob(ns, fmt.Sprintf("job-%d", i), "H * * * *", "rebalance")
-		create(t, sj)
-		reconcileAt(t, sj, spreadNow)
-		sjs = append(sjs, sj)
-	}
+	sjs := placedGroup(t, 4, "H * * * *", "rebalance")
 	entries, cm := ledgerOf(t, "rebalance")
 	// Crowd them into one minute, as arrivals and departures might have
 	// left them, then rebalance.
