@@ -14,8 +14,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/ontime-dev/ontime/internal/scheme"
 )
@@ -86,7 +88,10 @@ func StartOntime(binary, kubeconfig, work string, probePort int) func() {
 }
 
 // NewClient is a client for kubeconfig's cluster with generous rate limits.
+// Admission warnings (such as the crowded-minute warning a benchmark's
+// thousand identical schedules draw) are dropped, not logged.
 func NewClient(kubeconfig string) client.Client {
+	ctrllog.SetLogger(logr.Discard())
 	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		Fail("%v", err)
