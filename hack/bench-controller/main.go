@@ -37,10 +37,15 @@ func main() {
 	minutes := flag.Int("minutes", 3, "scheduled minutes to measure, after one minute of warm-up")
 	spreadSizes := flag.String("spread", "", "comma-separated N for the spreading benchmark (*/5, H/5 hashed and balanced, and the floor) instead of the side-by-side one")
 	periods := flag.Int("periods", 1, "with -spread: five-minute periods to measure")
+	variants := flag.String("variants", "", "with -spread: comma-separated subset of floor,unspread,hash,balanced (default all)")
 	flag.Parse()
 	root := benchutil.RepoRoot()
 	if *spreadSizes != "" {
-		benchSpread(root, parseSizes(*spreadSizes), *periods)
+		var only []string
+		if *variants != "" {
+			only = strings.Split(*variants, ",")
+		}
+		benchSpread(root, parseSizes(*spreadSizes), *periods, only)
 		return
 	}
 	fmt.Println("| N | controller | runs created / scheduled | creation skew p50 | p99 | max | API requests per run |")
