@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -240,17 +239,10 @@ func parallel(n int, f func(int), workers ...int) {
 
 // readAudit calls f for each event of the cluster's audit log.
 func readAudit(f func(auditEvent)) {
-	file, err := os.Open(auditLogPath())
-	if err != nil {
-		benchutil.Fail("%v", err)
-	}
-	defer file.Close()
-	scanner := bufio.NewScanner(file)
-	scanner.Buffer(make([]byte, 1<<20), 1<<24)
-	for scanner.Scan() {
+	benchutil.ReadAuditLog(auditLogPath(), func(line []byte) {
 		var e auditEvent
-		if json.Unmarshal(scanner.Bytes(), &e) == nil {
+		if json.Unmarshal(line, &e) == nil {
 			f(e)
 		}
-	}
+	})
 }

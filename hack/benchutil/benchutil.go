@@ -4,6 +4,7 @@
 package benchutil
 
 import (
+	"bufio"
 	"fmt"
 	"net/http"
 	"os"
@@ -111,4 +112,22 @@ func Percentile(sorted []time.Duration, p int) string {
 	}
 	i := min(len(sorted)-1, (len(sorted)*p+99)/100-1)
 	return sorted[max(0, i)].Round(10 * time.Millisecond).String()
+}
+
+// ReadAuditLog calls f with each line (one JSON audit event) of an API
+// server's audit log.
+func ReadAuditLog(path string, f func(line []byte)) {
+	file, err := os.Open(path)
+	if err != nil {
+		Fail("%v", err)
+	}
+	defer file.Close()
+	scanner := bufio.NewScanner(file)
+	scanner.Buffer(make([]byte, 1<<20), 1<<24)
+	for scanner.Scan() {
+		f(scanner.Bytes())
+	}
+	if err := scanner.Err(); err != nil {
+		Fail("reading %s: %v", path, err)
+	}
 }

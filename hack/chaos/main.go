@@ -29,7 +29,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -209,20 +208,13 @@ type auditedJobs struct {
 
 // readAudit reads the Job requests of the audit log.
 func readAudit(auditLog string) auditedJobs {
-	file, err := os.Open(auditLog)
-	if err != nil {
-		benchutil.Fail("%v", err)
-	}
-	defer file.Close()
 	a := auditedJobs{created: map[string][]time.Time{}, existed: map[string]time.Time{}}
-	scanner := bufio.NewScanner(file)
-	scanner.Buffer(make([]byte, 1<<20), 1<<24)
-	for scanner.Scan() {
+	benchutil.ReadAuditLog(auditLog, func(line []byte) {
 		var e auditEvent
-		if json.Unmarshal(scanner.Bytes(), &e) == nil {
+		if json.Unmarshal(line, &e) == nil {
 			a.add(e)
 		}
-	}
+	})
 	return a
 }
 

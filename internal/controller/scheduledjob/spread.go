@@ -108,8 +108,8 @@ func (l *spreadLedgers) placement(ctx context.Context, sj *v1alpha1.ScheduledJob
 // lastPlacement is the placement status recorded for the ScheduledJob's
 // current schedule and group, if any.
 func lastPlacement(sj *v1alpha1.ScheduledJob) *v1alpha1.SpreadStatus {
-	s := sj.Status.Spread
-	if s == nil || sj.SpreadOf().Strategy != v1alpha1.SpreadBalanced || s.Group != sj.SpreadOf().Group || s.Schedule != sj.Spec.Schedule {
+	s, settings := sj.Status.Spread, sj.SpreadOf()
+	if s == nil || settings.Strategy != v1alpha1.SpreadBalanced || s.Group != settings.Group || s.Schedule != sj.Spec.Schedule {
 		return nil
 	}
 	return s
@@ -154,8 +154,8 @@ func newEntry(sj *v1alpha1.ScheduledJob, others map[string]spread.LedgerEntry, e
 	if sj.Spec.TimeZone != nil {
 		entry.TimeZone = *sj.Spec.TimeZone
 	}
-	if s := sj.Status.Spread; s != nil && s.Group == settings.Group && s.Schedule == sj.Spec.Schedule {
-		entry.Choices, entry.Epoch = s.Choices, s.Epoch
+	if last := lastPlacement(sj); last != nil {
+		entry.Choices, entry.Epoch = last.Choices, last.Epoch
 		return entry, nil
 	}
 	members, err := spread.Members(others)
@@ -181,16 +181,9 @@ func weightOf(sj *v1alpha1.ScheduledJob, weight v1alpha1.SpreadWeight) int64 {
 	if weight != v1alpha1.WeightCPU {
 		return 1
 	}
-	job := sj.Spec.JobTemplate.Spec
-	pods := int64(1)
-	if job.Parallelism != nil {
-		pods = int64(*job.Parallelism)
-	}
-	if job.Completions != nil {
-		pods = min(pods, int64(*job.Completions))
-	}
+	job := &sj.Spec.JobTemplate.Spec
 	cpu := warmup.EffectiveRequests(&job.Template.Spec)[corev1.ResourceCPU]
-	return max(cpu.MilliValue()*pods, 1)
+	return max(cpu.MilliValue()*int64(warmup.PodsPerRun(job)), 1)
 }
 
 // dropGone removes the entries of ScheduledJobs the cache does not hold,
