@@ -122,6 +122,13 @@ const (
 	ReleaseAtAnnotation = "ontime.dev/release-at"
 )
 
+// ScheduledJobLabel is on every Job ontime creates for a ScheduledJob; its
+// value is the ScheduledJob's name. It lets the controller cache only the
+// Jobs it owns (ontime controller --job-cache=owned), and lets users select
+// a ScheduledJob's Jobs (kubectl get jobs -l ontime.dev/scheduledjob=NAME).
+// It overrides a label of the same key in the Job template.
+const ScheduledJobLabel = "ontime.dev/scheduledjob"
+
 // Labels of warm-up pods (placeholders and EarlyStart pods), so that the
 // controller watches them and nothing else.
 const (

@@ -7,11 +7,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
@@ -37,6 +40,11 @@ type controllerOptions struct {
 	leaderElect             bool
 	leaderElectionNamespace string
 	spreadNamespace         string
+	// namespaces, scheduledJobSelector and jobCache make the cache's scope.
+	namespaces           []string
+	scheduledJobSelector string
+	jobCache             string
+	cronJobWarmUp        bool
 	// leaseDuration, renewDeadline and retryPeriod tune leader election.
 	leaseDuration, renewDeadline, retryPeriod time.Duration
 	earlyStartImage                           string
@@ -97,6 +105,14 @@ service account, then ~/.kube/config.`,
 	flags.DurationVar(&opts.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to acquire or renew the Lease")
 	flags.StringVar(&opts.earlyStartImage, "early-start-image", defaultImage(),
 		"image whose `ontime wait` holds the pods of EarlyStart warm-up runs until their scheduled time")
+	flags.StringSliceVar(&opts.namespaces, "namespaces", nil,
+		"watch only these namespaces' ScheduledJobs (comma-separated; default all), to shard a cluster between controllers")
+	flags.StringVar(&opts.scheduledJobSelector, "scheduledjob-selector", "",
+		"watch only the ScheduledJobs with these labels (a label selector such as shard=a), to shard a cluster between controllers")
+	flags.StringVar(&opts.jobCache, "job-cache", jobCacheAll,
+		`Jobs to cache: "all" in the watched namespaces, or "owned", only those ontime created (needs --cronjob-warmup=false)`)
+	flags.BoolVar(&opts.cronJobWarmUp, "cronjob-warmup", true,
+		"run the warm-up controller of batch/v1 CronJobs annotated warmup.ontime.dev/lead (it caches every CronJob and Job)")
 	w := &opts.webhook
 	flags.StringVar(&opts.spreadNamespace, "spread-namespace", defaultNamespace(),
 		"namespace of the ConfigMaps (ontime-spread-<group>) that hold Balanced spread groups' placements; it must exist")
@@ -123,6 +139,14 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.logging)))
 	setupLog := ctrl.Log.WithName("setup")
 
+	scope, err := opts.scope()
+	if err != nil {
+		return err
+	}
+	registration := controller.Options{Workers: opts.workers, EarlyStartImage: opts.earlyStartImage, SpreadNamespace: opts.spreadNamespace, CronJobWarmUp: opts.cronJobWarmUp}
+	if err := registration.Validate(scope); err != nil {
+		return badInput("%v", err)
+	}
 	config, err := restConfig(opts.kubeconfig)
 	if err != nil {
 		return err
@@ -130,7 +154,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	config.QPS, config.Burst = opts.qps, opts.burst
 	mgr, err := ctrl.NewManager(config, ctrl.Options{
 		Scheme:                        scheme.New(),
-		Cache:                         controller.CacheOptions(opts.spreadNamespace),
+		Cache:                         controller.CacheOptions(scope),
 		WebhookServer:                 webhook.NewServer(webhook.Options{Port: opts.webhook.port, CertDir: opts.webhook.certDir}),
 		Metrics:                       metricsserver.Options{BindAddress: opts.metricsAddress},
 		HealthProbeBindAddress:        opts.probeAddress,
@@ -157,11 +181,43 @@ func runController(ctx context.Context, opts controllerOptions) error {
 			return err
 		}
 	}
-	if err := controller.Register(ctx, mgr, clock.RealClock{}, controller.Options{Workers: opts.workers, EarlyStartImage: opts.earlyStartImage, SpreadNamespace: opts.spreadNamespace}); err != nil {
+	if err := controller.Register(ctx, mgr, clock.RealClock{}, registration); err != nil {
 		return fmt.Errorf("registering controllers: %w", err)
 	}
-	setupLog.Info("starting manager", "metrics", opts.metricsAddress, "probes", opts.probeAddress, "leaderElection", opts.leaderElect)
+	setupLog.Info("starting manager", "metrics", opts.metricsAddress, "probes", opts.probeAddress, "leaderElection", opts.leaderElect,
+		"namespaces", opts.namespaces, "scheduledJobSelector", opts.scheduledJobSelector, "jobCache", opts.jobCache, "cronJobWarmUp", opts.cronJobWarmUp)
 	return mgr.Start(ctx)
+}
+
+// Values of --job-cache.
+const (
+	jobCacheAll   = "all"
+	jobCacheOwned = "owned"
+)
+
+// scope is what this controller watches, from the flags.
+func (opts controllerOptions) scope() (controller.Scope, error) {
+	scope := controller.Scope{SpreadNamespace: opts.spreadNamespace, Namespaces: opts.namespaces}
+	for _, namespace := range opts.namespaces {
+		if problems := validation.IsDNS1123Label(namespace); len(problems) > 0 {
+			return scope, badInput("--namespaces: %q is not a namespace name: %s", namespace, strings.Join(problems, "; "))
+		}
+	}
+	if opts.scheduledJobSelector != "" {
+		selector, err := labels.Parse(opts.scheduledJobSelector)
+		if err != nil {
+			return scope, badInput("--scheduledjob-selector %q: %v", opts.scheduledJobSelector, err)
+		}
+		scope.ScheduledJobSelector = selector
+	}
+	switch opts.jobCache {
+	case jobCacheAll:
+	case jobCacheOwned:
+		scope.OwnedJobsOnly = true
+	default:
+		return scope, badInput("--job-cache %q: want %q or %q", opts.jobCache, jobCacheAll, jobCacheOwned)
+	}
+	return scope, nil
 }
 
 // restConfig loads the cluster's address and credentials.

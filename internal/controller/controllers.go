@@ -5,13 +5,18 @@ package controller
 
 import (
 	"context"
+	"fmt"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller/cronjobwarmup"
 	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -25,21 +30,71 @@ type Options struct {
 	EarlyStartImage string
 	// SpreadNamespace holds the Balanced spread groups' ConfigMaps.
 	SpreadNamespace string
+	// CronJobWarmUp runs the warm-up controller of annotated batch/v1
+	// CronJobs (warmup.ontime.dev/lead), which caches every CronJob.
+	CronJobWarmUp bool
 }
 
 // Leader election keeps a Lease, and records events, in the manager's
 // namespace.
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=system,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
-// CacheOptions are the manager's cache settings the controllers rely on:
-// of all pods, only warm-up pods (placeholders and EarlyStart pods) are
-// cached and watched; of all ConfigMaps, only the spread groups' ledgers in
-// spreadNamespace.
-func CacheOptions(spreadNamespace string) cache.Options {
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+// Scope is what one controller process watches, and so caches. The zero
+// value (with SpreadNamespace set) watches everything, as one controller per
+// cluster should; the other fields shard a cluster between several
+// controllers, or bound a controller's memory to the Jobs it owns.
+type Scope struct {
+	// SpreadNamespace holds the Balanced spread groups' ConfigMaps.
+	SpreadNamespace string
+	// Namespaces, when not empty, are the only namespaces whose
+	// ScheduledJobs (and Jobs, warm-up pods and CronJobs) are watched.
+	Namespaces []string
+	// ScheduledJobSelector, when not nil, selects the ScheduledJobs watched
+	// by their labels.
+	ScheduledJobSelector labels.Selector
+	// OwnedJobsOnly caches only the Jobs ontime created (those with
+	// v1alpha1.ScheduledJobLabel) instead of every Job in the watched
+	// namespaces. The CronJob warm-up controller cannot run with it: plain
+	// CronJobs' Jobs do not carry the label.
+	OwnedJobsOnly bool
+}
+
+// CacheOptions are the manager's cache settings the controllers rely on, for
+// scope: of all pods, only warm-up pods (placeholders and EarlyStart pods)
+// are cached and watched; of all ConfigMaps, only the spread groups' ledgers
+// in the spread namespace.
+func CacheOptions(scope Scope) cache.Options {
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}:       {Label: warmup.PodSelector()},
-		&corev1.ConfigMap{}: scheduledjob.LedgerCache(spreadNamespace),
+		&corev1.ConfigMap{}: scheduledjob.LedgerCache(scope.SpreadNamespace),
 	}}
+	if len(scope.Namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, namespace := range scope.Namespaces {
+			opts.DefaultNamespaces[namespace] = cache.Config{}
+		}
+	}
+	if scope.ScheduledJobSelector != nil {
+		opts.ByObject[&v1alpha1.ScheduledJob{}] = cache.ByObject{Label: scope.ScheduledJobSelector}
+	}
+	if scope.OwnedJobsOnly {
+		opts.ByObject[&batchv1.Job{}] = cache.ByObject{Label: OwnedJobs()}
+	}
+	return opts
+}
+
+// OwnedJobs selects the Jobs ontime created.
+func OwnedJobs() labels.Selector {
+	owned, _ := labels.NewRequirement(v1alpha1.ScheduledJobLabel, selection.Exists, nil)
+	return labels.NewSelector().Add(*owned)
+}
+
+// Validate reports options that cannot work together.
+func (o Options) Validate(scope Scope) error {
+	if scope.OwnedJobsOnly && o.CronJobWarmUp {
+		return fmt.Errorf("--job-cache=owned hides plain CronJobs' Jobs from the CronJob warm-up controller: add --cronjob-warmup=false, or use --job-cache=all")
+	}
+	return nil
 }
 
 // Register adds every ontime reconciler to mgr. clk is the only source of
@@ -49,6 +104,9 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 		scheduledjob.Options{EarlyStartImage: opts.EarlyStartImage, SpreadNamespace: opts.SpreadNamespace})
 	if err := scheduledJobs.Register(ctx, mgr, opts.Workers); err != nil {
 		return err
+	}
+	if !opts.CronJobWarmUp {
+		return nil
 	}
 	cronJobs := cronjobwarmup.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("cronjob-warmup-controller"))
 	return cronJobs.Register(ctx, mgr, opts.Workers)

@@ -11,7 +11,9 @@ import (
 
 // buildJob makes the Job for a run, as getJobFromTemplate2 does: the
 // template's labels, annotations and spec, the scheduled-time annotation (in
-// spec.timeZone, else UTC) and a controller owner reference.
+// spec.timeZone, else UTC) and a controller owner reference; and, unlike
+// upstream, v1alpha1.ScheduledJobLabel, so that the controller can cache
+// only its own Jobs.
 func buildJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *time.Location) *batchv1.Job {
 	template := sj.Spec.JobTemplate.DeepCopy()
 	annotations := template.Annotations
@@ -19,11 +21,16 @@ func buildJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *
 		annotations = map[string]string{}
 	}
 	annotations[v1alpha1.ScheduledTimestampAnnotation] = scheduled.In(loc).Format(time.RFC3339)
+	labels := template.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[v1alpha1.ScheduledJobLabel] = sj.Name
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Namespace:   sj.Namespace,
-			Labels:      template.Labels,
+			Labels:      labels,
 			Annotations: annotations,
 			OwnerReferences: []metav1.OwnerReference{
 				*metav1.NewControllerRef(sj, v1alpha1.GroupVersion.WithKind("ScheduledJob")),

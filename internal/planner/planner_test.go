@@ -382,8 +382,8 @@ func TestBuildJob(t *testing.T) {
 		if job.Name != "mycronjob-24394200" {
 			t.Errorf("name %q", job.Name)
 		}
-		if !maps.Equal(job.Labels, map[string]string{"a": "b"}) {
-			t.Errorf("labels %v, want the template's only", job.Labels)
+		if want := map[string]string{"a": "b", v1alpha1.ScheduledJobLabel: "mycronjob"}; !maps.Equal(job.Labels, want) {
+			t.Errorf("labels %v, want the template's plus the ScheduledJob's name: %v", job.Labels, want)
 		}
 		if want := map[string]string{"x": "y", v1alpha1.ScheduledTimestampAnnotation: c.want}; !maps.Equal(job.Annotations, want) {
 			t.Errorf("annotations %v, want the template's plus scheduled time: %v", job.Annotations, want)
@@ -394,6 +394,13 @@ func TestBuildJob(t *testing.T) {
 			t.Errorf("owner reference %+v, want %+v", owner, want)
 		}
 	}
+	// The ScheduledJob's label wins over a template label of the same key,
+	// so that a template cannot hide a Job from --job-cache=owned.
+	sj.Spec.JobTemplate.Labels[v1alpha1.ScheduledJobLabel] = "someone-else"
+	if got := buildJob(sj, "x", topOfTheHour, time.UTC).Labels[v1alpha1.ScheduledJobLabel]; got != "mycronjob" {
+		t.Errorf("%s = %q, want the ScheduledJob's name", v1alpha1.ScheduledJobLabel, got)
+	}
+	delete(sj.Spec.JobTemplate.Labels, v1alpha1.ScheduledJobLabel)
 	// The template is copied, not shared.
 	job := buildJob(sj, "x", topOfTheHour, time.UTC)
 	job.Labels["a"] = "changed"

@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -83,7 +84,9 @@ func (v *Validator) crowdWarnings(ctx context.Context, sj *v1alpha1.ScheduledJob
 func (v *Validator) othersLoad(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (*spread.Load, bool) {
 	var sjs v1alpha1.ScheduledJobList
 	var cronJobs batchv1.CronJobList
-	if v.client.List(ctx, &sjs) != nil || v.client.List(ctx, &cronJobs) != nil {
+	// Read-only: with ten thousand ScheduledJobs, a copy per admission
+	// would cost more than counting them.
+	if v.client.List(ctx, &sjs, client.UnsafeDisableDeepCopy) != nil || v.client.List(ctx, &cronJobs, client.UnsafeDisableDeepCopy) != nil {
 		return nil, false
 	}
 	load := &spread.Load{}

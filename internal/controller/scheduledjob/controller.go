@@ -82,7 +82,7 @@ func (c *Controller) Name() string { return "scheduledjob.run" }
 // Register adds the controller to mgr. Workers is the number of
 // ScheduledJobs reconciled at once.
 func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &batchv1.Job{}, jobOwnerKey, indexJobOwner); err != nil {
+	if err := IndexJobs(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -114,6 +114,12 @@ func warmUpPodOwner(_ context.Context, pod client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pod.GetNamespace(), Name: labels[v1alpha1.OwnerNameLabel]}}}
+}
+
+// IndexJobs adds the index of Jobs by their ScheduledJob that the
+// controller lists them with.
+func IndexJobs(ctx context.Context, indexer client.FieldIndexer) error {
+	return indexer.IndexField(ctx, &batchv1.Job{}, jobOwnerKey, indexJobOwner)
 }
 
 // indexJobOwner returns the UID of the ScheduledJob controlling a Job.

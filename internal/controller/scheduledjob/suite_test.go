@@ -58,7 +58,7 @@ func runSuite(m *testing.M) int {
 		}},
 		Indexes: func(ctx context.Context, indexer client.FieldIndexer) error {
 			// Only the index: reconciles are driven by the tests.
-			return indexer.IndexField(ctx, &batchv1.Job{}, jobOwnerKey, indexJobOwner)
+			return IndexJobs(ctx, indexer)
 		},
 	})
 	if err != nil {
