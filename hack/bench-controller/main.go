@@ -15,7 +15,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,7 +99,7 @@ func createObjects(c client.Client, n int) {
 			benchutil.Fail("%v", err)
 		}
 	}
-	parallel(n, func(i int) {
+	benchutil.Parallel(n, func(i int) {
 		name := fmt.Sprintf("job-%04d", i)
 		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-sj", Name: name},
 			Spec: v1alpha1.ScheduledJobSpec{Schedule: "* * * * *", JobTemplate: template()}}
@@ -112,22 +111,6 @@ func createObjects(c client.Client, n int) {
 			}
 		}
 	})
-}
-
-// auditEvent is the part of an audit.k8s.io/v1 Event the report reads.
-type auditEvent struct {
-	Verb      string `json:"verb"`
-	UserAgent string `json:"userAgent"`
-	ObjectRef *struct {
-		Resource  string `json:"resource"`
-		Namespace string `json:"namespace"`
-		Name      string `json:"name"`
-	} `json:"objectRef"`
-	ResponseStatus *struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-	RequestReceived time.Time `json:"requestReceivedTimestamp"`
-	StageTimestamp  time.Time `json:"stageTimestamp"`
 }
 
 type controllerStats struct {
@@ -152,7 +135,7 @@ func summarize(n, minutes int, from, to time.Time) []string {
 		{label: "kube-controller-manager CronJob", namespace: "bench-cj", byKind: map[string]int{},
 			agent: func(ua string) bool { return strings.HasSuffix(ua, "/cronjob-controller") }},
 	}
-	readAudit(func(e auditEvent) {
+	benchutil.ReadAudit(benchutil.AuditLogPath(cluster), func(e benchutil.AuditEvent) {
 		for _, s := range stats {
 			s.count(e, from, to)
 		}
@@ -166,7 +149,7 @@ func summarize(n, minutes int, from, to time.Time) []string {
 
 // count adds one audit event: a request of this controller's within the
 // measured window, or the creation of a run's Job in its namespace.
-func (s *controllerStats) count(e auditEvent, from, to time.Time) {
+func (s *controllerStats) count(e benchutil.AuditEvent, from, to time.Time) {
 	if s.agent(e.UserAgent) && !e.RequestReceived.Before(from) && e.RequestReceived.Before(to) {
 		kind := e.Verb
 		if e.ObjectRef != nil {
@@ -180,21 +163,14 @@ func (s *controllerStats) count(e auditEvent, from, to time.Time) {
 			s.requests++
 		}
 	}
-	if !createdJobIn(e, s.namespace) {
+	if !e.CreatedJobIn(s.namespace) {
 		return
 	}
-	if scheduled, ok := scheduledTime(e.ObjectRef.Name); ok && !scheduled.Before(from) && scheduled.Before(to) {
+	if scheduled, ok := benchutil.JobScheduledTime(e.ObjectRef.Name); ok && !scheduled.Before(from) && scheduled.Before(to) {
 		s.skews = append(s.skews, e.StageTimestamp.Sub(scheduled))
 		s.arrivals = append(s.arrivals, e.RequestReceived.Sub(scheduled))
 		s.latencies = append(s.latencies, e.StageTimestamp.Sub(e.RequestReceived))
 	}
-}
-
-// createdJobIn reports whether e is a successful creation of a Job in
-// namespace.
-func createdJobIn(e auditEvent, namespace string) bool {
-	return e.Verb == "create" && e.ObjectRef != nil && e.ObjectRef.Resource == "jobs" && e.ObjectRef.Namespace == namespace &&
-		e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusCreated
 }
 
 // row is the controller's line of the results table; the breakdowns go to
@@ -218,10 +194,4 @@ func (s *controllerStats) row(n, expected int) string {
 	}
 	return fmt.Sprintf("| %d | %s | %d / %d (%.0f%%) | %s | %s | %s | %s |", n, s.label, created, expected,
 		100*float64(created)/float64(expected), benchutil.Percentile(s.skews, 50), benchutil.Percentile(s.skews, 99), benchutil.Percentile(s.skews, 100), perRun)
-}
-
-// scheduledTime reads the scheduled minute from a Job name's suffix.
-func scheduledTime(name string) (time.Time, bool) {
-	minutes, err := strconv.ParseInt(name[strings.LastIndex(name, "-")+1:], 10, 64)
-	return time.Unix(minutes*60, 0), err == nil
 }

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -63,21 +60,10 @@ func benchSpread(root string, sizes []int, periods int, only []string) {
 	}
 }
 
-// freshCluster starts a new bench cluster and returns its kubeconfig, the
-// work directory and a function that tears both down.
+// freshCluster starts a new bench cluster with a node per 50 ScheduledJobs
+// and the controller benchmark's audit policy.
 func freshCluster(root string, n int) (kubeconfig, work string, down func()) {
-	work, _ = os.MkdirTemp("", "bench-spread")
-	kubeconfig = filepath.Join(work, "kubeconfig")
-	benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
-	nodes := strconv.Itoa(max(3, n/50))
-	benchutil.Run(root, []string{"ONTIME_KWOK_STAGES=fast", "ONTIME_KWOKCTL_FLAGS=--kube-audit-policy " + filepath.Join(root, "hack/bench-controller/audit-policy.yaml")},
-		"hack/cluster.sh", "up", cluster, kubeconfig, nodes)
-	kubeBin := strings.TrimSpace(benchutil.Run(root, nil, "hack/kube-binaries.sh", "--print"))
-	benchutil.Run(root, nil, filepath.Join(kubeBin, "kubectl"), "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/dev")
-	return kubeconfig, work, func() {
-		benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
-		os.RemoveAll(work)
-	}
+	return benchutil.FreshCluster(root, cluster, max(3, n/50), filepath.Join(root, "hack/bench-controller/audit-policy.yaml"))
 }
 
 // clusterWithOntime starts a fresh cluster with ontime's controller, and
@@ -91,11 +77,6 @@ func clusterWithOntime(root string, n int) (client.Client, func()) {
 		stop()
 		down()
 	}
-}
-
-func auditLogPath() string {
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".kwok", "clusters", cluster, "logs", "audit.log")
 }
 
 // measureSpread runs one variant and returns its table row.
@@ -118,10 +99,10 @@ func measureSpread(root string, n int, v spreadVariant, periods int) string {
 	s := &controllerStats{label: v.label, namespace: "bench-sj", byKind: map[string]int{},
 		agent: func(ua string) bool { return strings.HasPrefix(ua, "ontime/") }}
 	perMinute := map[time.Time]int{}
-	readAudit(func(e auditEvent) {
+	benchutil.ReadAudit(benchutil.AuditLogPath(cluster), func(e benchutil.AuditEvent) {
 		s.count(e, from, to)
-		if createdJobIn(e, s.namespace) {
-			if scheduled, ok := scheduledTime(e.ObjectRef.Name); ok && !scheduled.Before(from) && scheduled.Before(to) {
+		if e.CreatedJobIn(s.namespace) {
+			if scheduled, ok := benchutil.JobScheduledTime(e.ObjectRef.Name); ok && !scheduled.Before(from) && scheduled.Before(to) {
 				perMinute[scheduled]++
 			}
 		}
@@ -143,7 +124,7 @@ func createScheduledJobs(c client.Client, n int, v spreadVariant) {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-sj"}}); err != nil {
 		benchutil.Fail("%v", err)
 	}
-	parallel(n, func(i int) {
+	benchutil.Parallel(n, func(i int) {
 		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-sj", Name: fmt.Sprintf("job-%04d", i)},
 			Spec: v1alpha1.ScheduledJobSpec{Schedule: v.schedule, Spread: v.spread, JobTemplate: template()}}
 		if err := c.Create(ctx, sj); err != nil {
@@ -197,7 +178,7 @@ func measureFloor(root string, n int) string {
 	instant := time.Now().Truncate(time.Minute).Add(time.Minute)
 	benchutil.Progress("N=%d floor: creating %d Jobs at %s", n, n, instant.Format(time.TimeOnly))
 	time.Sleep(time.Until(instant))
-	parallel(n, func(i int) {
+	benchutil.Parallel(n, func(i int) {
 		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-floor", Name: fmt.Sprintf("job-%04d-%d", i, instant.Unix()/60)}, Spec: template().Spec}
 		if err := c.Create(ctx, job); err != nil {
 			benchutil.Fail("creating %s: %v", job.Name, err)
@@ -205,44 +186,12 @@ func measureFloor(root string, n int) string {
 	}, 200)
 	time.Sleep(5 * time.Second) // the audit log is written asynchronously
 	var skews []time.Duration
-	readAudit(func(e auditEvent) {
-		if createdJobIn(e, "bench-floor") {
+	benchutil.ReadAudit(benchutil.AuditLogPath(cluster), func(e benchutil.AuditEvent) {
+		if e.CreatedJobIn("bench-floor") {
 			skews = append(skews, e.StageTimestamp.Sub(instant))
 		}
 	})
 	slices.Sort(skews)
 	return fmt.Sprintf("| %d | floor: a bare client, %d Jobs at one instant | %d / %d | %d | %s | %s | %s | 1.0 |", n, n, len(skews), n, len(skews),
 		benchutil.Percentile(skews, 50), benchutil.Percentile(skews, 99), benchutil.Percentile(skews, 100))
-}
-
-// parallel calls f for 0..n-1 from workers goroutines (default 20).
-func parallel(n int, f func(int), workers ...int) {
-	w := 20
-	if len(workers) > 0 {
-		w = workers[0]
-	}
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range w {
-		wg.Go(func() {
-			for i := range work {
-				f(i)
-			}
-		})
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-}
-
-// readAudit calls f for each event of the cluster's audit log.
-func readAudit(f func(auditEvent)) {
-	benchutil.ReadAuditLog(auditLogPath(), func(line []byte) {
-		var e auditEvent
-		if json.Unmarshal(line, &e) == nil {
-			f(e)
-		}
-	})
 }

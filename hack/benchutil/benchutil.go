@@ -5,6 +5,7 @@ package benchutil
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -61,13 +63,24 @@ func Progress(format string, args ...any) {
 // ONTIME_BENCH_FLAGS, logging to work/ontime.log, and returns how to stop
 // it. probePort is its health port.
 func StartOntime(binary, kubeconfig, work string, probePort int) func() {
-	log, _ := os.Create(filepath.Join(work, "ontime.log"))
+	cmd := StartOntimeProcess(binary, kubeconfig, work, probePort)
+	return func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}
+}
+
+// StartOntimeProcess is StartOntime with extra flags (which come last and
+// so win), returning the process once it is ready.
+func StartOntimeProcess(binary, kubeconfig, work string, probePort int, extra ...string) *exec.Cmd {
+	log, _ := os.OpenFile(filepath.Join(work, "ontime.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	probe := "127.0.0.1:" + strconv.Itoa(probePort)
 	cmd := exec.Command(binary, "controller", "--kubeconfig", kubeconfig,
 		"--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", probe,
 		"--webhook-dns-name", "localhost", "--webhook-namespace", "ontime-system",
 		"--webhook-write-cert-files", "--webhook-cert-dir", filepath.Join(work, "certs"))
 	cmd.Args = append(cmd.Args, strings.Fields(os.Getenv("ONTIME_BENCH_FLAGS"))...)
+	cmd.Args = append(cmd.Args, extra...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		Fail("starting ontime: %v", err)
@@ -77,16 +90,47 @@ func StartOntime(binary, kubeconfig, work string, probePort int) func() {
 			resp.Body.Close()
 			break
 		}
-		if i > 200 {
+		if i > 1200 {
 			Fail("ontime did not become ready; see %s", log.Name())
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	return func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
+	return cmd
+}
+
+// FreshCluster starts a new kwok cluster called name, with nodes fake nodes,
+// pods that complete at once, the API server's audit log written by
+// auditPolicy and ontime's dev manifests (CRD and webhook configuration),
+// and returns its kubeconfig, a work directory and a function that tears
+// both down.
+func FreshCluster(root, name string, nodes int, auditPolicy string) (kubeconfig, work string, down func()) {
+	work, _ = os.MkdirTemp("", name)
+	kubeconfig = filepath.Join(work, "kubeconfig")
+	Run(root, nil, "hack/cluster.sh", "down", name)
+	Run(root, []string{"ONTIME_KWOK_STAGES=fast", "ONTIME_KWOKCTL_FLAGS=--kube-audit-policy " + auditPolicy},
+		"hack/cluster.sh", "up", name, kubeconfig, strconv.Itoa(nodes))
+	Run(root, nil, KubeBin(root, "kubectl"), "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/dev")
+	return kubeconfig, work, func() {
+		Run(root, nil, "hack/cluster.sh", "down", name)
+		os.RemoveAll(work)
 	}
 }
+
+// KubeBin is the path of a control-plane binary (kubectl, …) built by
+// hack/kube-binaries.sh.
+func KubeBin(root, name string) string {
+	return filepath.Join(strings.TrimSpace(Run(root, nil, "hack/kube-binaries.sh", "--print")), name)
+}
+
+// ClusterDir is where kwokctl keeps a cluster's pids, logs and
+// certificates.
+func ClusterDir(name string) string {
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".kwok", "clusters", name)
+}
+
+// AuditLogPath is a kwokctl cluster's API server audit log.
+func AuditLogPath(name string) string { return filepath.Join(ClusterDir(name), "logs", "audit.log") }
 
 // NewClient is a client for kubeconfig's cluster with generous rate limits.
 // Admission warnings (such as the crowded-minute warning a benchmark's
@@ -130,4 +174,66 @@ func ReadAuditLog(path string, f func(line []byte)) {
 	if err := scanner.Err(); err != nil {
 		Fail("reading %s: %v", path, err)
 	}
+}
+
+// AuditEvent is the part of an audit.k8s.io/v1 Event the benchmarks read.
+type AuditEvent struct {
+	Verb      string `json:"verb"`
+	UserAgent string `json:"userAgent"`
+	ObjectRef *struct {
+		Resource  string `json:"resource"`
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+	RequestReceived time.Time `json:"requestReceivedTimestamp"`
+	StageTimestamp  time.Time `json:"stageTimestamp"`
+}
+
+// ReadAudit calls f with each event of an API server's audit log.
+func ReadAudit(path string, f func(AuditEvent)) {
+	ReadAuditLog(path, func(line []byte) {
+		var e AuditEvent
+		if json.Unmarshal(line, &e) == nil {
+			f(e)
+		}
+	})
+}
+
+// CreatedJobIn reports whether e is a successful creation of a Job in
+// namespace.
+func (e AuditEvent) CreatedJobIn(namespace string) bool {
+	return e.Verb == "create" && e.ObjectRef != nil && e.ObjectRef.Resource == "jobs" && e.ObjectRef.Namespace == namespace &&
+		e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusCreated
+}
+
+// JobScheduledTime reads the scheduled minute from the suffix of a run's
+// Job name (ScheduledJobs and CronJobs name them alike).
+func JobScheduledTime(name string) (time.Time, bool) {
+	minutes, err := strconv.ParseInt(name[strings.LastIndex(name, "-")+1:], 10, 64)
+	return time.Unix(minutes*60, 0), err == nil
+}
+
+// Parallel calls f for 0..n-1 from workers goroutines (default 20).
+func Parallel(n int, f func(int), workers ...int) {
+	w := 20
+	if len(workers) > 0 {
+		w = workers[0]
+	}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range w {
+		wg.Go(func() {
+			for i := range work {
+				f(i)
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
 }

@@ -82,10 +82,9 @@ func main() {
 
 // run sets the cluster up, injects the faults and reads the results.
 func run(root string, cfg config) *result {
-	home, _ := os.UserHomeDir()
 	work, _ := os.MkdirTemp("", "chaos")
 	kubeconfig := filepath.Join(work, "kubeconfig")
-	clusterDir := filepath.Join(home, ".kwok", "clusters", cluster)
+	clusterDir := benchutil.ClusterDir(cluster)
 	benchutil.Progress("starting a fresh cluster %s (work directory %s)", cluster, work)
 	benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
 	defer benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
