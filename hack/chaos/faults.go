@@ -2,11 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -19,13 +14,10 @@ import (
 // when they cannot renew their leases while the API server is down.
 var components = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller"}
 
-// component is how to start one control-plane process again: its command
-// line, directory and environment as kwokctl started it.
+// component is a control-plane process and whether it is deliberately
+// stopped.
 type component struct {
-	name             string
-	args, env        []string
-	dir              string
-	pidFile, logFile string
+	*benchutil.Component
 	// down is set while the component is deliberately stopped.
 	down bool
 }
@@ -47,54 +39,9 @@ type faults struct {
 func newFaults(obs *observer, clusterDir string) *faults {
 	f := &faults{obs: obs, clusterDir: clusterDir, components: map[string]*component{}, restarts: map[string]int{}}
 	for _, name := range components {
-		c := &component{name: name, pidFile: filepath.Join(clusterDir, "pids", name+".pid"), logFile: filepath.Join(clusterDir, "logs", name+".log")}
-		pid := c.pid()
-		proc := "/proc/" + strconv.Itoa(pid)
-		cmdline, err := os.ReadFile(proc + "/cmdline")
-		if err != nil {
-			benchutil.Fail("reading %s's command line: %v", name, err)
-		}
-		environ, _ := os.ReadFile(proc + "/environ")
-		c.dir, _ = os.Readlink(proc + "/cwd")
-		c.args = strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-		c.env = strings.Split(strings.TrimRight(string(environ), "\x00"), "\x00")
-		f.components[name] = c
+		f.components[name] = &component{Component: benchutil.LoadComponent(clusterDir, name)}
 	}
 	return f
-}
-
-func (c *component) pid() int {
-	data, err := os.ReadFile(c.pidFile)
-	if err != nil {
-		benchutil.Fail("%v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
-		benchutil.Fail("%s: %v", c.pidFile, err)
-	}
-	return pid
-}
-
-func (c *component) alive() bool { return syscall.Kill(c.pid(), 0) == nil }
-
-// start runs the component again, recording its pid where kwokctl looks
-// for it (so that deleting the cluster stops it).
-func (c *component) start() {
-	log, err := os.OpenFile(c.logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		benchutil.Fail("%v", err)
-	}
-	cmd := exec.Command(c.args[0], c.args[1:]...)
-	cmd.Dir, cmd.Env = c.dir, c.env
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		benchutil.Fail("starting %s: %v", c.name, err)
-	}
-	go func() { _ = cmd.Wait(); log.Close() }()
-	if err := os.WriteFile(c.pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
-		benchutil.Fail("%v", err)
-	}
 }
 
 // superviseComponents restarts, a second after it exits, any component
@@ -104,9 +51,9 @@ func (f *faults) superviseComponents(ctx context.Context) {
 		time.Sleep(time.Second)
 		f.mu.Lock()
 		for _, name := range components {
-			if c := f.components[name]; !c.down && !c.alive() {
+			if c := f.components[name]; !c.down && !c.Alive() {
 				benchutil.Progress("%s exited; starting it again", name)
-				c.start()
+				c.Start()
 				f.restarts[name]++
 			}
 		}
@@ -153,13 +100,13 @@ func (f *faults) bounce(name string, down time.Duration) {
 	f.mu.Lock()
 	c := f.components[name]
 	c.down = true
-	pid := c.pid()
+	pid := c.Pid()
 	f.mu.Unlock()
 	benchutil.Progress("killing %s (pid %d); it comes back in %s", name, pid, down)
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	time.Sleep(down)
 	f.mu.Lock()
-	c.start()
+	c.Start()
 	c.down = false
 	f.mu.Unlock()
 	benchutil.Progress("%s started again", name)

@@ -1,0 +1,226 @@
+// Command bench-scale measures ontime's controller with N ScheduledJobs, and
+// kube-controller-manager with N CronJobs, each alone in a fresh kwok
+// cluster. The schedules are spread over the hour ("M * * * *" with M = i mod
+// 60, as a fleet that already avoids minute 0 would have them). It reports
+// the controller process's memory (RSS and Go heap, from its /metrics) idle,
+// with the N objects and at the end, CPU per minute, the objects its
+// informers cache, how late runs are created (from the audit log), and how
+// long a restarted controller takes to lead and to reconcile every object
+// once.
+//
+//	make bench-scale                                   # N = 100 and 10000, both controllers
+//	go run ./hack/bench-scale -n 10000 -controllers ontime -ontime-flags '--job-cache=owned --cronjob-warmup=false'
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/hack/benchutil"
+)
+
+const (
+	cluster   = "ontime-scale"
+	namespace = "scale"
+	// samplePeriod is how often the controller's metrics are read.
+	samplePeriod = 5 * time.Second
+)
+
+func main() {
+	sizes := flag.String("n", "100,10000", "comma-separated numbers of ScheduledJobs (or CronJobs)")
+	controllers := flag.String("controllers", "ontime,kube-controller-manager", "comma-separated controllers to measure")
+	minutes := flag.Int("minutes", 6, "scheduled minutes to measure runs, CPU and memory over")
+	ontimeFlags := flag.String("ontime-flags", "", "extra flags for `ontime controller`, such as --job-cache=owned --cronjob-warmup=false")
+	others := flag.Int("others", 0, "with ontime: also this many CronJobs in another namespace, whose Jobs are not ontime's")
+	flag.Parse()
+	root := benchutil.RepoRoot()
+	var rows []*result
+	for _, n := range parseSizes(*sizes) {
+		for _, name := range strings.Split(*controllers, ",") {
+			var r *result
+			switch name {
+			case "ontime":
+				r = measureOntime(root, n, *minutes, *others, strings.Fields(*ontimeFlags))
+			case "kube-controller-manager":
+				r = measureUpstream(root, n, *minutes)
+			default:
+				benchutil.Fail("unknown controller %q: want ontime or kube-controller-manager", name)
+			}
+			rows = append(rows, r)
+			// Each row as it completes, in case a later one fails.
+			benchutil.Progress("result: %s", r.resourceRow())
+			benchutil.Progress("result: %s", r.runsRow())
+		}
+	}
+	printTables(rows)
+}
+
+func parseSizes(list string) []int {
+	var sizes []int
+	for _, field := range strings.Split(list, ",") {
+		var n int
+		if _, err := fmt.Sscan(strings.TrimSpace(field), &n); err != nil || n < 1 {
+			benchutil.Fail("bad size %q", field)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
+// controllerUnderTest is how a measurement reaches one controller.
+type controllerUnderTest struct {
+	label string
+	// sampler reads its metrics; queue is its work queue's name.
+	sampler *sampler
+	// newObject is the i-th ScheduledJob or CronJob.
+	newObject func(i int) client.Object
+	// restart stops the controller and starts it again, returning when
+	// the new process started.
+	restart func() time.Time
+	// lease is the controller's leader-election Lease.
+	lease client.ObjectKey
+	// cached lists the kinds the controller's informers hold, for the
+	// report.
+	cached string
+	// others is how many CronJobs of someone else's to create alongside.
+	others int
+}
+
+// schedule of the i-th object: one minute of the hour each, evenly.
+func schedule(i int) string { return fmt.Sprintf("%d * * * *", i%60) }
+
+func jobTemplate() batchv1.JobTemplateSpec {
+	return batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox"}},
+	}}}}
+}
+
+func newScheduledJob(i int) client.Object {
+	return &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("job-%05d", i)},
+		Spec: v1alpha1.ScheduledJobSpec{Schedule: schedule(i), JobTemplate: jobTemplate()}}
+}
+
+func newCronJob(i int) client.Object {
+	return &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("job-%05d", i)},
+		Spec: batchv1.CronJobSpec{Schedule: schedule(i), JobTemplate: jobTemplate()}}
+}
+
+// freshCluster starts the cluster: a fake node per 500 objects (runs
+// complete at once, so only a minute's runs hold pods).
+func freshCluster(root string, n int) (kubeconfig, work string, down func()) {
+	return benchutil.FreshCluster(root, cluster, max(3, n/500), filepath.Join(root, "hack/bench-scale/audit-policy.yaml"))
+}
+
+// observe measures one controller with n objects.
+func observe(c client.Client, cut *controllerUnderTest, n, minutes int) *result {
+	r := &result{n: n, label: cut.label, cached: cut.cached}
+	go cut.sampler.run(samplePeriod)
+	defer cut.sampler.close()
+	ctx := context.Background()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+		benchutil.Fail("%v", err)
+	}
+	start := time.Now()
+	time.Sleep(30 * time.Second)
+	r.idle = cut.sampler.between(start, time.Now())
+	base, _ := cut.sampler.read()
+
+	benchutil.Progress("N=%d %s: creating %d objects", n, cut.label, n)
+	created := time.Now()
+	benchutil.Parallel(n, func(i int) {
+		if err := c.Create(ctx, cut.newObject(i)); err != nil {
+			benchutil.Fail("creating object %d: %v", i, err)
+		}
+		if (i+1)%(max(1, n/10)) == 0 {
+			benchutil.Progress("N=%d %s: created about %d", n, cut.label, i+1)
+		}
+	})
+	r.createRate = float64(n) / time.Since(created).Seconds()
+	createOthers(c, cut.others)
+	swept, ok := cut.sampler.waitSwept(base.adds, n, time.Now().Add(20*time.Minute))
+	if !ok {
+		benchutil.Fail("N=%d %s: the controller did not reconcile every object within 20 minutes", n, cut.label)
+	}
+	r.sweep = swept.Sub(created)
+	benchutil.Progress("N=%d %s: every object reconciled %s after the first was created", n, cut.label, r.sweep.Round(time.Second))
+	loadedFrom := time.Now()
+	time.Sleep(30 * time.Second)
+	r.loaded = cut.sampler.between(loadedFrom, time.Now())
+
+	from := time.Now().Truncate(time.Minute).Add(2 * time.Minute)
+	to := from.Add(time.Duration(minutes) * time.Minute)
+	until := to.Add(75 * time.Second)
+	benchutil.Progress("N=%d %s: measuring from %s to %s; results at %s", n, cut.label, from.Format(time.TimeOnly), to.Format(time.TimeOnly), until.Format(time.TimeOnly))
+	time.Sleep(time.Until(until))
+	r.window = cut.sampler.between(from, to)
+	r.skews, r.due = skews(n, from, to)
+	r.jobs = countJobs(c)
+
+	benchutil.Progress("N=%d %s: restarting the controller", n, cut.label)
+	r.restart = measureRestart(c, cut, n)
+	return r
+}
+
+// createOthers creates CronJobs in the namespace "others": Jobs in the
+// cluster that are not ontime's, which --job-cache=owned leaves out.
+func createOthers(c client.Client, others int) {
+	if others == 0 {
+		return
+	}
+	ctx := context.Background()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "others"}}); err != nil {
+		benchutil.Fail("%v", err)
+	}
+	benchutil.Progress("creating %d CronJobs in namespace others", others)
+	benchutil.Parallel(others, func(i int) {
+		cj := newCronJob(i)
+		cj.SetNamespace("others")
+		if err := c.Create(ctx, cj); err != nil {
+			benchutil.Fail("creating CronJob %d: %v", i, err)
+		}
+	})
+}
+
+// skews are the creation delays of the runs scheduled in [from, to), from
+// the audit log, and how many runs were due.
+func skews(n int, from, to time.Time) ([]time.Duration, int) {
+	due := 0
+	for minute := from; minute.Before(to); minute = minute.Add(time.Minute) {
+		for i := range n {
+			if i%60 == minute.Minute() {
+				due++
+			}
+		}
+	}
+	var out []time.Duration
+	benchutil.ReadAudit(benchutil.AuditLogPath(cluster), func(e benchutil.AuditEvent) {
+		if !e.CreatedJobIn(namespace) {
+			return
+		}
+		if scheduled, ok := benchutil.JobScheduledTime(e.ObjectRef.Name); ok && !scheduled.Before(from) && scheduled.Before(to) {
+			out = append(out, e.StageTimestamp.Sub(scheduled))
+		}
+	})
+	slices.Sort(out)
+	return out, due
+}
+
+func countJobs(c client.Client) int {
+	var jobs metav1.PartialObjectMetadataList
+	jobs.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("JobList"))
+	if err := c.List(context.Background(), &jobs, client.InNamespace(namespace)); err != nil {
+		benchutil.Fail("listing Jobs: %v", err)
+	}
+	return len(jobs.Items)
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ontime-dev/ontime/hack/benchutil"
+)
+
+// result is one controller at one N.
+type result struct {
+	n      int
+	label  string
+	cached string
+	// createRate is how fast the client's 20 workers created the objects
+	// (ScheduledJobs pass ontime's webhook).
+	createRate float64
+	// sweep is from the first creation until every object was reconciled.
+	sweep time.Duration
+	// idle, loaded and window are the metrics samples before the objects,
+	// with them, and over the measured minutes.
+	idle, loaded, window []sample
+	skews                []time.Duration
+	due                  int
+	// jobs is how many Jobs the namespace held at the end.
+	jobs    int
+	restart restartResult
+}
+
+func mib(bytes float64) string { return fmt.Sprintf("%.0f MiB", bytes/(1<<20)) }
+
+// perObject is the growth of a memory figure from idle to loaded, per
+// object, in KiB.
+func (r *result) perObject(field func(sample) float64) string {
+	return fmt.Sprintf("%.1f KiB", (median(r.loaded, field)-median(r.idle, field))/float64(r.n)/1024)
+}
+
+// cpuPerMinute is CPU seconds per minute over the measured window.
+func (r *result) cpuPerMinute() string {
+	if len(r.window) < 2 {
+		return "–"
+	}
+	first, last := r.window[0], r.window[len(r.window)-1]
+	return fmt.Sprintf("%.1f s", (last.cpu-first.cpu)/last.at.Sub(first.at).Minutes())
+}
+
+func (r *result) peak(field func(sample) float64) float64 {
+	peak := 0.0
+	for _, m := range r.window {
+		peak = max(peak, field(m))
+	}
+	return peak
+}
+
+// resourceRow: memory, CPU and cache.
+func (r *result) resourceRow() string {
+	return fmt.Sprintf("| %d | %s | %s / %s | %s / %s | %s / %s | %s / %s | %s | %d objects + %d Jobs (%s) |",
+		r.n, r.label,
+		mib(median(r.idle, rssOf)), mib(median(r.idle, heapOf)),
+		mib(median(r.loaded, rssOf)), mib(median(r.loaded, heapOf)),
+		r.perObject(rssOf), r.perObject(heapOf),
+		mib(r.peak(rssOf)), mib(r.peak(heapOf)),
+		r.cpuPerMinute(), r.n, r.jobs, r.cached)
+}
+
+// runsRow: creation, runs, skew and restart.
+func (r *result) runsRow() string {
+	restart := "did not finish in 10 min"
+	if r.restart.ok {
+		restart = fmt.Sprintf("%s | %s", r.restart.lead.Round(100*time.Millisecond), r.restart.sweep.Round(100*time.Millisecond))
+	} else {
+		restart += " | –"
+	}
+	return fmt.Sprintf("| %d | %s | %.0f/s | %s | %d / %d | %s | %s | %s | %s |",
+		r.n, r.label, r.createRate, r.sweep.Round(time.Second), len(r.skews), r.due,
+		benchutil.Percentile(r.skews, 50), benchutil.Percentile(r.skews, 99), benchutil.Percentile(r.skews, 100), restart)
+}
+
+func printTables(rows []*result) {
+	fmt.Println("| N | controller | RSS / heap, idle | with N objects | growth per object (RSS / heap) | peak while running | CPU per minute | informer cache |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---|")
+	for _, r := range rows {
+		fmt.Println(r.resourceRow())
+	}
+	fmt.Println()
+	fmt.Println("| N | controller | objects created | all reconciled after | runs created / due | creation skew p50 | p99 | max | restart: leading after | every object reconciled after |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		fmt.Println(r.runsRow())
+	}
+}
