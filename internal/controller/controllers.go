@@ -62,12 +62,17 @@ type Scope struct {
 // CacheOptions are the manager's cache settings the controllers rely on, for
 // scope: of all pods, only warm-up pods (placeholders and EarlyStart pods)
 // are cached and watched; of all ConfigMaps, only the spread groups' ledgers
-// in the spread namespace.
+// in the spread namespace. No cached object keeps its managedFields, which
+// the controllers never read and which are much of a ScheduledJob's size
+// (every writer of a field adds an entry).
 func CacheOptions(scope Scope) cache.Options {
-	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:       {Label: warmup.PodSelector()},
-		&corev1.ConfigMap{}: scheduledjob.LedgerCache(scope.SpreadNamespace),
-	}}
+	opts := cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:       {Label: warmup.PodSelector()},
+			&corev1.ConfigMap{}: scheduledjob.LedgerCache(scope.SpreadNamespace),
+		},
+		DefaultTransform: cache.TransformStripManagedFields(),
+	}
 	if len(scope.Namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, namespace := range scope.Namespaces {

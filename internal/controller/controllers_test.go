@@ -37,7 +37,7 @@ func TestOptionsValidate(t *testing.T) {
 // TestScopedCache runs the ScheduledJob controller against a real API server
 // with the narrowest scope: one namespace, a label selector, and only owned
 // Jobs. It still runs its ScheduledJobs and sees their Jobs, while the cache
-// holds nothing else.
+// holds nothing else, and nothing of the objects' managedFields.
 func TestScopedCache(t *testing.T) {
 	selector, _ := labels.Parse("shard=a")
 	scope := Scope{SpreadNamespace: "ontime-system", Namespaces: []string{"shard-a"}, ScheduledJobSelector: selector, OwnedJobsOnly: true}
@@ -69,6 +69,11 @@ func TestScopedCache(t *testing.T) {
 		if err := h.Cached.Get(h.Ctx, client.ObjectKeyFromObject(sj), &v1alpha1.ScheduledJob{}); err == nil {
 			t.Errorf("the cache holds %s/%s, outside the scope", sj.Namespace, sj.Name)
 		}
+	}
+	// The cache keeps no managedFields (the API server's copy has them).
+	cachedMine := &v1alpha1.ScheduledJob{}
+	if err := h.Cached.Get(h.Ctx, client.ObjectKeyFromObject(mine), cachedMine); err != nil || len(cachedMine.ManagedFields) > 0 {
+		t.Errorf("cached ScheduledJob: error %v, %d managedFields entries; want none", err, len(cachedMine.ManagedFields))
 	}
 	if err := h.Cached.Get(h.Ctx, client.ObjectKeyFromObject(foreign), &batchv1.Job{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the cache holds the foreign Job (error %v); want only Jobs ontime created", err)
