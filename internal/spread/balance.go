@@ -68,13 +68,26 @@ func LoadOf(members []Member, now time.Time) (*Load, error) {
 
 // Add adds one member's starts.
 func (l *Load) Add(m Member, now time.Time) error {
-	spec, err := m.Parse()
+	minutes, err := m.UTCMinutes(now)
 	if err != nil {
-		return fmt.Errorf("%s: %w", m.Key, err)
+		return err
 	}
-	l.add(utcMinutes(spec, now), m.weight())
+	l.AddStarts(minutes, m.weight())
 	return nil
 }
+
+// UTCMinutes are the minutes of the day (UTC, at now's offset of the
+// member's zone) in which the member starts.
+func (m Member) UTCMinutes(now time.Time) ([]int, error) {
+	spec, err := m.Parse()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.Key, err)
+	}
+	return utcMinutes(spec, now), nil
+}
+
+// AddStarts adds starts of this weight in these minutes of the day.
+func (l *Load) AddStarts(minutes []int, weight int64) { l.add(minutes, weight) }
 
 // Shared is the most starts of the load in one minute in which m starts.
 func (l *Load) Shared(m Member, now time.Time) (int64, error) {

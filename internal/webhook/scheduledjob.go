@@ -38,12 +38,14 @@ type Validator struct {
 	// crowdThreshold is how many other schedules starting in one minute
 	// make admission propose H; 0 turns the warning off.
 	crowdThreshold int
+	// starts remembers the cluster's schedules' starts for that warning.
+	starts *startsMemo
 }
 
 // NewValidator returns a Validator that dry-runs Job templates with c and
 // warns about schedules crowded by crowdThreshold others (0: never).
 func NewValidator(c client.Client, crowdThreshold int) *Validator {
-	return &Validator{client: c, crowdThreshold: crowdThreshold}
+	return &Validator{client: c, crowdThreshold: crowdThreshold, starts: &startsMemo{}}
 }
 
 // Register serves the validator on mgr's webhook server.

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -89,31 +90,81 @@ func (v *Validator) othersLoad(ctx context.Context, sj *v1alpha1.ScheduledJob, n
 	if v.client.List(ctx, &sjs, client.UnsafeDisableDeepCopy) != nil || v.client.List(ctx, &cronJobs, client.UnsafeDisableDeepCopy) != nil {
 		return nil, false
 	}
-	load := &spread.Load{}
+	others := make([]schedule, 0, len(sjs.Items)+len(cronJobs.Items))
 	for i := range sjs.Items {
 		other := &sjs.Items[i]
 		if other.Namespace == sj.Namespace && other.Name == sj.Name {
 			continue
 		}
-		schedule := other.Spec.Schedule
+		expression := other.Spec.Schedule
 		if other.Status.EffectiveSchedule != "" {
-			schedule = other.Status.EffectiveSchedule
+			expression = other.Status.EffectiveSchedule
 		}
-		addTo(load, other.HashKey(), schedule, other.Spec.TimeZone, now)
+		others = append(others, schedule{key: other.HashKey(), expression: expression, timeZone: other.Spec.TimeZone})
 	}
 	for i := range cronJobs.Items {
 		c := &cronJobs.Items[i]
-		addTo(load, c.Namespace+"/"+c.Name, c.Spec.Schedule, c.Spec.TimeZone, now)
+		others = append(others, schedule{key: c.Namespace + "/" + c.Name, expression: c.Spec.Schedule, timeZone: c.Spec.TimeZone})
 	}
-	return load, true
+	return v.starts.load(others, now), true
 }
 
-// addTo adds a schedule's starts to load; one that does not parse (a
-// runAt, an object admitted before a rule changed) adds none.
-func addTo(load *spread.Load, key, schedule string, timeZone *string, now time.Time) {
-	if m, ok := memberOf(key, schedule, timeZone); ok {
-		_ = load.Add(m, now)
+// schedule is one object's schedule, for the crowded-minute check.
+type schedule struct {
+	key, expression string
+	timeZone        *string
+}
+
+// startsMemo remembers the minutes of the day (UTC) in which each schedule
+// of the cluster starts, so that the crowded-minute check parses a schedule
+// once, not on every admission: with ten thousand ScheduledJobs, parsing
+// them all took tens of milliseconds of CPU per admission
+// (docs/performance.md).
+type startsMemo struct {
+	mu      sync.Mutex
+	minutes map[startsKey][]int
+}
+
+// startsKey identifies a schedule's starts: the object's key (which seeds
+// H), the schedule, its zone and the zone's UTC offset now (a daylight
+// saving change moves them).
+type startsKey struct {
+	key, expression, zone string
+	offset                int
+}
+
+// maxMemoized bounds the memo. When full it starts again empty: entries of
+// deleted or changed objects are never looked up again.
+const maxMemoized = 100_000
+
+// load adds up the starts of schedules; one that does not parse (a runAt,
+// an object admitted before a rule changed) adds none.
+func (s *startsMemo) load(schedules []schedule, now time.Time) *spread.Load {
+	load := &spread.Load{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.minutes == nil || len(s.minutes) > maxMemoized {
+		s.minutes = map[startsKey][]int{}
 	}
+	for _, sched := range schedules {
+		m, ok := memberOf(sched.key, sched.expression, sched.timeZone)
+		if !ok {
+			continue
+		}
+		key := startsKey{key: sched.key, expression: sched.expression}
+		if m.Location != nil {
+			key.zone = m.Location.String()
+			_, key.offset = now.In(m.Location).Zone()
+		}
+		minutes, known := s.minutes[key]
+		if !known {
+			// A schedule that does not parse is remembered as no starts.
+			minutes, _ = m.UTCMinutes(now)
+			s.minutes[key] = minutes
+		}
+		load.AddStarts(minutes, 1)
+	}
+	return load
 }
 
 func memberOf(key, schedule string, timeZone *string) (spread.Member, bool) {
