@@ -42,6 +42,7 @@ func main() {
 	controllers := flag.String("controllers", "ontime,kube-controller-manager", "comma-separated controllers to measure")
 	minutes := flag.Int("minutes", 6, "scheduled minutes to measure runs, CPU and memory over")
 	ontimeFlags := flag.String("ontime-flags", "", "extra flags for `ontime controller`, such as --job-cache=owned --cronjob-warmup=false")
+	samplesDir := flag.String("samples", "", "directory to save each row's metrics samples in (tab-separated)")
 	others := flag.Int("others", 0, "with ontime: also this many CronJobs in another namespace, whose Jobs are not ontime's")
 	flag.Parse()
 	root := benchutil.RepoRoot()
@@ -58,6 +59,7 @@ func main() {
 				benchutil.Fail("unknown controller %q: want ontime or kube-controller-manager", name)
 			}
 			rows = append(rows, r)
+			r.writeSamples(*samplesDir)
 			// Each row as it completes, in case a later one fails.
 			benchutil.Progress("result: %s", r.resourceRow())
 			benchutil.Progress("result: %s", r.runsRow())
