@@ -65,19 +65,7 @@ func TestScopedCache(t *testing.T) {
 
 	jobs := testenv.Cached{NewList: func() client.ObjectList { return &batchv1.JobList{} }, Selector: OwnedJobs()}
 	h.WaitForCache(t, mine, jobs)
-	for _, sj := range others {
-		if err := h.Cached.Get(h.Ctx, client.ObjectKeyFromObject(sj), &v1alpha1.ScheduledJob{}); err == nil {
-			t.Errorf("the cache holds %s/%s, outside the scope", sj.Namespace, sj.Name)
-		}
-	}
-	// The cache keeps no managedFields (the API server's copy has them).
-	cachedMine := &v1alpha1.ScheduledJob{}
-	if err := h.Cached.Get(h.Ctx, client.ObjectKeyFromObject(mine), cachedMine); err != nil || len(cachedMine.ManagedFields) > 0 {
-		t.Errorf("cached ScheduledJob: error %v, %d managedFields entries; want none", err, len(cachedMine.ManagedFields))
-	}
-	if err := h.Cached.Get(h.Ctx, client.ObjectKeyFromObject(foreign), &batchv1.Job{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the cache holds the foreign Job (error %v); want only Jobs ontime created", err)
-	}
+	checkOnlyScopeCached(t, h, mine, others, foreign)
 
 	// Two reconciles a minute apart: the first run's Job must be seen
 	// through the owned-only cache, as the active run, not created twice.
@@ -107,6 +95,25 @@ func TestScopedCache(t *testing.T) {
 	}
 	for _, e := range h.DrainEvents() {
 		t.Log(e)
+	}
+}
+
+// checkOnlyScopeCached: the cache holds mine, not the ScheduledJobs outside
+// the scope nor the foreign Job, and keeps no managedFields.
+func checkOnlyScopeCached(t *testing.T, h *testenv.Harness, mine *v1alpha1.ScheduledJob, others []*v1alpha1.ScheduledJob, foreign *batchv1.Job) {
+	t.Helper()
+	for _, sj := range others {
+		if err := h.Cached.Get(h.Ctx, client.ObjectKeyFromObject(sj), &v1alpha1.ScheduledJob{}); err == nil {
+			t.Errorf("the cache holds %s/%s, outside the scope", sj.Namespace, sj.Name)
+		}
+	}
+	// The cache keeps no managedFields (the API server's copy has them).
+	cachedMine := &v1alpha1.ScheduledJob{}
+	if err := h.Cached.Get(h.Ctx, client.ObjectKeyFromObject(mine), cachedMine); err != nil || len(cachedMine.ManagedFields) > 0 {
+		t.Errorf("cached ScheduledJob: error %v, %d managedFields entries; want none", err, len(cachedMine.ManagedFields))
+	}
+	if err := h.Cached.Get(h.Ctx, client.ObjectKeyFromObject(foreign), &batchv1.Job{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the cache holds the foreign Job (error %v); want only Jobs ontime created", err)
 	}
 }
 
