@@ -16,7 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -44,28 +43,16 @@ func main() {
 		if *variants != "" {
 			only = strings.Split(*variants, ",")
 		}
-		benchSpread(root, parseSizes(*spreadSizes), *periods, only)
+		benchSpread(root, benchutil.ParseSizes(*spreadSizes), *periods, only)
 		return
 	}
 	fmt.Println("| N | controller | runs created / scheduled | creation skew p50 | p99 | max | API requests per run |")
 	fmt.Println("|---:|---|---:|---:|---:|---:|---:|")
-	for _, n := range parseSizes(*sizes) {
+	for _, n := range benchutil.ParseSizes(*sizes) {
 		for _, row := range measure(root, n, *minutes) {
 			fmt.Println(row)
 		}
 	}
-}
-
-func parseSizes(list string) []int {
-	var sizes []int
-	for _, field := range strings.Split(list, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(field))
-		if err != nil || n < 1 {
-			benchutil.Fail("bad size %q", field)
-		}
-		sizes = append(sizes, n)
-	}
-	return sizes
 }
 
 // measure runs one size and returns the table rows.
@@ -85,12 +72,6 @@ func measure(root string, n, minutes int) []string {
 	return summarize(n, minutes, from, to)
 }
 
-func template() batchv1.JobTemplateSpec {
-	return batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-		RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox"}},
-	}}}}
-}
-
 // createObjects creates N of each kind, 20 at a time.
 func createObjects(c client.Client, n int) {
 	ctx := context.Background()
@@ -102,9 +83,9 @@ func createObjects(c client.Client, n int) {
 	benchutil.Parallel(n, func(i int) {
 		name := fmt.Sprintf("job-%04d", i)
 		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-sj", Name: name},
-			Spec: v1alpha1.ScheduledJobSpec{Schedule: "* * * * *", JobTemplate: template()}}
+			Spec: v1alpha1.ScheduledJobSpec{Schedule: "* * * * *", JobTemplate: benchutil.JobTemplate()}}
 		cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-cj", Name: name},
-			Spec: batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: template()}}
+			Spec: batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: benchutil.JobTemplate()}}
 		for _, obj := range []client.Object{sj, cj} {
 			if err := c.Create(ctx, obj); err != nil {
 				benchutil.Fail("creating %s: %v", name, err)

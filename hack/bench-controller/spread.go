@@ -126,7 +126,7 @@ func createScheduledJobs(c client.Client, n int, v spreadVariant) {
 	}
 	benchutil.Parallel(n, func(i int) {
 		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-sj", Name: fmt.Sprintf("job-%04d", i)},
-			Spec: v1alpha1.ScheduledJobSpec{Schedule: v.schedule, Spread: v.spread, JobTemplate: template()}}
+			Spec: v1alpha1.ScheduledJobSpec{Schedule: v.schedule, Spread: v.spread, JobTemplate: benchutil.JobTemplate()}}
 		if err := c.Create(ctx, sj); err != nil {
 			benchutil.Fail("creating %s: %v", sj.Name, err)
 		}
@@ -179,7 +179,7 @@ func measureFloor(root string, n int) string {
 	benchutil.Progress("N=%d floor: creating %d Jobs at %s", n, n, instant.Format(time.TimeOnly))
 	time.Sleep(time.Until(instant))
 	benchutil.Parallel(n, func(i int) {
-		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-floor", Name: fmt.Sprintf("job-%04d-%d", i, instant.Unix()/60)}, Spec: template().Spec}
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-floor", Name: fmt.Sprintf("job-%04d-%d", i, instant.Unix()/60)}, Spec: benchutil.JobTemplate().Spec}
 		if err := c.Create(ctx, job); err != nil {
 			benchutil.Fail("creating %s: %v", job.Name, err)
 		}

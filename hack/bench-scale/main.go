@@ -47,7 +47,7 @@ func main() {
 	flag.Parse()
 	root := benchutil.RepoRoot()
 	var rows []*result
-	for _, n := range parseSizes(*sizes) {
+	for _, n := range benchutil.ParseSizes(*sizes) {
 		for _, name := range strings.Split(*controllers, ",") {
 			var r *result
 			switch name {
@@ -66,18 +66,6 @@ func main() {
 		}
 	}
 	printTables(rows)
-}
-
-func parseSizes(list string) []int {
-	var sizes []int
-	for _, field := range strings.Split(list, ",") {
-		var n int
-		if _, err := fmt.Sscan(strings.TrimSpace(field), &n); err != nil || n < 1 {
-			benchutil.Fail("bad size %q", field)
-		}
-		sizes = append(sizes, n)
-	}
-	return sizes
 }
 
 // controllerUnderTest is how a measurement reaches one controller.
@@ -102,20 +90,14 @@ type controllerUnderTest struct {
 // schedule of the i-th object: one minute of the hour each, evenly.
 func schedule(i int) string { return fmt.Sprintf("%d * * * *", i%60) }
 
-func jobTemplate() batchv1.JobTemplateSpec {
-	return batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-		RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox"}},
-	}}}}
-}
-
 func newScheduledJob(i int) client.Object {
 	return &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("job-%05d", i)},
-		Spec: v1alpha1.ScheduledJobSpec{Schedule: schedule(i), JobTemplate: jobTemplate()}}
+		Spec: v1alpha1.ScheduledJobSpec{Schedule: schedule(i), JobTemplate: benchutil.JobTemplate()}}
 }
 
 func newCronJob(i int) client.Object {
 	return &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("job-%05d", i)},
-		Spec: batchv1.CronJobSpec{Schedule: schedule(i), JobTemplate: jobTemplate()}}
+		Spec: batchv1.CronJobSpec{Schedule: schedule(i), JobTemplate: benchutil.JobTemplate()}}
 }
 
 // freshCluster starts the cluster: a fake node per 500 objects (runs
@@ -199,10 +181,10 @@ func createOthers(c client.Client, others int) {
 func skews(n int, from, to time.Time) ([]time.Duration, int) {
 	due := 0
 	for minute := from; minute.Before(to); minute = minute.Add(time.Minute) {
-		for i := range n {
-			if i%60 == minute.Minute() {
-				due++
-			}
+		// The objects i with i mod 60 = this minute of the hour.
+		due += n / 60
+		if minute.Minute() < n%60 {
+			due++
 		}
 	}
 	var out []time.Duration

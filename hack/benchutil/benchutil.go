@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -236,4 +238,26 @@ func Parallel(n int, f func(int), workers ...int) {
 	}
 	close(work)
 	wg.Wait()
+}
+
+// ParseSizes parses a comma-separated list of positive numbers (a -n flag);
+// a bad one ends the program.
+func ParseSizes(list string) []int {
+	var sizes []int
+	for _, field := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 1 {
+			Fail("bad size %q", field)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
+// JobTemplate is the benchmarks' run: one busybox container, which kwok
+// completes at once.
+func JobTemplate() batchv1.JobTemplateSpec {
+	return batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox"}},
+	}}}}
 }

@@ -30,7 +30,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"maps"
@@ -181,20 +180,6 @@ func window(i int) time.Duration {
 	return time.Minute
 }
 
-// auditEvent is the part of an audit.k8s.io/v1 Event the report reads.
-type auditEvent struct {
-	Verb      string `json:"verb"`
-	ObjectRef *struct {
-		Resource  string `json:"resource"`
-		Namespace string `json:"namespace"`
-		Name      string `json:"name"`
-	} `json:"objectRef"`
-	ResponseStatus *struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-	StageTimestamp time.Time `json:"stageTimestamp"`
-}
-
 // auditedJobs is what the audit log says of the namespace's Jobs.
 type auditedJobs struct {
 	// created are, per Job name, the times its creation succeeded (201).
@@ -208,17 +193,12 @@ type auditedJobs struct {
 // readAudit reads the Job requests of the audit log.
 func readAudit(auditLog string) auditedJobs {
 	a := auditedJobs{created: map[string][]time.Time{}, existed: map[string]time.Time{}}
-	benchutil.ReadAuditLog(auditLog, func(line []byte) {
-		var e auditEvent
-		if json.Unmarshal(line, &e) == nil {
-			a.add(e)
-		}
-	})
+	benchutil.ReadAudit(auditLog, a.add)
 	return a
 }
 
 // add records one audit event, if it is about a Job of the namespace.
-func (a auditedJobs) add(e auditEvent) {
+func (a auditedJobs) add(e benchutil.AuditEvent) {
 	if e.ObjectRef == nil || e.ObjectRef.Resource != "jobs" || e.ObjectRef.Namespace != namespace || e.ObjectRef.Name == "" || e.ResponseStatus == nil {
 		return
 	}
