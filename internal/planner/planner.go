@@ -114,10 +114,15 @@ const (
 	MissConflict MissReason = "conflict"
 )
 
-// nextScheduleDelta pads requeues past the scheduled time, as the CronJob
-// controller does (nextScheduleDelta, "NTP skew"): waking a little late is
-// harmless, waking early would find nothing due and cost a reconcile.
-const nextScheduleDelta = 100 * time.Millisecond
+// nextScheduleDelta pads requeues past the scheduled time. The CronJob
+// controller pads by 100 ms ("NTP skew"), which makes every run 100 ms
+// late. Here the wake-up cannot come early: the work queue's timers run on
+// the monotonic clock, which NTP slews at the same rate as the wall clock
+// the delay was computed from, and the reconciler subtracts the time its
+// own requests took. Only a step of the wall clock can make it early; that
+// reconcile then finds nothing due and requeues for the rest. A
+// millisecond covers rounding.
+const nextScheduleDelta = time.Millisecond
 
 // Compute builds the plan.
 func Compute(in Input) Plan {

@@ -90,8 +90,8 @@ func TestCreatesRunsAndWritesStatus(t *testing.T) {
 	// The first run, 100 ms after it is due.
 	run := firstRun(sj)
 	result := reconcileAt(t, sj, run.Add(100*time.Millisecond))
-	if result.RequeueAfter != time.Minute {
-		t.Errorf("requeue %v, want 1m (next run + 100ms)", result.RequeueAfter)
+	if want := time.Minute - 99*time.Millisecond; result.RequeueAfter != want {
+		t.Errorf("requeue %v, want %v (next run + 1ms)", result.RequeueAfter, want)
 	}
 	created := jobs(t, ns)
 	if len(created) != 1 || created[0].Name != sj.JobName(run) {
@@ -249,8 +249,8 @@ func TestForeignJobWithTheRunsName(t *testing.T) {
 	create(t, squatter)
 	drainEvents()
 	result := reconcileAt(t, sj, run.Add(100*time.Millisecond))
-	if result.RequeueAfter != time.Minute {
-		t.Errorf("requeue %v, want the next run", result.RequeueAfter)
+	if want := time.Minute - 99*time.Millisecond; result.RequeueAfter != want {
+		t.Errorf("requeue %v, want %v (the next run + 1ms)", result.RequeueAfter, want)
 	}
 	sj = get(t, sj)
 	checkStatus(t, sj.Status, wantStatus{lastMissed: run, next: run.Add(time.Minute)})
