@@ -72,6 +72,10 @@ func DeleteFailed(job *batchv1.Job, err error) Result {
 // answer, with its UID.
 func Created(run *Run, job *batchv1.Job) Result { return Result{kind: created, run: run, job: job} }
 
+// StartedScheduledRun reports whether the result is a scheduled run (not one
+// triggered by hand) whose Job was just created.
+func (r Result) StartedScheduledRun() bool { return r.kind == created && !r.run.Triggered() }
+
 // AlreadyCreated reports that the run's Job existed and is this
 // ScheduledJob's (a crash between creating it and writing status); job is
 // the existing Job.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,7 +34,10 @@ type Harness struct {
 	// Live reads from the API server; Cached is the manager's client.
 	Live, Cached client.Client
 	// Reader reads from the API server, as mgr.GetAPIReader does.
-	Reader   client.Reader
+	Reader client.Reader
+	// Config reaches the API server, for a test that starts its own
+	// manager.
+	Config   *rest.Config
 	Clock    *clocktesting.FakeClock
 	Recorder *record.FakeRecorder
 	env      *envtest.Environment
@@ -57,7 +61,7 @@ func StartHarness(opts HarnessOptions) (*Harness, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &Harness{Ctx: ctx, env: env, cancel: cancel, Clock: clocktesting.NewFakeClock(time.Now()), Recorder: record.NewFakeRecorder(1000)}
+	h := &Harness{Ctx: ctx, env: env, cancel: cancel, Config: config, Clock: clocktesting.NewFakeClock(time.Now()), Recorder: record.NewFakeRecorder(1000)}
 	mgr, err := ctrl.NewManager(config, ctrl.Options{Scheme: opts.Scheme, Cache: opts.Cache, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err == nil && opts.Indexes != nil {
 		err = opts.Indexes(ctx, mgr.GetFieldIndexer())

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,6 +50,9 @@ type Controller struct {
 	// written remembers the last status written per ScheduledJob
 	// (types.NamespacedName -> writtenStatus).
 	written sync.Map
+	// deferred holds the status a reconcile that started a run left for
+	// the next one to write (types.NamespacedName -> deferredStatus).
+	deferred sync.Map
 	// earlyStartImage runs `ontime wait` in EarlyStart pods.
 	earlyStartImage string
 	// ledgers place ScheduledJobs under a Balanced spread.
@@ -133,15 +137,19 @@ func indexJobOwner(o client.Object) []string {
 
 // Reconcile brings one ScheduledJob up to date.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	sj := &v1alpha1.ScheduledJob{}
-	if err := c.kubeClient.Get(ctx, req.NamespacedName, sj); err != nil {
+	stored := &v1alpha1.ScheduledJob{}
+	if err := c.kubeClient.Get(ctx, req.NamespacedName, stored); err != nil {
 		if apierrors.IsNotFound(err) {
 			c.written.Delete(req.NamespacedName)
+			c.deferred.Delete(req.NamespacedName)
 			return reconcile.Result{}, c.ledgers.forgetDeleted(ctx, req.NamespacedName)
 		}
 		return reconcile.Result{}, err
 	}
-	sj = c.planFrom(sj)
+	// stored is the ScheduledJob as the API server has it, as far as this
+	// controller knows; sj adds the status not yet written.
+	stored = c.planFrom(stored)
+	sj := c.withDeferred(stored)
 	now := c.clock.Now()
 	in, err := c.gather(ctx, sj, now)
 	if err != nil {
@@ -157,16 +165,29 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		in.Placement = lastPlacement(sj)
 	}
 	plan := planner.Compute(in)
-	results, execErr := c.execute(ctx, sj, plan)
+	results, execErr := c.startRuns(ctx, sj, plan)
+	deferRest := execErr == nil && placeErr == nil && !plan.ConsumeTrigger && startedScheduledRun(results)
+	if !deferRest {
+		more, err := c.finishPlan(ctx, plan)
+		results, execErr = append(results, more...), cmp.Or(execErr, err)
+	}
+	if execErr == nil && plan.ConsumeTrigger {
+		execErr = c.consumeTrigger(ctx, sj)
+	}
 	outcome := plan.Finish(results...)
 	c.emit(sj, outcome.Events)
 	for reason, n := range outcome.Missed {
 		missedRuns.WithLabelValues(string(reason)).Add(float64(n))
 	}
-	written, err := c.writeStatus(ctx, sj, outcome.Status)
+	requeueAfter := c.remaining(now, plan.RequeueAfter)
+	if deferRest {
+		return c.deferStatus(sj, outcome, requeueAfter), nil
+	}
+	written, err := c.writeStatus(ctx, stored, outcome.Status)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	c.deferred.Delete(req.NamespacedName)
 	if written {
 		observeRunMetrics(outcome)
 	}
@@ -176,8 +197,19 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if placeErr != nil {
 		return reconcile.Result{}, placeErr
 	}
-	log.FromContext(ctx).V(1).Info("reconciled", "requeueAfter", plan.RequeueAfter, "active", len(outcome.Status.Active))
-	return reconcile.Result{RequeueAfter: plan.RequeueAfter}, nil
+	log.FromContext(ctx).V(1).Info("reconciled", "requeueAfter", requeueAfter, "active", len(outcome.Status.Active))
+	return reconcile.Result{RequeueAfter: requeueAfter}, nil
+}
+
+// remaining is what is left of the plan's requeue delay, planned at now,
+// once the reconcile's requests are done: the wake-up then comes at the
+// planned time however long they took, and the ScheduledJobs due at one
+// instant come due together.
+func (c *Controller) remaining(now time.Time, requeueAfter time.Duration) time.Duration {
+	if requeueAfter == 0 {
+		return 0
+	}
+	return max(requeueAfter-c.clock.Since(now), time.Millisecond)
 }
 
 // gather reads what the planner looks at: the ScheduledJob's Jobs, its
@@ -246,12 +278,9 @@ func (c *Controller) gatherJobs(ctx context.Context, sj *v1alpha1.ScheduledJob) 
 	return jobs, nil
 }
 
-// execute carries out the plan's actions and reports what became of each.
-// A run's Job is created first, so that history cleanup never delays it,
-// except after the deletions Replace needs; the cleanup then runs even if
-// the creation failed, so that it still frees quota when creation keeps
-// failing (as upstream's cleanup, which runs before scheduling, does).
-func (c *Controller) execute(ctx context.Context, sj *v1alpha1.ScheduledJob, plan planner.Plan) ([]planner.Result, error) {
+// startRuns carries out the plan's urgent actions, the deletions Replace
+// needs and the runs' Job creations, and reports what became of each.
+func (c *Controller) startRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, plan planner.Plan) ([]planner.Result, error) {
 	var results []planner.Result
 	for _, deletion := range plan.Deletes {
 		if deletion.Reason != planner.DeleteForReplace {
@@ -263,17 +292,27 @@ func (c *Controller) execute(ctx context.Context, sj *v1alpha1.ScheduledJob, pla
 			return results, fmt.Errorf("could not replace job %s: %w", deletion.Job.Name, err)
 		}
 	}
-	var createErr error
 	for _, run := range []*planner.Run{plan.Create, plan.Early, plan.Trigger} {
-		if run == nil || createErr != nil {
+		if run == nil {
 			continue
 		}
-		var result *planner.Result
-		result, createErr = c.createRun(ctx, sj, run)
+		result, err := c.createRun(ctx, sj, run)
 		if result != nil {
 			results = append(results, *result)
 		}
+		if err != nil {
+			return results, err
+		}
 	}
+	return results, nil
+}
+
+// finishPlan carries out the rest of the plan but the trigger annotation:
+// history cleanup and warm-up pods. The cleanup runs even after a run's
+// creation failed, so that it still frees quota when creation keeps failing
+// (as upstream's cleanup, which runs before scheduling, does).
+func (c *Controller) finishPlan(ctx context.Context, plan planner.Plan) ([]planner.Result, error) {
+	var results []planner.Result
 	for _, deletion := range plan.Deletes {
 		if deletion.Reason == planner.DeleteForHistoryLimit {
 			result, _ := c.deleteJob(ctx, deletion.Job) // a failure is reported, not retried
@@ -281,17 +320,12 @@ func (c *Controller) execute(ctx context.Context, sj *v1alpha1.ScheduledJob, pla
 		}
 	}
 	podResults, podErr := c.executePods(ctx, plan)
-	results = append(results, podResults...)
-	if createErr != nil {
-		return results, createErr
-	}
-	if podErr != nil {
-		return results, podErr
-	}
-	if plan.ConsumeTrigger {
-		return results, c.consumeTrigger(ctx, sj)
-	}
-	return results, nil
+	return append(results, podResults...), podErr
+}
+
+// startedScheduledRun reports whether a scheduled run's Job was created.
+func startedScheduledRun(results []planner.Result) bool {
+	return slices.ContainsFunc(results, planner.Result.StartedScheduledRun)
 }
 
 // deleteJob deletes with background propagation, as the CronJob controller
@@ -454,6 +488,50 @@ func (c *Controller) planFrom(cached *v1alpha1.ScheduledJob) *v1alpha1.Scheduled
 	current.Status = *w.status.DeepCopy()
 	current.ResourceVersion = w.written
 	return current
+}
+
+// deferredStatus is the status a reconcile that started a run computed
+// but left for the next reconcile to write.
+type deferredStatus struct {
+	uid    types.UID
+	status v1alpha1.ScheduledJobStatus
+}
+
+// statusDeferral bounds how long a deferred status waits: the new Job's
+// own watch event normally reconciles the ScheduledJob sooner.
+const statusDeferral = time.Second
+
+// deferStatus ends a reconcile that created a scheduled run's Job without
+// writing status, cleaning up history or touching warm-up pods: the next
+// reconcile of the ScheduledJob does those, from the status remembered
+// here. When many runs fall due at one instant, their reconciles are all
+// queued before any Job's watch event, so every Job is created before the
+// first status write, instead of each run waiting for the status writes of
+// the runs queued ahead of it. A crash before the write loses nothing: the
+// Job carries its scheduled time, from which the next leader rebuilds
+// status. The metrics count the outcome now, as the remembered status says
+// it is counted.
+func (c *Controller) deferStatus(sj *v1alpha1.ScheduledJob, outcome planner.Outcome, requeueAfter time.Duration) reconcile.Result {
+	c.deferred.Store(client.ObjectKeyFromObject(sj), deferredStatus{uid: sj.UID, status: outcome.Status})
+	observeRunMetrics(outcome)
+	if requeueAfter == 0 || requeueAfter > statusDeferral {
+		requeueAfter = statusDeferral
+	}
+	return reconcile.Result{RequeueAfter: requeueAfter}
+}
+
+// withDeferred returns the ScheduledJob with the status a reconcile
+// deferred, if any: only this controller writes status, so a deferred
+// status is newer than the stored one.
+func (c *Controller) withDeferred(stored *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
+	last, ok := c.deferred.Load(client.ObjectKeyFromObject(stored))
+	if !ok || last.(deferredStatus).uid != stored.UID {
+		return stored
+	}
+	status := last.(deferredStatus).status
+	sj := stored.DeepCopy()
+	sj.Status = *status.DeepCopy()
+	return sj
 }
 
 // emit records events on the ScheduledJob.

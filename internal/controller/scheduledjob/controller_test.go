@@ -2,6 +2,7 @@ package scheduledjob
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -440,8 +441,9 @@ func (c *staleScheduledJobs) Get(ctx context.Context, key client.ObjectKey, obj 
 	return c.Client.Get(ctx, key, obj, opts...)
 }
 
-// TestStaleCacheAfterReplace: Replace deletes the active Job and writes a
-// status without it; the next reconcile, triggered by the deletion, reads
+// TestStaleCacheAfterReplace: Replace deletes the active Job and (in the
+// reconcile the new Job triggers) writes a status without it; the next
+// reconcile, triggered by the deletion, reads
 // the ScheduledJob from a cache that still lists the deleted Job as active.
 // It plans from the status it wrote: no MissingJob for the replaced Job, no
 // second run, no second write.
@@ -454,29 +456,18 @@ func TestStaleCacheAfterReplace(t *testing.T) {
 	run := firstRun(sj)
 	kubeClient := &staleScheduledJobs{Client: env.Cached}
 	ctrl := NewController(kubeClient, env.Reader, env.Clock, env.Recorder, Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
-	reconcileWith := func(now time.Time) error {
-		env.Clock.SetTime(now)
-		_, err := ctrl.Reconcile(env.Ctx, requestFor(sj))
-		return err
-	}
-
-	waitForCache(t, sj)
-	if err := reconcileWith(run.Add(100 * time.Millisecond)); err != nil {
-		t.Fatal(err)
-	}
-	waitForCache(t, sj)
+	reconcileWith(t, ctrl, sj, run.Add(100*time.Millisecond))
 	kubeClient.stale = get(t, sj) // status.active names the first run's Job
 	drainEvents()
-	if err := reconcileWith(run.Add(time.Minute + 100*time.Millisecond)); err != nil { // Replace
-		t.Fatal(err)
-	}
+	reconcileWith(t, ctrl, sj, run.Add(time.Minute+100*time.Millisecond)) // Replace
 	afterReplace := get(t, sj)
 	waitForCache(t, sj) // the Jobs: the first is gone, the second there
 	if events := drainEvents(); !hasEvent(events, "SuccessfulDelete") || !hasEvent(events, "SuccessfulCreate") {
 		t.Fatalf("events %v, want the first run deleted and the second created", events)
 	}
 
-	err := reconcileWith(run.Add(time.Minute + 200*time.Millisecond))
+	env.Clock.SetTime(run.Add(time.Minute + 200*time.Millisecond))
+	_, err := ctrl.Reconcile(env.Ctx, requestFor(sj))
 	if events := drainEvents(); len(events) != 0 {
 		t.Errorf("events %v after the stale read, want none (the replaced Job is not missing)", events)
 	}
@@ -495,4 +486,65 @@ func TestStaleCacheAfterReplace(t *testing.T) {
 	if want := sj.JobName(run.Add(time.Minute)); len(alive) != 1 || alive[0] != want {
 		t.Errorf("jobs %v, want only %s", alive, want)
 	}
+}
+
+// TestStartedRunDefersStatus: the reconcile that creates a run's Job does
+// nothing else and comes back within a second; the next reconcile (the new
+// Job's watch event) writes the status the first one computed, including
+// what only it knew: the runs it counted as missed. A controller that
+// restarts in between rebuilds the status from the Job.
+func TestStartedRunDefersStatus(t *testing.T) {
+	ns := newNamespace(t)
+	for _, restart := range []bool{false, true} {
+		sj := newScheduledJob(ns, fmt.Sprintf("deferred-restart-%t", restart), "* * * * *")
+		create(t, sj)
+		sj = get(t, sj)
+		// The runs of the three minutes before it were skipped.
+		run := firstRun(sj).Add(3 * time.Minute)
+		env.Clock.SetTime(run.Add(100 * time.Millisecond))
+		waitForCache(t, sj)
+		before := get(t, sj)
+		result, err := env.ctrl.Reconcile(env.Ctx, requestFor(sj))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if created := jobsOf(t, ns, sj); len(created) != 1 || created[0] != sj.JobName(run) {
+			t.Fatalf("%s: jobs %v, want the run's", sj.Name, created)
+		}
+		if after := get(t, sj); after.ResourceVersion != before.ResourceVersion {
+			t.Errorf("%s: the reconcile that created the Job wrote status %+v; want it left to the next", sj.Name, after.Status)
+		}
+		if result.RequeueAfter <= 0 || result.RequeueAfter > time.Second {
+			t.Errorf("%s: requeue after %v, want within a second", sj.Name, result.RequeueAfter)
+		}
+
+		c := env.ctrl
+		want := wantStatus{active: []string{sj.JobName(run)}, lastSchedule: run, next: run.Add(time.Minute)}
+		if restart {
+			c = NewController(env.Cached, env.Reader, env.Clock, env.Recorder, Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
+		} else {
+			want.lastMissed = run.Add(-time.Minute)
+		}
+		drainEvents()
+		reconcileWith(t, c, sj, run.Add(200*time.Millisecond))
+		checkStatus(t, get(t, sj).Status, want)
+		if created := jobsOf(t, ns, sj); len(created) != 1 {
+			t.Errorf("%s: jobs %v after the status write, want the one run", sj.Name, created)
+		}
+		if events := drainEvents(); len(events) != 0 {
+			t.Errorf("%s: events %v from the reconcile that wrote status, want none", sj.Name, events)
+		}
+	}
+}
+
+// jobsOf returns the names of sj's Jobs.
+func jobsOf(t *testing.T, namespace string, sj *v1alpha1.ScheduledJob) []string {
+	t.Helper()
+	var names []string
+	for _, job := range jobs(t, namespace) {
+		if metav1.IsControlledBy(&job, sj) {
+			names = append(names, job.Name)
+		}
+	}
+	return names
 }

@@ -1,0 +1,172 @@
+package scheduledjob
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	ontimescheme "github.com/ontime-dev/ontime/internal/scheme"
+	"github.com/ontime-dev/ontime/internal/warmup"
+)
+
+// TestBurstCreatesJobsBeforeStatus runs the controller as in production,
+// with its work queue, watches and two workers, on twenty ScheduledJobs due
+// at the same instant: the runs' Jobs are created before their status
+// writes, so that a run does not wait for the status writes of the runs
+// queued ahead of it. Reconciling each in turn, create then status, would
+// write the first status after two creations; here it must come after at
+// least half of them. (Not all: the queue adds due items on timers, and
+// under load the first Jobs' watch events can overtake the last items.)
+// The controller's clock is the real one shifted, so that a run time comes
+// three seconds after the start, and the queue's real-time delays line up
+// with it as in production.
+func TestBurstCreatesJobsBeforeStatus(t *testing.T) {
+	const n = 20
+	ns := newNamespace(t)
+	var sjs []*v1alpha1.ScheduledJob
+	for i := range n {
+		sj := newScheduledJob(ns, fmt.Sprintf("burst-%02d", i), "* * * * *")
+		// The run before the instant is long past its deadline when the
+		// controller starts: it is missed, not created.
+		sj.Spec.StartingDeadlineSeconds = ptr.To[int64](5)
+		create(t, sj)
+		sjs = append(sjs, sj)
+	}
+	instant := time.Now().Truncate(time.Minute).Add(2 * time.Minute)
+	clk := shiftedClock{shift: instant.Sub(time.Now().Add(3 * time.Second))}
+
+	recorder := &requestLog{}
+	ctx, stop := context.WithCancel(env.Ctx)
+	defer stop()
+	mgr := startBurstManager(t, ctx, ns)
+	c := NewController(&recordingClient{Client: mgr.GetClient(), log: recorder}, mgr.GetAPIReader(), clk, env.Recorder,
+		Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
+	if err := c.Register(ctx, mgr, 2); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+
+	deadline := time.Now().Add(30 * time.Second)
+	for !allRunsRecorded(t, sjs, instant) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the runs at %s were not all created and recorded in status within 30 s; requests: %v", instant, recorder.entries())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	entries := recorder.entries()
+	firstCreate, creates := -1, 0
+	for i, e := range entries {
+		switch {
+		case e == "create":
+			creates++
+			if firstCreate < 0 {
+				firstCreate = i
+			}
+		case e == "status" && firstCreate >= 0 && creates < n/2:
+			t.Fatalf("a status write came after %d of the %d Jobs were created, want at least %d: %v", creates, n, n/2, entries[firstCreate:])
+		}
+	}
+	if creates != n {
+		t.Errorf("%d Jobs created, want %d: %v", creates, n, entries)
+	}
+}
+
+// startBurstManager returns a manager, not yet started, whose cache holds
+// the namespace's objects and the suite's warm-up pods and ledgers.
+func startBurstManager(t *testing.T, ctx context.Context, ns string) ctrl.Manager {
+	t.Helper()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:  ontimescheme.New(),
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}, ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:       {Label: warmup.PodSelector()},
+			&corev1.ConfigMap{}: LedgerCache(testSpreadNamespace),
+		}},
+		// The suite may run this test more than once (-count).
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mgr
+}
+
+// allRunsRecorded reports whether every ScheduledJob's status records its
+// run at instant.
+func allRunsRecorded(t *testing.T, sjs []*v1alpha1.ScheduledJob, instant time.Time) bool {
+	for _, sj := range sjs {
+		last := get(t, sj).Status.LastScheduleTime
+		if last == nil || !last.Time.Equal(instant) {
+			return false
+		}
+	}
+	return true
+}
+
+// shiftedClock is the real clock, shifted.
+type shiftedClock struct{ shift time.Duration }
+
+func (c shiftedClock) Now() time.Time                  { return time.Now().Add(c.shift) }
+func (c shiftedClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// requestLog is the order of the Job creations and status writes a
+// controller made.
+type requestLog struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (l *requestLog) add(entry string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.log = append(l.log, entry)
+}
+
+func (l *requestLog) entries() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.log...)
+}
+
+// recordingClient logs Job creations and status writes to its log.
+type recordingClient struct {
+	client.Client
+	log *requestLog
+}
+
+func (c *recordingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	err := c.Client.Create(ctx, obj, opts...)
+	if _, isJob := obj.(*batchv1.Job); isJob && err == nil {
+		c.log.add("create")
+	}
+	return err
+}
+
+func (c *recordingClient) Status() client.SubResourceWriter {
+	return recordingStatus{SubResourceWriter: c.Client.Status(), log: c.log}
+}
+
+type recordingStatus struct {
+	client.SubResourceWriter
+	log *requestLog
+}
+
+func (s recordingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	err := s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+	if err == nil {
+		s.log.add("status")
+	}
+	return err
+}
