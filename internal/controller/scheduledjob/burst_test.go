@@ -81,6 +81,44 @@ func TestBurstCreatesJobsBeforeStatus(t *testing.T) {
 	if creates != n {
 		t.Errorf("%d Jobs created, want %d: %v", creates, n, entries)
 	}
+
+	// The runs finish, after the requeues that back up the deferred status
+	// writes (a second after the instant) have passed; the controller
+	// writes their statuses and, once the cache has the writes, keeps no
+	// copy of them: no reconcile would drop them before the next run.
+	for clk.Since(instant) < 2*time.Second {
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, job := range jobs(t, ns) {
+		finish(t, &job, true, instant.Add(time.Second))
+	}
+	for deadline := time.Now().Add(30 * time.Second); !allRunsFinished(t, sjs); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the finished runs were not all recorded in status within 30 s")
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); rememberedWrites(c) > 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d status writes still remembered 10 s after they were made", rememberedWrites(c))
+		}
+	}
+}
+
+// allRunsFinished reports whether every ScheduledJob's status records a
+// successful run and none active.
+func allRunsFinished(t *testing.T, sjs []*v1alpha1.ScheduledJob) bool {
+	for _, sj := range sjs {
+		if status := get(t, sj).Status; status.LastSuccessfulTime == nil || len(status.Active) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func rememberedWrites(c *Controller) int {
+	n := 0
+	c.written.Range(func(any, any) bool { n++; return true })
+	return n
 }
 
 // startBurstManager returns a manager, not yet started, whose cache holds

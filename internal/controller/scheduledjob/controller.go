@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -47,8 +48,8 @@ type Controller struct {
 	apiReader client.Reader
 	clock     clock.PassiveClock
 	recorder  record.EventRecorder
-	// written remembers the last status written per ScheduledJob
-	// (types.NamespacedName -> writtenStatus).
+	// written remembers the last status written per ScheduledJob until the
+	// cache has it (types.NamespacedName -> *writtenStatus).
 	written sync.Map
 	// deferred holds the status a reconcile that started a run left for
 	// the next one to write (types.NamespacedName -> deferredStatus).
@@ -87,6 +88,15 @@ func (c *Controller) Name() string { return "scheduledjob.run" }
 // ScheduledJobs reconciled at once.
 func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int) error {
 	if err := IndexJobs(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	informer, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.ScheduledJob{})
+	if err != nil {
+		return err
+	}
+	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, updated any) { c.forgetSeenWrite(updated) },
+	}); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -431,8 +441,19 @@ func (c *Controller) writeStatus(ctx context.Context, sj *v1alpha1.ScheduledJob,
 		// requeues, and the next reconcile reads their write.
 		return false, client.IgnoreNotFound(err)
 	}
-	c.written.Store(client.ObjectKeyFromObject(sj), writtenStatus{uid: sj.UID, base: sj.ResourceVersion, written: updated.ResourceVersion, status: status})
+	c.remember(ctx, &writtenStatus{uid: sj.UID, base: sj.ResourceVersion, written: updated.ResourceVersion, status: status}, client.ObjectKeyFromObject(sj))
 	return true, nil
+}
+
+// remember keeps a status write for planFrom until the cache has it. The
+// cache may have it already: its watch event can beat the write's answer,
+// and forgetSeenWrite then found nothing to forget.
+func (c *Controller) remember(ctx context.Context, w *writtenStatus, key types.NamespacedName) {
+	c.written.Store(key, w)
+	cached := &v1alpha1.ScheduledJob{}
+	if err := c.kubeClient.Get(ctx, key, cached); err == nil && w.seenIn(cached) {
+		c.written.CompareAndDelete(key, w)
+	}
 }
 
 // statusPatch is the merge patch from sj to updated, conditional on sj's
@@ -466,6 +487,14 @@ type writtenStatus struct {
 	status        v1alpha1.ScheduledJobStatus
 }
 
+// seenIn reports whether cached is the object the write produced, or a
+// re-created one: planning from cached then needs the write no more.
+// (Resource versions are opaque, so a cache that has moved past the write
+// is not recognized; the next write replaces the entry.)
+func (w *writtenStatus) seenIn(cached *v1alpha1.ScheduledJob) bool {
+	return w.uid != cached.UID || w.written == cached.ResourceVersion
+}
+
 // planFrom returns the ScheduledJob to plan from: the cached one, or, when
 // the cache has not yet seen the last status this controller wrote (it
 // still holds the object that write was made over), that object with the
@@ -474,14 +503,19 @@ type writtenStatus struct {
 // older status would report a Job that Replace deleted as missing
 // (MissingJob), count a run twice, or write the same status again.
 func (c *Controller) planFrom(cached *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
-	last, ok := c.written.Load(client.ObjectKeyFromObject(cached))
+	key := client.ObjectKeyFromObject(cached)
+	last, ok := c.written.Load(key)
 	if !ok {
 		return cached
 	}
-	w := last.(writtenStatus)
+	w := last.(*writtenStatus)
+	if w.seenIn(cached) {
+		c.written.CompareAndDelete(key, last)
+		return cached
+	}
 	if w.uid != cached.UID || w.base != cached.ResourceVersion {
-		// The cache has seen the write or something after it (the write
-		// was the next change after base), or the object was re-created.
+		// The cache has seen something after the write (the write was the
+		// next change after base), or the object was re-created.
 		return cached
 	}
 	current := cached.DeepCopy()
@@ -532,6 +566,22 @@ func (c *Controller) withDeferred(stored *v1alpha1.ScheduledJob) *v1alpha1.Sched
 	sj := stored.DeepCopy()
 	sj.Status = *status.DeepCopy()
 	return sj
+}
+
+// forgetSeenWrite drops the remembered write of a ScheduledJob once the
+// cache holds the object that write produced: planFrom no longer needs it,
+// and ten thousand ScheduledJobs would otherwise each keep a copy of their
+// status between runs. It handles the cache's updates, which it sees only
+// once the cache holds them.
+func (c *Controller) forgetSeenWrite(obj any) {
+	sj, ok := obj.(*v1alpha1.ScheduledJob)
+	if !ok {
+		return
+	}
+	key := client.ObjectKeyFromObject(sj)
+	if last, ok := c.written.Load(key); ok && last.(*writtenStatus).seenIn(sj) {
+		c.written.CompareAndDelete(key, last)
+	}
 }
 
 // emit records events on the ScheduledJob.
