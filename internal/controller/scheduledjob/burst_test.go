@@ -50,7 +50,7 @@ func TestBurstCreatesJobsBeforeStatus(t *testing.T) {
 	recorder := &requestLog{}
 	ctx, stop := context.WithCancel(env.Ctx)
 	defer stop()
-	mgr := startBurstManager(t, ctx, ns)
+	mgr := newBurstManager(t, ns)
 	c := NewController(&recordingClient{Client: mgr.GetClient(), log: recorder}, mgr.GetAPIReader(), clk, env.Recorder,
 		Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
 	if err := c.Register(ctx, mgr, 2); err != nil {
@@ -58,14 +58,28 @@ func TestBurstCreatesJobsBeforeStatus(t *testing.T) {
 	}
 	go func() { _ = mgr.Start(ctx) }()
 
-	deadline := time.Now().Add(30 * time.Second)
-	for !allRunsRecorded(t, sjs, instant) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the runs at %s were not all created and recorded in status within 30 s; requests: %v", instant, recorder.entries())
-		}
+	eventually(t, 30*time.Second, func() bool { return allRunsRecorded(t, sjs, instant) },
+		"the runs at %s were not all created and recorded in status; requests: %v", instant, recorder)
+	checkCreatesFirst(t, recorder.entries(), n)
+
+	// The runs finish, after the requeues that back up the deferred status
+	// writes (a second after the instant) have passed; the controller
+	// writes their statuses and, once the cache has the writes, keeps no
+	// copy of them: no reconcile would drop them before the next run.
+	for clk.Since(instant) < 2*time.Second {
 		time.Sleep(100 * time.Millisecond)
 	}
-	entries := recorder.entries()
+	for _, job := range jobs(t, ns) {
+		finish(t, &job, true, instant.Add(time.Second))
+	}
+	eventually(t, 30*time.Second, func() bool { return allRunsFinished(t, sjs) }, "the finished runs were not all recorded in status")
+	eventually(t, 10*time.Second, func() bool { return rememberedWrites(c) == 0 }, "status writes still remembered after they were made")
+}
+
+// checkCreatesFirst: in the requests after the first Job creation, at
+// least half of the n creations come before the first status write.
+func checkCreatesFirst(t *testing.T, entries []string, n int) {
+	t.Helper()
 	firstCreate, creates := -1, 0
 	for i, e := range entries {
 		switch {
@@ -81,25 +95,15 @@ func TestBurstCreatesJobsBeforeStatus(t *testing.T) {
 	if creates != n {
 		t.Errorf("%d Jobs created, want %d: %v", creates, n, entries)
 	}
+}
 
-	// The runs finish, after the requeues that back up the deferred status
-	// writes (a second after the instant) have passed; the controller
-	// writes their statuses and, once the cache has the writes, keeps no
-	// copy of them: no reconcile would drop them before the next run.
-	for clk.Since(instant) < 2*time.Second {
-		time.Sleep(100 * time.Millisecond)
-	}
-	for _, job := range jobs(t, ns) {
-		finish(t, &job, true, instant.Add(time.Second))
-	}
-	for deadline := time.Now().Add(30 * time.Second); !allRunsFinished(t, sjs); time.Sleep(100 * time.Millisecond) {
+// eventually polls done until it holds, and fails the test when it does
+// not within timeout.
+func eventually(t *testing.T, timeout time.Duration, done func() bool, format string, args ...any) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); !done(); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the finished runs were not all recorded in status within 30 s")
-		}
-	}
-	for deadline := time.Now().Add(10 * time.Second); rememberedWrites(c) > 0; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d status writes still remembered 10 s after they were made", rememberedWrites(c))
+			t.Fatalf("after %s: "+format, append([]any{timeout}, args...)...)
 		}
 	}
 }
@@ -121,9 +125,9 @@ func rememberedWrites(c *Controller) int {
 	return n
 }
 
-// startBurstManager returns a manager, not yet started, whose cache holds
+// newBurstManager returns a manager, not yet started, whose cache holds
 // the namespace's objects and the suite's warm-up pods and ledgers.
-func startBurstManager(t *testing.T, ctx context.Context, ns string) ctrl.Manager {
+func newBurstManager(t *testing.T, ns string) ctrl.Manager {
 	t.Helper()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:  ontimescheme.New(),
@@ -171,6 +175,8 @@ func (l *requestLog) add(entry string) {
 	defer l.mu.Unlock()
 	l.log = append(l.log, entry)
 }
+
+func (l *requestLog) String() string { return fmt.Sprint(l.entries()) }
 
 func (l *requestLog) entries() []string {
 	l.mu.Lock()

@@ -175,20 +175,10 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		in.Placement = lastPlacement(sj)
 	}
 	plan := planner.Compute(in)
-	results, execErr := c.startRuns(ctx, sj, plan)
-	deferRest := execErr == nil && placeErr == nil && !plan.ConsumeTrigger && startedScheduledRun(results)
-	if !deferRest {
-		more, err := c.finishPlan(ctx, plan)
-		results, execErr = append(results, more...), cmp.Or(execErr, err)
-	}
-	if execErr == nil && plan.ConsumeTrigger {
-		execErr = c.consumeTrigger(ctx, sj)
-	}
+	results, deferRest, execErr := c.execute(ctx, sj, plan, placeErr == nil)
 	outcome := plan.Finish(results...)
 	c.emit(sj, outcome.Events)
-	for reason, n := range outcome.Missed {
-		missedRuns.WithLabelValues(string(reason)).Add(float64(n))
-	}
+	countMissed(outcome)
 	requeueAfter := c.remaining(now, plan.RequeueAfter)
 	if deferRest {
 		return c.deferStatus(sj, outcome, requeueAfter), nil
@@ -286,6 +276,23 @@ func (c *Controller) gatherJobs(ctx context.Context, sj *v1alpha1.ScheduledJob) 
 		}
 	}
 	return jobs, nil
+}
+
+// execute carries out the plan and reports what became of each action.
+// When it started a scheduled run and may defer, it stops there and
+// reports deferRest: the rest of the plan and the status write are left to
+// the next reconcile (deferStatus).
+func (c *Controller) execute(ctx context.Context, sj *v1alpha1.ScheduledJob, plan planner.Plan, mayDefer bool) (results []planner.Result, deferRest bool, err error) {
+	results, err = c.startRuns(ctx, sj, plan)
+	if err == nil && mayDefer && !plan.ConsumeTrigger && startedScheduledRun(results) {
+		return results, true, nil
+	}
+	more, finishErr := c.finishPlan(ctx, plan)
+	results, err = append(results, more...), cmp.Or(err, finishErr)
+	if err == nil && plan.ConsumeTrigger {
+		err = c.consumeTrigger(ctx, sj)
+	}
+	return results, false, err
 }
 
 // startRuns carries out the plan's urgent actions, the deletions Replace

@@ -42,6 +42,13 @@ func observeRunMetrics(outcome planner.Outcome) {
 	}
 }
 
+// countMissed counts the runs a reconcile's outcome found missed.
+func countMissed(outcome planner.Outcome) {
+	for reason, n := range outcome.Missed {
+		missedRuns.WithLabelValues(string(reason)).Add(float64(n))
+	}
+}
+
 func init() {
 	metrics.Registry.MustRegister(jobCreationSkew, missedRuns)
 }
