@@ -224,6 +224,9 @@ type result struct {
 	// unlogged are created runs whose creation is missing from the audit
 	// log: kube-apiserver was killed, or etcd failed, as it completed.
 	unlogged []string
+	// startedLate are Forbid runs not started whose previous run finished
+	// within their window, with no leader working from then.
+	startedLate []string
 }
 
 // jobsAtEnd reads when each Job in the namespace was created and when it
@@ -247,18 +250,29 @@ func jobsAtEnd(c client.Client) (createdAt, finished map[string]time.Time) {
 	return createdAt, finished
 }
 
-// heldByForbid reports whether a Forbid ScheduledJob's run at t could not
-// start within its window because the run before it had not finished.
-func heldByForbid(name string, t time.Time, created map[string][]time.Time, finished map[string]time.Time, window, grace time.Duration) bool {
+// forbidStart returns when a Forbid ScheduledJob's run at t could start:
+// at t, or when the run before it finished, if later. held reports that
+// the run before it had not finished within the run's window.
+func forbidStart(name string, t time.Time, created map[string][]time.Time, finished map[string]time.Time, window, grace time.Duration) (start time.Time, held bool) {
 	for prev := t.Add(-time.Minute); prev.After(t.Add(-time.Hour)); prev = prev.Add(-time.Minute) {
 		jobName := fmt.Sprintf("%s-%d", name, prev.Unix()/60)
 		if len(created[jobName]) == 0 {
 			continue
 		}
 		done, ok := finished[jobName]
-		return !ok || done.IsZero() || !done.Before(t.Add(window-grace))
+		if !ok || done.IsZero() || !done.Before(t.Add(window-grace)) {
+			return t, true
+		}
+		return later(t, done), false
 	}
-	return false
+	return t, false
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // jobsSeen is what the API server held at the end.
@@ -285,6 +299,26 @@ func creations(audit auditedJobs, seen jobsSeen) (created map[string][]time.Time
 	return created, unlogged
 }
 
+// notStartedRun classifies a run without a Job, due at t and startable
+// from start: held by Forbid, lost (a leader worked from start within its
+// window), or not started for want of one.
+func (r *result) notStartedRun(jobName string, t, start time.Time, held, leaderWorked bool) {
+	r.notStarted++
+	example := fmt.Sprintf("%s (run at %s)", jobName, t.Format(time.TimeOnly))
+	if start.After(t) {
+		example += ", startable from " + start.Format("15:04:05.000") + " when the run before it finished"
+	}
+	switch {
+	case held:
+		r.heldByForbid++
+	case leaderWorked:
+		r.lost++
+		r.lostExamples = append(r.lostExamples, example)
+	case start.After(t):
+		r.startedLate = append(r.startedLate, example+"; no leader worked from then within its window")
+	}
+}
+
 func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *faults, seen jobsSeen, work string) *result {
 	created, unlogged := creations(readAudit(auditLog), seen)
 	r := &result{work: work, kills: len(f.kills), apiserver: f.apiserverRestarts, etcd: f.etcdRestarts, takeovers: obs.takeovers(f.kills)}
@@ -304,15 +338,13 @@ func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *
 				r.duplicates++
 				r.duplicateEx = append(r.duplicateEx, fmt.Sprintf("%s created %d times", jobName, len(times)))
 			case len(times) == 0:
-				r.notStarted++
-				if i%3 == 1 && heldByForbid(name, t, created, seen.finished, window(i), cfg.grace) {
-					r.heldByForbid++
-					continue
+				// A Forbid run can start only once the run before it has
+				// finished: a leader must work after that, in the window.
+				start, held := t, false
+				if i%3 == 1 {
+					start, held = forbidStart(name, t, created, seen.finished, window(i), cfg.grace)
 				}
-				if obs.workingFor(t, t.Add(window(i)), cfg.grace) {
-					r.lost++
-					r.lostExamples = append(r.lostExamples, fmt.Sprintf("%s (run at %s)", jobName, t.Format(time.TimeOnly)))
-				}
+				r.notStartedRun(jobName, t, start, held, obs.workingFor(start, t.Add(window(i)), cfg.grace))
 				continue
 			}
 			if unlogged[jobName] {
@@ -325,11 +357,20 @@ func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *
 	perMinute(created, cfg.n, from, to)
 	slices.Sort(r.skews)
 	slices.Sort(r.takeovers)
-	if len(r.unlogged) > 0 {
-		benchutil.Progress("%d created runs are missing from the audit log, their Jobs found otherwise:", len(r.unlogged))
-	}
-	for _, lines := range [][]string{r.duplicateEx, r.lostExamples, r.unlogged} {
-		for _, line := range lines[:min(len(lines), 20)] {
+	for _, group := range []struct {
+		header string
+		lines  []string
+	}{
+		{"duplicated runs:", r.duplicateEx},
+		{"lost runs:", r.lostExamples},
+		{fmt.Sprintf("%d created runs are missing from the audit log, their Jobs found otherwise:", len(r.unlogged)), r.unlogged},
+		{fmt.Sprintf("%d Forbid runs not started: the run before finished in their window, no leader worked after:", len(r.startedLate)), r.startedLate},
+	} {
+		if len(group.lines) == 0 {
+			continue
+		}
+		benchutil.Progress("%s", group.header)
+		for _, line := range group.lines[:min(len(group.lines), 20)] {
 			benchutil.Progress("  %s", line)
 		}
 	}
