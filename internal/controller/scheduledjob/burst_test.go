@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -66,9 +67,7 @@ func TestBurstCreatesJobsBeforeStatus(t *testing.T) {
 	// writes (a second after the instant) have passed; the controller
 	// writes their statuses and, once the cache has the writes, keeps no
 	// copy of them: no reconcile would drop them before the next run.
-	for clk.Since(instant) < 2*time.Second {
-		time.Sleep(100 * time.Millisecond)
-	}
+	time.Sleep(2*time.Second - clk.Since(instant))
 	for _, job := range jobs(t, ns) {
 		finish(t, &job, true, instant.Add(time.Second))
 	}
@@ -101,10 +100,9 @@ func checkCreatesFirst(t *testing.T, entries []string, n int) {
 // not within timeout.
 func eventually(t *testing.T, timeout time.Duration, done func() bool, format string, args ...any) {
 	t.Helper()
-	for deadline := time.Now().Add(timeout); !done(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: "+format, append([]any{timeout}, args...)...)
-		}
+	poll := func(context.Context) (bool, error) { return done(), nil }
+	if err := wait.PollUntilContextTimeout(env.Ctx, 100*time.Millisecond, timeout, true, poll); err != nil {
+		t.Fatalf("after %s: "+format, append([]any{timeout}, args...)...)
 	}
 }
 

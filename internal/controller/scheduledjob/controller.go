@@ -520,15 +520,21 @@ func (c *Controller) planFrom(cached *v1alpha1.ScheduledJob) *v1alpha1.Scheduled
 		c.written.CompareAndDelete(key, last)
 		return cached
 	}
-	if w.uid != cached.UID || w.base != cached.ResourceVersion {
+	if w.base != cached.ResourceVersion {
 		// The cache has seen something after the write (the write was the
-		// next change after base), or the object was re-created.
+		// next change after base).
 		return cached
 	}
-	current := cached.DeepCopy()
-	current.Status = *w.status.DeepCopy()
+	current := withStatus(cached, w.status)
 	current.ResourceVersion = w.written
 	return current
+}
+
+// withStatus returns a copy of sj with status.
+func withStatus(sj *v1alpha1.ScheduledJob, status v1alpha1.ScheduledJobStatus) *v1alpha1.ScheduledJob {
+	out := sj.DeepCopy()
+	status.DeepCopyInto(&out.Status)
+	return out
 }
 
 // deferredStatus is the status a reconcile that started a run computed
@@ -569,10 +575,7 @@ func (c *Controller) withDeferred(stored *v1alpha1.ScheduledJob) *v1alpha1.Sched
 	if !ok || last.(deferredStatus).uid != stored.UID {
 		return stored
 	}
-	status := last.(deferredStatus).status
-	sj := stored.DeepCopy()
-	sj.Status = *status.DeepCopy()
-	return sj
+	return withStatus(stored, last.(deferredStatus).status)
 }
 
 // forgetSeenWrite drops the remembered write of a ScheduledJob once the
