@@ -281,7 +281,9 @@ func TestActiveJobMissingFromCacheIsReadLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	drainEvents()
-	reconcileAt(t, get(t, sj), sj.CreationTimestamp.Add(time.Second))
+	// A second before the first run: creation+1s would cross into the
+	// next minute for one creation second in 60 and start a run.
+	reconcileAt(t, get(t, sj), firstRun(sj).Add(-time.Second))
 	if s := get(t, sj).Status; s.ActiveCount != 0 || len(s.Active) != 0 {
 		t.Errorf("active %v (activeCount %d), want none", s.Active, s.ActiveCount)
 	}
