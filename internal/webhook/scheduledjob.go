@@ -38,18 +38,23 @@ type Validator struct {
 	// crowdThreshold is how many other schedules starting in one minute
 	// make admission propose H; 0 turns the warning off.
 	crowdThreshold int
-	// starts remembers the cluster's schedules' starts for that warning.
-	starts *startsMemo
+	// starts is the cluster's schedules' starts for that warning.
+	starts *startsIndex
 }
 
 // NewValidator returns a Validator that dry-runs Job templates with c and
 // warns about schedules crowded by crowdThreshold others (0: never).
 func NewValidator(c client.Client, crowdThreshold int) *Validator {
-	return &Validator{client: c, crowdThreshold: crowdThreshold, starts: &startsMemo{}}
+	return &Validator{client: c, crowdThreshold: crowdThreshold, starts: newStartsIndex()}
 }
 
 // Register serves the validator on mgr's webhook server.
 func (v *Validator) Register(mgr ctrl.Manager) error {
+	if v.crowdThreshold > 0 && v.client != nil {
+		if err := v.starts.watch(context.Background(), mgr.GetCache()); err != nil {
+			return err
+		}
+	}
 	return ctrl.NewWebhookManagedBy(mgr).For(&v1alpha1.ScheduledJob{}).WithValidator(v).Complete()
 }
 
@@ -92,7 +97,7 @@ func (v *Validator) validate(ctx context.Context, sj, old *v1alpha1.ScheduledJob
 	if len(errs) == 0 && v.client != nil {
 		errs = append(errs, v.dryRunJob(ctx, sj)...)
 		warnings = append(warnings, v.priorityWarnings(ctx, sj)...)
-		warnings = append(warnings, v.crowdWarnings(ctx, sj, time.Now())...)
+		warnings = append(warnings, v.crowdWarnings(sj, time.Now())...)
 	}
 	if len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind("ScheduledJob").GroupKind(), sj.Name, errs)
