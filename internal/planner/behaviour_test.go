@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -51,6 +52,48 @@ func TestScheduleEditDoesNotRunRetroactively(t *testing.T) {
 	plan = Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(30*time.Minute + nextScheduleDelta)})
 	if plan.Create == nil || !plan.Create.Scheduled.Equal(topOfTheHour.Add(30*time.Minute)) {
 		t.Fatalf("no run at 10:30: %+v", plan.Create)
+	}
+}
+
+// TestFailedCreateStaysDue: a run whose Job could not be created (the API
+// server refused it while etcd restarted) is still due at the retry, for
+// this controller or the next leader, with and without the Ready condition
+// the failed reconcile wrote; its deadline still applies.
+func TestFailedCreateStaysDue(t *testing.T) {
+	for _, policy := range []v1alpha1.ConcurrencyPolicy{v1alpha1.AllowConcurrent, v1alpha1.ForbidConcurrent, v1alpha1.ReplaceConcurrent} {
+		t.Run(string(policy), func(t *testing.T) {
+			sj := scheduledJob("* * * * *", justBeforeThePriorHour)
+			sj.Spec.ConcurrencyPolicy = policy
+			sj.Spec.StartingDeadlineSeconds = ptr.To[int64](30)
+			sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour.Add(-time.Minute)}
+			now := topOfTheHour.Add(14 * time.Second)
+			plan := Compute(Input{ScheduledJob: sj, Now: now})
+			if plan.Create == nil || !plan.Create.Scheduled.Equal(topOfTheHour) {
+				t.Fatalf("no run at 10:00: %+v", plan.Create)
+			}
+			failed := plan.Finish(CreateFailed(plan.Create, errors.New("etcdserver: request timed out")))
+			if next := failed.Status.NextScheduleTime; next == nil || !next.Equal(&metav1.Time{Time: topOfTheHour}) {
+				t.Errorf("nextScheduleTime %v after the failed create, want 10:00, the run still due", next)
+			}
+			if !slices.Contains(reasons(failed), v1alpha1.ReasonFailedCreate) {
+				t.Errorf("events %v, want FailedCreate", reasons(failed))
+			}
+			sj.Status = failed.Status
+			retry := Compute(Input{ScheduledJob: sj, Now: now.Add(15 * time.Second)})
+			if retry.Create == nil || !retry.Create.Scheduled.Equal(topOfTheHour) {
+				t.Fatalf("the retry within the deadline does not run 10:00: %+v", retry.Create)
+			}
+			sj.Status = succeed(retry).Status
+			if next := sj.Status.NextScheduleTime; next == nil || !next.Equal(&metav1.Time{Time: topOfTheHour.Add(time.Minute)}) {
+				t.Errorf("nextScheduleTime %v after the retry created the Job, want 10:01", next)
+			}
+			// Past the deadline the failed run is recorded as missed.
+			sj.Status = failed.Status
+			late := Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(45 * time.Second)}).Finish()
+			if late.Status.LastMissedTime == nil || !late.Status.LastMissedTime.Equal(&metav1.Time{Time: topOfTheHour}) {
+				t.Errorf("lastMissedTime %v past the deadline, want 10:00", late.Status.LastMissedTime)
+			}
+		})
 	}
 }
 

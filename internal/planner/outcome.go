@@ -143,6 +143,7 @@ func (p Plan) apply(out *Outcome, r Result) {
 		out.Missed[MissConflict]++
 	case createFailed:
 		out.Events = append(out.Events, failedCreateEvent(r.err))
+		p.keepDue(status, r.run)
 	case podCreateFailed:
 		out.Events = append(out.Events, Event(warmup.FailedEvent(r.err)))
 		setCondition(status, p.generation, p.now, v1alpha1.ConditionCapacityReady, metav1.ConditionFalse, v1alpha1.ReasonWarmUpFailed,
@@ -168,6 +169,25 @@ func addActive(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job, run *Run, 
 
 func removeActive(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job) {
 	status.Active = slices.DeleteFunc(status.Active, func(ref corev1.ObjectReference) bool { return ref.UID == job.UID })
+}
+
+// keepDue keeps a run whose Job could not be created due: status
+// announces it as the next run, not the one after it. The returned error
+// retries the reconcile, and a new leader may be the one that retries; had
+// the status written meanwhile announced the following run,
+// notBeforeAnnounced would take the failed run for one the schedule never
+// had, and it would be lost without a trace (a chaos run found this: a
+// create refused while etcd restarted, the next leader never retried it).
+// A triggered run is retried by its annotation.
+func (p Plan) keepDue(status *v1alpha1.ScheduledJobStatus, run *Run) {
+	if run.Triggered() {
+		return
+	}
+	if status.NextScheduleTime == nil || run.Scheduled.Before(status.NextScheduleTime.Time) {
+		status.NextScheduleTime = &metav1.Time{Time: run.Scheduled}
+	}
+	setReady(status, p.generation, p.now, true, v1alpha1.ReasonScheduled,
+		"the run at "+run.Scheduled.UTC().Format(time.RFC3339)+" is retried: creating its job failed")
 }
 
 // conflict records a run that could not start because a Job of its name

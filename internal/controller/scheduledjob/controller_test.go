@@ -2,6 +2,7 @@ package scheduledjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -549,4 +551,46 @@ func jobsOf(t *testing.T, namespace string, sj *v1alpha1.ScheduledJob) []string 
 		}
 	}
 	return names
+}
+
+// TestFailedCreateIsRetriedByTheNextLeader: the chaos run's lost runs. A
+// leader's Job create failed (etcd restarting), it wrote status and lost
+// the Lease; the next leader must still find the run due and create it.
+func TestFailedCreateIsRetriedByTheNextLeader(t *testing.T) {
+	ns := newNamespace(t)
+	sj := newScheduledJob(ns, "retried", "* * * * *")
+	create(t, sj)
+	sj = get(t, sj)
+	run := firstRun(sj)
+	failing := NewController(&failingJobCreates{Client: env.Cached}, env.Reader, env.Clock, env.Recorder,
+		Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
+	env.Clock.SetTime(run.Add(14 * time.Second))
+	waitForCache(t, sj)
+	if _, err := failing.Reconcile(env.Ctx, requestFor(sj)); err == nil {
+		t.Fatal("the reconcile whose create failed returned no error, so nothing retries it")
+	}
+	if n := len(jobs(t, ns)); n != 0 {
+		t.Fatalf("%d jobs after the failed create", n)
+	}
+	if next := get(t, sj).Status.NextScheduleTime; next == nil || !next.Time.Equal(run) {
+		t.Errorf("nextScheduleTime %v after the failed create, want %s, the run still due", next, run)
+	}
+	drainEvents()
+	reconcileAt(t, get(t, sj), run.Add(20*time.Second)) // the next leader's first reconcile
+	created := jobs(t, ns)
+	if len(created) != 1 || created[0].Name != sj.JobName(run) {
+		t.Fatalf("jobs %v, want the retried run's %s", created, sj.JobName(run))
+	}
+	checkStatus(t, get(t, sj).Status, wantStatus{active: []string{sj.JobName(run)}, lastSchedule: run, next: run.Add(time.Minute)})
+}
+
+// failingJobCreates refuses every Job creation as an API server does while
+// etcd is away.
+type failingJobCreates struct{ client.Client }
+
+func (c *failingJobCreates) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if _, isJob := obj.(*batchv1.Job); isJob {
+		return apierrors.NewInternalError(errors.New("rpc error: code = Unavailable desc = error reading from server"))
+	}
+	return c.Client.Create(ctx, obj, opts...)
 }
