@@ -97,6 +97,29 @@ func TestFailedCreateStaysDue(t *testing.T) {
 	}
 }
 
+// TestFailedReplaceStaysDue: under Replace, a run whose active Job could not
+// be deleted is never created in that reconcile, and stays due too.
+func TestFailedReplaceStaysDue(t *testing.T) {
+	sj := scheduledJob("* * * * *", justBeforeThePriorHour)
+	sj.Spec.ConcurrencyPolicy = v1alpha1.ReplaceConcurrent
+	previous := topOfTheHour.Add(-time.Minute)
+	active := childJob(sj, previous, "previous", false)
+	sj.Status.LastScheduleTime = &metav1.Time{Time: previous}
+	sj.Status.Active = []corev1.ObjectReference{{Kind: "Job", Namespace: active.Namespace, Name: active.Name, UID: active.UID}}
+	plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{active}, Now: topOfTheHour.Add(time.Second)})
+	if plan.Create == nil || len(plan.Deletes) != 1 || plan.Deletes[0].Reason != DeleteForReplace {
+		t.Fatalf("plan: create %+v, deletes %+v; want a replacement", plan.Create, plan.Deletes)
+	}
+	failed := plan.Finish(DeleteFailed(active, errors.New("etcdserver: request timed out")))
+	if next := failed.Status.NextScheduleTime; next == nil || !next.Equal(&metav1.Time{Time: topOfTheHour}) {
+		t.Errorf("nextScheduleTime %v after the failed deletion, want 10:00, the run still due", next)
+	}
+	sj.Status = failed.Status
+	if retry := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{active}, Now: topOfTheHour.Add(5 * time.Second)}); retry.Create == nil {
+		t.Error("the retry does not run 10:00")
+	}
+}
+
 // TestScheduleEditedWhileControllerDown: runs due after the announced time
 // still start.
 func TestScheduleEditedWhileControllerDown(t *testing.T) {

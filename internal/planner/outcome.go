@@ -116,8 +116,23 @@ func (p Plan) Finish(results ...Result) Outcome {
 	for _, r := range results {
 		p.apply(&out, r)
 	}
+	for _, run := range []*Run{p.Create, p.Early} {
+		if run != nil && !settled(run, results) {
+			p.keepDue(&out.Status, run)
+		}
+	}
 	out.Status.ActiveCount = int32(len(out.Status.Active))
 	return out
+}
+
+// settled reports whether the results say what became of run: its Job was
+// created or found, or its name was taken (a missed run). A run whose
+// create failed, or was never tried because a Replace deletion failed
+// first, is not.
+func settled(run *Run, results []Result) bool {
+	return slices.ContainsFunc(results, func(r Result) bool {
+		return r.run == run && (r.kind == created || r.kind == alreadyCreated || r.kind == nameTaken)
+	})
 }
 
 func (p Plan) apply(out *Outcome, r Result) {
@@ -143,7 +158,6 @@ func (p Plan) apply(out *Outcome, r Result) {
 		out.Missed[MissConflict]++
 	case createFailed:
 		out.Events = append(out.Events, failedCreateEvent(r.err))
-		p.keepDue(status, r.run)
 	case podCreateFailed:
 		out.Events = append(out.Events, Event(warmup.FailedEvent(r.err)))
 		setCondition(status, p.generation, p.now, v1alpha1.ConditionCapacityReady, metav1.ConditionFalse, v1alpha1.ReasonWarmUpFailed,
@@ -171,23 +185,19 @@ func removeActive(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job) {
 	status.Active = slices.DeleteFunc(status.Active, func(ref corev1.ObjectReference) bool { return ref.UID == job.UID })
 }
 
-// keepDue keeps a run whose Job could not be created due: status
-// announces it as the next run, not the one after it. The returned error
-// retries the reconcile, and a new leader may be the one that retries; had
+// keepDue keeps a run that did not start due: status announces it as the
+// next run, not the one after it. The returned error retries the
+// reconcile, and a new leader may be the one that retries; had
 // the status written meanwhile announced the following run,
 // notBeforeAnnounced would take the failed run for one the schedule never
 // had, and it would be lost without a trace (a chaos run found this: a
 // create refused while etcd restarted, the next leader never retried it).
-// A triggered run is retried by its annotation.
 func (p Plan) keepDue(status *v1alpha1.ScheduledJobStatus, run *Run) {
-	if run.Triggered() {
-		return
-	}
 	if status.NextScheduleTime == nil || run.Scheduled.Before(status.NextScheduleTime.Time) {
 		status.NextScheduleTime = &metav1.Time{Time: run.Scheduled}
 	}
 	setReady(status, p.generation, p.now, true, v1alpha1.ReasonScheduled,
-		"the run at "+run.Scheduled.UTC().Format(time.RFC3339)+" is retried: creating its job failed")
+		"the run at "+run.Scheduled.UTC().Format(time.RFC3339)+" did not start and is retried")
 }
 
 // conflict records a run that could not start because a Job of its name
