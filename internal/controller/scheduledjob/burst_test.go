@@ -53,8 +53,7 @@ func TestBurstCreatesJobsBeforeStatus(t *testing.T) {
 	ctx, stop := context.WithCancel(env.Ctx)
 	defer stop()
 	mgr := newBurstManager(t, ns)
-	c := NewController(&recordingClient{Client: mgr.GetClient(), log: recorder}, mgr.GetAPIReader(), clk, env.Recorder,
-		Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
+	c := NewController(&recordingClient{Client: mgr.GetClient(), log: recorder}, mgr.GetAPIReader(), clk, env.Recorder, testOptions)
 	if err := c.Register(ctx, mgr, 2); err != nil {
 		t.Fatal(err)
 	}

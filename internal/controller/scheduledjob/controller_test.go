@@ -459,7 +459,7 @@ func TestStaleCacheAfterReplace(t *testing.T) {
 	sj = get(t, sj)
 	run := firstRun(sj)
 	kubeClient := &staleScheduledJobs{Client: env.Cached}
-	ctrl := NewController(kubeClient, env.Reader, env.Clock, env.Recorder, Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
+	ctrl := newSuiteController(kubeClient)
 	reconcileWith(t, ctrl, sj, run.Add(100*time.Millisecond))
 	kubeClient.stale = get(t, sj) // status.active names the first run's Job
 	drainEvents()
@@ -525,7 +525,7 @@ func TestStartedRunDefersStatus(t *testing.T) {
 		c := env.ctrl
 		want := wantStatus{active: []string{sj.JobName(run)}, lastSchedule: run, next: run.Add(time.Minute)}
 		if restart {
-			c = NewController(env.Cached, env.Reader, env.Clock, env.Recorder, Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
+			c = newSuiteController(env.Cached)
 		} else {
 			want.lastMissed = run.Add(-time.Minute)
 		}
@@ -562,8 +562,7 @@ func TestFailedCreateIsRetriedByTheNextLeader(t *testing.T) {
 	create(t, sj)
 	sj = get(t, sj)
 	run := firstRun(sj)
-	failing := NewController(&failingJobCreates{Client: env.Cached}, env.Reader, env.Clock, env.Recorder,
-		Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
+	failing := newSuiteController(&failingJobCreates{Client: env.Cached})
 	env.Clock.SetTime(run.Add(14 * time.Second))
 	waitForCache(t, sj)
 	if _, err := failing.Reconcile(env.Ctx, requestFor(sj)); err == nil {

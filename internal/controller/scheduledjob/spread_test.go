@@ -87,7 +87,7 @@ func minuteOf(t *testing.T, sj *v1alpha1.ScheduledJob) int {
 // lets no two decisions be made from the same state.
 func TestBalancedConcurrentPlacement(t *testing.T) {
 	ns := newNamespace(t)
-	other := NewController(env.Cached, env.Reader, env.Clock, env.Recorder, Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
+	other := newSuiteController(env.Cached)
 	env.Clock.SetTime(spreadNow)
 	var sjs []*v1alpha1.ScheduledJob
 	for i := range 60 {
@@ -132,7 +132,7 @@ func TestBalancedSurvivesRestartAndLostLedger(t *testing.T) {
 	sjs := placedGroup(t, 5, "H/10 * * * *", "restart")
 	before, cm := ledgerOf(t, "restart")
 
-	restarted := NewController(env.Cached, env.Reader, env.Clock, env.Recorder, Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
+	restarted := newSuiteController(env.Cached)
 	for _, sj := range sjs {
 		reconcileUntilDone(t, restarted, sj)
 	}

@@ -39,6 +39,16 @@ const testEarlyStartImage = "ontime-test:wait"
 // testSpreadNamespace holds the spread groups' ledgers in this suite.
 const testSpreadNamespace = "ontime-system"
 
+// testOptions are the options of the suite's controllers.
+var testOptions = Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace}
+
+// newSuiteController is a controller on the suite's reader, clock and event
+// recorder that reads and writes through c: another replica, the next
+// leader, or one whose requests fail.
+func newSuiteController(c client.Client) *Controller {
+	return NewController(c, env.Reader, env.Clock, env.Recorder, testOptions)
+}
+
 type suiteEnv struct {
 	*testenv.Harness
 	ctrl *Controller
@@ -67,7 +77,7 @@ func runSuite(m *testing.M) int {
 	}
 	defer h.Stop()
 	env = &suiteEnv{Harness: h}
-	env.ctrl = NewController(env.Cached, env.Reader, env.Clock, env.Recorder, Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
+	env.ctrl = newSuiteController(env.Cached)
 	if err := env.Live.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testSpreadNamespace}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

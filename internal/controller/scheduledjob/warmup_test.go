@@ -233,7 +233,7 @@ func TestWarmUpContinuesAfterARestart(t *testing.T) {
 	ns := newNamespace(t)
 	run, sj := warmUp(t, newWarmUpJob(ns, "restarted"))
 	started := sj.Status.WarmUp.StartTime
-	restarted := NewController(env.Cached, env.Reader, env.Clock, env.Recorder, Options{EarlyStartImage: testEarlyStartImage, SpreadNamespace: testSpreadNamespace})
+	restarted := newSuiteController(env.Cached)
 	saved := env.ctrl
 	env.ctrl = restarted
 	t.Cleanup(func() { env.ctrl = saved })
