@@ -24,9 +24,12 @@ const MaxNameLength = 52
 // the CronJob controller names Jobs (getJobName). The name is the lock that
 // makes creation idempotent: a second attempt for the same run fails with
 // AlreadyExists.
-func (sj *ScheduledJob) JobName(t time.Time) string {
-	return sj.Name + "-" + RunLabelValue(t)
-}
+func (sj *ScheduledJob) JobName(t time.Time) string { return RunJobName(sj.Name, t) }
+
+// RunJobName is the name of the Job an owner named owner (a ScheduledJob,
+// or a CronJob, whose controller names its Jobs the same way) creates for
+// the run scheduled at t.
+func RunJobName(owner string, t time.Time) string { return owner + "-" + RunLabelValue(t) }
 
 // RunLabelValue is RunLabel's value for a run scheduled at t: minutes since
 // the epoch, as in the run's Job name.

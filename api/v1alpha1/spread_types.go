@@ -92,7 +92,3 @@ func (sj *ScheduledJob) SpreadOf() Spread {
 	}
 	return spread
 }
-
-// HashKey is the key that seeds the H fields of the ScheduledJob's
-// schedule: its namespace/name, so a re-created object keeps its minutes.
-func (sj *ScheduledJob) HashKey() string { return sj.Namespace + "/" + sj.Name }

@@ -13,23 +13,6 @@ import (
 // schedule says when runs are due: an anchored cron.Schedule, or once.
 type schedule = cron.Runs
 
-// once is a runAt schedule.
-type once struct{ at time.Time }
-
-func (o once) Prev(t time.Time) time.Time {
-	if t.Before(o.at) {
-		return time.Time{}
-	}
-	return o.at
-}
-
-func (o once) Next(t time.Time) time.Time {
-	if t.Before(o.at) {
-		return o.at
-	}
-	return time.Time{}
-}
-
 // specSchedule is what the spec says about when to run.
 type specSchedule struct {
 	// schedule is nil when problem is set.
@@ -57,71 +40,53 @@ type specProblem struct {
 }
 
 // scheduleOf reads spec.schedule or spec.runAt, spec.timeZone,
-// spec.dstPolicy and spec.spread. lastSchedule anchors an @every schedule;
-// placement is where a Balanced spread put the ScheduledJob.
+// spec.dstPolicy and spec.spread through the spec's one Meaning.
+// lastSchedule anchors an @every schedule; placement is where a Balanced
+// spread put the ScheduledJob.
 func scheduleOf(sj *v1alpha1.ScheduledJob, lastSchedule *time.Time, placement *v1alpha1.SpreadStatus) specSchedule {
 	spec := &sj.Spec
 	result := specSchedule{loc: time.UTC}
-	if spec.TimeZone != nil {
-		loc, err := v1alpha1.LoadTimeZone(*spec.TimeZone)
-		if err != nil {
-			message := fmt.Sprintf("spec.timeZone %q: %v", *spec.TimeZone, err)
-			result.problem = &specProblem{v1alpha1.ReasonUnknownTimeZone, message, unknownTimeZoneEvent(message)}
-			return result
-		}
-		result.loc = loc
-	}
-	if spec.RunAt != nil {
-		result.schedule = once{at: spec.RunAt.Time}
-		return result
-	}
-	if strings.Contains(spec.Schedule, "TZ") && specChanged(sj) {
+	if spec.RunAt == nil && strings.Contains(spec.Schedule, "TZ") && specChanged(sj) {
 		result.warnings = append(result.warnings, unsupportedScheduleEvent(spec.Schedule))
 	}
-	choices, problem := spreadChoices(sj, placement)
-	if problem != nil {
-		result.problem = problem
+	var choices []int
+	if spec.RunAt == nil {
+		var problem *specProblem
+		if choices, problem = spreadChoices(sj, placement); problem != nil {
+			result.problem = problem
+			return result
+		}
+	}
+	meaning, err := sj.Meaning(choices)
+	if errs := v1alpha1.SpecErrors(err); len(errs) > 0 {
+		result.problem = problemOf(errs[0])
 		return result
 	}
-	parser := cron.Parser{Dialect: cron.Extended, Location: result.loc, DSTPolicy: spec.DSTPolicy.CronPolicy(),
-		HashKey: sj.HashKey(), HashChoices: choices}
-	parsed, err := parser.Parse(spec.Schedule)
-	if err != nil {
-		result.problem = scheduleProblem(spec.Schedule, err)
-		return result
-	}
-	result.loc = parsed.Location()
-	result.effective = parsed.Effective()
-	if every := parsed.Interval(); every > 0 && every < time.Minute {
-		message := fmt.Sprintf("spec.schedule %q: runs less than a minute apart would share a Job name (names have minute resolution); use @every 1m or more", spec.Schedule)
-		result.problem = &specProblem{v1alpha1.ReasonInvalidSchedule, message, invalidScheduleEvent(message)}
-		return result
-	}
+	result.loc, result.effective = meaning.Location, meaning.Effective()
 	// An @every schedule counts from the last run, or the creation, as the
 	// CronJob controller counts.
 	anchor := sj.CreationTimestamp.Time
 	if lastSchedule != nil {
 		anchor = *lastSchedule
 	}
-	result.schedule = parsed.Anchored(anchor)
+	result.schedule = meaning.Runs(anchor)
 	return result
 }
 
-// scheduleProblem explains a schedule that does not parse. A schedule that
-// never fires gets upstream's InvalidSchedule event, one that does not parse
-// its UnparseableSchedule; the condition says InvalidSchedule for both.
-func scheduleProblem(schedule string, err error) *specProblem {
-	detail := err.Error()
+// problemOf explains a spec field that cannot be read. A schedule that
+// never fires or runs less than a minute apart gets upstream's
+// InvalidSchedule event, one that does not parse its UnparseableSchedule;
+// the condition says InvalidSchedule for both.
+func problemOf(e *v1alpha1.SpecError) *specProblem {
+	message := e.Error()
+	if e.Reason == v1alpha1.ReasonUnknownTimeZone {
+		return &specProblem{e.Reason, message, unknownTimeZoneEvent(message)}
+	}
 	var parseErr *cron.ParseError
-	if errors.As(err, &parseErr) {
-		detail = parseErr.Detail()
+	if errors.As(e, &parseErr) && parseErr.Kind != cron.ErrNeverFires {
+		return &specProblem{e.Reason, message, unparseableScheduleEvent(message)}
 	}
-	message := fmt.Sprintf("spec.schedule %q: %s", schedule, detail)
-	event := unparseableScheduleEvent(message)
-	if parseErr != nil && parseErr.Kind == cron.ErrNeverFires {
-		event = invalidScheduleEvent(message)
-	}
-	return &specProblem{v1alpha1.ReasonInvalidSchedule, message, event}
+	return &specProblem{e.Reason, message, invalidScheduleEvent(message)}
 }
 
 // spreadChoices are the values of the schedule's H fields under a

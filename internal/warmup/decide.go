@@ -137,7 +137,7 @@ func (d *Decision) warm(in Input, pods []*corev1.Pod) {
 // and deletes those the run no longer has (its parallelism went down). One
 // that is being deleted is created again once it is gone.
 func (d *Decision) createMissing(in Input, existing []*corev1.Pod) {
-	jobName := in.Owner.Name + "-" + v1alpha1.RunLabelValue(in.Next)
+	jobName := v1alpha1.RunJobName(in.Owner.Name, in.Next)
 	wanted := map[string]bool{}
 	for _, pod := range Placeholders(in.Owner, jobName, in.Next, in.Options) {
 		wanted[pod.Name] = true

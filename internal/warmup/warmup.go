@@ -17,8 +17,6 @@
 package warmup
 
 import (
-	"time"
-
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -28,41 +26,9 @@ import (
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
 
-// Options are a warm-up's settings, defaults applied.
-type Options struct {
-	Strategy          v1alpha1.WarmUpStrategy
-	Lead              time.Duration
-	PriorityClassName string
-	Image             string
-	// Hold bounds how long placeholders outlive the scheduled time.
-	Hold time.Duration
-}
-
-// OptionsFor applies the documented defaults to a spec.warmUp.
-func OptionsFor(w *v1alpha1.WarmUp) Options {
-	opts := Options{
-		Strategy:          w.Strategy,
-		Lead:              w.Lead.Duration,
-		PriorityClassName: v1alpha1.DefaultPlaceholderPriorityClass,
-		Image:             v1alpha1.DefaultPlaceholderImage,
-		Hold:              v1alpha1.DefaultHoldAfterSchedule,
-	}
-	if opts.Strategy == "" {
-		opts.Strategy = v1alpha1.WarmUpPlaceholder
-	}
-	if p := w.Placeholder; p != nil {
-		if p.PriorityClassName != "" {
-			opts.PriorityClassName = p.PriorityClassName
-		}
-		if p.Image != "" {
-			opts.Image = p.Image
-		}
-		if p.HoldAfterSchedule != nil {
-			opts.Hold = min(p.HoldAfterSchedule.Duration, v1alpha1.MaxHoldAfterSchedule)
-		}
-	}
-	return opts
-}
+// Options are a warm-up's settings, defaults applied: the spec's Meaning
+// (v1alpha1.ScheduledJob.Meaning, v1alpha1.CronJobMeaning) works them out.
+type Options = v1alpha1.WarmUpSettings
 
 // Owner is what warm-up pods belong to: a ScheduledJob or a CronJob.
 type Owner struct {

@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
 // +kubebuilder:webhook:path=/validate-ontime-dev-v1alpha1-scheduledjob,mutating=false,failurePolicy=fail,sideEffects=None,groups=ontime.dev,resources=scheduledjobs,verbs=create;update,versions=v1alpha1,name=vscheduledjob.ontime.dev,admissionReviewVersions=v1
@@ -90,14 +89,15 @@ func (v *Validator) ValidateDelete(context.Context, runtime.Object) (admission.W
 }
 
 func (v *Validator) validate(ctx context.Context, sj, old *v1alpha1.ScheduledJob) (admission.Warnings, error) {
-	errs, warnings := Validate(sj, old, time.Now())
+	meaning, meaningErr := meaningOf(sj)
+	errs, warnings := validate(sj, old, meaning, meaningErr, time.Now())
 	if len(errs) == 0 && v.client != nil {
 		errs = append(errs, v.dryRunCronJob(ctx, sj)...)
 	}
 	if len(errs) == 0 && v.client != nil {
 		errs = append(errs, v.dryRunJob(ctx, sj)...)
 		warnings = append(warnings, v.priorityWarnings(ctx, sj)...)
-		warnings = append(warnings, v.crowdWarnings(sj, time.Now())...)
+		warnings = append(warnings, v.crowdWarnings(sj, meaning, time.Now())...)
 	}
 	if len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind("ScheduledJob").GroupKind(), sj.Name, errs)
@@ -110,6 +110,21 @@ func (v *Validator) validate(ctx context.Context, sj, old *v1alpha1.ScheduledJob
 // and warnings. old is nil on create; now starts the look at the coming
 // runs.
 func Validate(sj, old *v1alpha1.ScheduledJob, now time.Time) (field.ErrorList, admission.Warnings) {
+	meaning, err := meaningOf(sj)
+	return validate(sj, old, meaning, err, now)
+}
+
+// meaningOf is what the ScheduledJob's spec means, read as the controller
+// will read it: with the placement status.spread records for a Balanced
+// spread (a new object has none yet, and its H fields take their hashed
+// values).
+func meaningOf(sj *v1alpha1.ScheduledJob) (v1alpha1.Meaning, error) {
+	return sj.Meaning(v1alpha1.PlacementChoices(sj.RecordedPlacement()))
+}
+
+// validate is Validate with the spec's meaning and the error it came
+// with (v1alpha1.SpecErrors).
+func validate(sj, old *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, meaningErr error, now time.Time) (field.ErrorList, admission.Warnings) {
 	spec := field.NewPath("spec")
 	var errs field.ErrorList
 	var warnings admission.Warnings
@@ -117,7 +132,7 @@ func Validate(sj, old *v1alpha1.ScheduledJob, now time.Time) (field.ErrorList, a
 		nameErrs, nameWarnings := validateName(sj.Name)
 		errs, warnings = append(errs, nameErrs...), append(warnings, nameWarnings...)
 	}
-	errs = append(errs, validateWhen(sj, old, spec)...)
+	errs = append(errs, validateWhen(sj, old, meaningErr, spec)...)
 	if tz := sj.Spec.TimeZone; tz != nil && (old == nil || old.Spec.TimeZone == nil || *old.Spec.TimeZone != *tz) {
 		// Like Kubernetes, a time zone is checked when it changes, so that
 		// objects stay editable if the zone database drops a name.
@@ -127,9 +142,9 @@ func Validate(sj, old *v1alpha1.ScheduledJob, now time.Time) (field.ErrorList, a
 	errs, warnings = append(errs, deadlineErrs...), append(warnings, deadlineWarnings...)
 	errs = append(errs, validateTemplateSelector(sj.Spec.JobTemplate.Spec, spec.Child("jobTemplate", "spec"))...)
 	errs = append(errs, validateActiveDeadline(sj.Spec.JobTemplate.Spec, spec.Child("jobTemplate", "spec", "activeDeadlineSeconds"))...)
-	warmUpErrs, warmUpWarnings := validateWarmUp(sj, now, spec.Child("warmUp"))
+	warmUpErrs, warmUpWarnings := validateWarmUp(sj, meaning, now, spec.Child("warmUp"))
 	errs, warnings = append(errs, warmUpErrs...), append(warnings, warmUpWarnings...)
-	warnings = append(warnings, validateSpread(sj, spec.Child("spread"))...)
+	warnings = append(warnings, validateSpread(sj, meaning, spec.Child("spread"))...)
 	return errs, warnings
 }
 
@@ -149,14 +164,14 @@ func validateName(name string) (field.ErrorList, admission.Warnings) {
 
 // validateWhen checks that exactly one of schedule and runAt is set, and
 // the schedule.
-func validateWhen(sj, old *v1alpha1.ScheduledJob, spec *field.Path) field.ErrorList {
+func validateWhen(sj, old *v1alpha1.ScheduledJob, meaningErr error, spec *field.Path) field.ErrorList {
 	switch {
 	case sj.Spec.Schedule == "" && sj.Spec.RunAt == nil:
 		return field.ErrorList{field.Required(spec.Child("schedule"), "set schedule or runAt")}
 	case sj.Spec.Schedule != "" && sj.Spec.RunAt != nil:
 		return field.ErrorList{field.Invalid(spec.Child("runAt"), sj.Spec.RunAt, "set schedule or runAt, not both")}
 	case sj.Spec.Schedule != "":
-		return validateSchedule(sj, old, spec.Child("schedule"))
+		return validateSchedule(sj, old, meaningErr, spec.Child("schedule"))
 	}
 	return validateRunAt(sj.Spec.RunAt.Time, spec.Child("runAt"))
 }
@@ -212,7 +227,12 @@ func validateTemplateSelector(template batchv1.JobSpec, path *field.Path) field.
 	return errs
 }
 
-func validateSchedule(sj, old *v1alpha1.ScheduledJob, path *field.Path) field.ErrorList {
+// validateSchedule checks spec.schedule: the TZ rules Kubernetes applies,
+// then what reading it in the spec's Meaning found (meaningErr): the
+// extended language (H, L, W, #, 7) with the ScheduledJob's own hash key,
+// in which every Kubernetes schedule means the same, and runs at least a
+// minute apart. spec.timeZone's errors are validateTimeZone's.
+func validateSchedule(sj, old *v1alpha1.ScheduledJob, meaningErr error, path *field.Path) field.ErrorList {
 	schedule := sj.Spec.Schedule
 	// Kubernetes rejects TZ in the schedule on new objects (since 1.27), and
 	// keeps it editable only on objects that already had it.
@@ -225,21 +245,13 @@ func validateSchedule(sj, old *v1alpha1.ScheduledJob, path *field.Path) field.Er
 			return field.ErrorList{field.Invalid(path, schedule, "cannot use both timeZone field and TZ or CRON_TZ in schedule")}
 		}
 	}
-	// The extended language (H, L, W, #, 7), with the ScheduledJob's own
-	// hash key: every Kubernetes schedule means the same in it.
-	parsed, err := cron.Parser{Dialect: cron.Extended, HashKey: hashKey(sj)}.Parse(schedule)
-	var parseErr *cron.ParseError
-	switch {
-	case errors.As(err, &parseErr):
-		return field.ErrorList{field.Invalid(path, schedule, parseErr.Detail())}
-	case err != nil:
-		return field.ErrorList{field.Invalid(path, schedule, err.Error())}
+	var errs field.ErrorList
+	for _, e := range v1alpha1.SpecErrors(meaningErr) {
+		if e.Field == path.String() {
+			errs = append(errs, field.Invalid(path, schedule, e.Detail))
+		}
 	}
-	if every := parsed.Interval(); every > 0 && every < time.Minute {
-		return field.ErrorList{field.Invalid(path, schedule,
-			"@every runs less than a minute apart would share a Job name (names have minute resolution); use @every 1m or more")}
-	}
-	return nil
+	return errs
 }
 
 // validTimeZoneComponent is the check Kubernetes applies to each

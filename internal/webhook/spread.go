@@ -9,7 +9,6 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/spread"
-	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
 // DefaultCrowdThreshold is how many other ScheduledJobs and CronJobs
@@ -18,28 +17,18 @@ import (
 const DefaultCrowdThreshold = 10
 
 // validateSpread warns about spread settings that have nothing to spread.
-func validateSpread(sj *v1alpha1.ScheduledJob, path *field.Path) admission.Warnings {
+func validateSpread(sj *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, path *field.Path) admission.Warnings {
 	if sj.Spec.Spread == nil {
 		return nil
 	}
 	if sj.Spec.RunAt != nil {
 		return admission.Warnings{fmt.Sprintf("%s: has no effect on a runAt ScheduledJob", path)}
 	}
-	spec, err := cron.Parser{Dialect: cron.Extended, HashKey: hashKey(sj)}.Parse(sj.Spec.Schedule)
-	if err == nil && len(spec.HashTerms()) == 0 {
+	if meaning.Schedule != nil && len(meaning.Schedule.HashTerms()) == 0 {
 		return admission.Warnings{fmt.Sprintf("%s: spec.schedule %q has no H field, so there is nothing to spread; write H where any value will do, such as %q",
 			path, sj.Spec.Schedule, proposal(sj.Spec.Schedule))}
 	}
 	return nil
-}
-
-// hashKey is the ScheduledJob's H key, or a stand-in while it has no name
-// yet (generateName): any key shows whether the schedule is valid.
-func hashKey(sj *v1alpha1.ScheduledJob) string {
-	if sj.Name == "" {
-		return sj.Namespace + "/" + sj.GenerateName
-	}
-	return sj.HashKey()
 }
 
 // proposal is the schedule with H in its minute field, or "H * * * *".
@@ -54,14 +43,11 @@ func proposal(schedule string) string {
 // at least crowdThreshold other ScheduledJobs and CronJobs of the cluster
 // start, and proposes H. It reads them from the index the manager's
 // informers keep; until that has every object it gives no warning.
-func (v *Validator) crowdWarnings(sj *v1alpha1.ScheduledJob, now time.Time) admission.Warnings {
-	if v.crowdThreshold <= 0 || sj.Spec.Schedule == "" {
+func (v *Validator) crowdWarnings(sj *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, now time.Time) admission.Warnings {
+	if v.crowdThreshold <= 0 || meaning.Schedule == nil || len(meaning.Schedule.HashTerms()) > 0 {
 		return nil
 	}
-	mine, ok := memberOf(hashKey(sj), sj.Spec.Schedule, sj.Spec.TimeZone)
-	if spec, err := mine.Parse(); !ok || err != nil || len(spec.HashTerms()) > 0 {
-		return nil
-	}
+	mine := spread.Member{Key: sj.HashKey(), Schedule: sj.Spec.Schedule, Location: meaning.Location}
 	load, ok := v.starts.othersLoad(objectRef{namespace: sj.Namespace, name: sj.Name}, now)
 	if !ok {
 		return nil

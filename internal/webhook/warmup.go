@@ -28,7 +28,7 @@ const (
 // Jobs would exist at once, and concurrencyPolicy could not hold); with
 // Placeholder an overlap is allowed and warned about. now starts the
 // search for the shortest interval between runs.
-func validateWarmUp(sj *v1alpha1.ScheduledJob, now time.Time, path *field.Path) (field.ErrorList, admission.Warnings) {
+func validateWarmUp(sj *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, now time.Time, path *field.Path) (field.ErrorList, admission.Warnings) {
 	w := sj.Spec.WarmUp
 	if w == nil {
 		return nil, nil
@@ -39,7 +39,7 @@ func validateWarmUp(sj *v1alpha1.ScheduledJob, now time.Time, path *field.Path) 
 			fmt.Sprintf("must be from %s to %s", v1alpha1.MinWarmUpLead, v1alpha1.MaxWarmUpLead))}, nil
 	}
 	errs := validatePlaceholder(w.Placeholder, path.Child("placeholder"))
-	gap := shortestGap(sj, now)
+	gap := shortestGap(meaning.Schedule, now)
 	switch {
 	case gap == 0 || lead < gap:
 	case w.Strategy == v1alpha1.WarmUpEarlyStart:
@@ -68,32 +68,22 @@ func validatePlaceholder(p *v1alpha1.PlaceholderWarmUp, path *field.Path) field.
 	return errs
 }
 
-// shortestGap is the shortest interval between consecutive runs among the
-// next gapRuns runs (within gapYears), or 0 when the schedule cannot be
-// read (reported elsewhere) or runs once.
-func shortestGap(sj *v1alpha1.ScheduledJob, now time.Time) time.Duration {
-	if sj.Spec.RunAt != nil {
+// shortestGap is the shortest interval between consecutive runs of
+// schedule among the next gapRuns runs (within gapYears), in elapsed time
+// (a daylight-saving change shortens a day), or 0 when the schedule cannot
+// be read (reported elsewhere) or is a runAt (nil).
+func shortestGap(schedule *cron.Spec, now time.Time) time.Duration {
+	if schedule == nil {
 		return 0
 	}
-	loc := time.UTC
-	if tz := sj.Spec.TimeZone; tz != nil {
-		var err error
-		if loc, err = v1alpha1.LoadTimeZone(*tz); err != nil {
-			return 0
-		}
-	}
-	spec, err := cron.Parser{Location: loc, DSTPolicy: sj.Spec.DSTPolicy.CronPolicy()}.Parse(sj.Spec.Schedule)
-	if err != nil {
-		return 0
-	}
-	if every := spec.Interval(); every > 0 {
+	if every := schedule.Interval(); every > 0 {
 		return every
 	}
 	var gap time.Duration
 	end := now.AddDate(gapYears, 0, 0)
-	previous := spec.Next(now)
+	previous := schedule.Next(now)
 	for range gapRuns {
-		next := spec.Next(previous)
+		next := schedule.Next(previous)
 		if next.IsZero() || next.After(end) {
 			break
 		}
@@ -121,10 +111,7 @@ func (v *Validator) priorityWarnings(ctx context.Context, sj *v1alpha1.Scheduled
 		return nil
 	}
 	path := field.NewPath("spec", "warmUp", "placeholder", "priorityClassName")
-	name := v1alpha1.DefaultPlaceholderPriorityClass
-	if w.Placeholder != nil && w.Placeholder.PriorityClassName != "" {
-		name = w.Placeholder.PriorityClassName
-	}
+	name := w.Settings().PriorityClassName
 	class := &schedulingv1.PriorityClass{}
 	if err := v.client.Get(ctx, client.ObjectKey{Name: name}, class); err != nil {
 		return admission.Warnings{fmt.Sprintf("%s: PriorityClass %q cannot be read (%v); placeholders cannot be created without it (config/ installs ontime-placeholder)", path, name, err)}

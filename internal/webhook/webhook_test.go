@@ -229,6 +229,10 @@ func TestAdmission(t *testing.T) {
 		{name: "EarlyStart lead not shorter than the interval", mutate: func(sj *v1alpha1.ScheduledJob) {
 			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: minutes(10), Strategy: v1alpha1.WarmUpEarlyStart}
 		}, message: `spec.warmUp.lead: Invalid value: "10m0s": with strategy EarlyStart, lead must be shorter than the shortest interval between runs (5m0s)`},
+		{name: "EarlyStart lead not shorter than an H/n interval", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = "H/5 * * * *"
+			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: minutes(10), Strategy: v1alpha1.WarmUpEarlyStart}
+		}, message: `spec.warmUp.lead: Invalid value: "10m0s": with strategy EarlyStart, lead must be shorter than the shortest interval between runs (5m0s)`},
 		{name: "Placeholder lead longer than the interval", mutate: func(sj *v1alpha1.ScheduledJob) {
 			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: minutes(10)}
 		}, warning: "spec.warmUp.lead: 10m0s is not shorter than the shortest interval between runs (5m0s)"},

@@ -28,7 +28,6 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/warmup"
-	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
 // jobOwnerKey indexes Jobs by the UID of the CronJob that controls them.
@@ -117,13 +116,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	mem := c.remember(req.NamespacedName, cj.UID)
-	lead, wanted, err := leadOf(cj)
-	var runs cron.Runs
-	if err == nil && wanted {
-		runs, err = runsOf(cj)
-	}
+	settings, runs, err := meaningOf(cj)
 	c.report(cj, mem, err)
-	if err != nil || !wanted || cj.DeletionTimestamp != nil {
+	if err != nil || settings == nil || cj.DeletionTimestamp != nil {
 		// No warm-up (any more): no placeholder stays.
 		mem.warm = nil
 		return reconcile.Result{}, c.deletePods(ctx, pointers(pods.Items))
@@ -135,7 +130,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	now := c.clock.Now()
 	in := warmUpInput(cj, runs, jobs, now)
 	in.Owner = warmup.OwnerOf(cj, batchv1.SchemeGroupVersion.WithKind(kind), &cj.Spec.JobTemplate)
-	in.Options = warmup.OptionsFor(&v1alpha1.WarmUp{Lead: metav1.Duration{Duration: lead}})
+	in.Options = *settings
 	in.Pods, in.Previous = pointers(pods.Items), mem.warm
 	d := warmup.Decide(in)
 	if err := c.execute(ctx, cj, d); err != nil {

@@ -12,54 +12,27 @@ import (
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
-// leadOf reads the warm-up lead a CronJob asks for; ok is false when it
-// asks for none.
-func leadOf(cj *batchv1.CronJob) (lead time.Duration, ok bool, err error) {
-	value, ok := cj.Annotations[v1alpha1.WarmUpLeadAnnotation]
-	if !ok {
-		return 0, false, nil
-	}
-	lead, err = time.ParseDuration(value)
-	switch {
-	case err != nil:
-		return 0, true, fmt.Errorf("annotation %s %q: not a duration such as 10m", v1alpha1.WarmUpLeadAnnotation, value)
-	case lead < v1alpha1.MinWarmUpLead || lead > v1alpha1.MaxWarmUpLead:
-		return 0, true, fmt.Errorf("annotation %s %q: must be from %s to %s", v1alpha1.WarmUpLeadAnnotation, value, v1alpha1.MinWarmUpLead, v1alpha1.MaxWarmUpLead)
-	}
-	return lead, true, nil
-}
-
 // errNoSchedule: the CronJob's schedule or time zone cannot be read, so no
 // run can be warmed up for; the CronJob controller will not run it either.
 var errNoSchedule = errors.New("cannot read the CronJob's schedule")
 
-// runsOf computes a CronJob's runs the way the CronJob controller does:
-// robfig/cron's language and daylight-saving behavior (ontime's Kubernetes
-// dialect and DST policy), in spec.timeZone (UTC when unset, the zone of
-// kube-controller-manager in most clusters), @every counted from the last
-// run or the creation.
-func runsOf(cj *batchv1.CronJob) (cron.Runs, error) {
-	loc := time.UTC
-	if tz := cj.Spec.TimeZone; tz != nil {
-		var err error
-		if loc, err = v1alpha1.LoadTimeZone(*tz); err != nil {
-			return nil, fmt.Errorf("%w: spec.timeZone %q: %w", errNoSchedule, *tz, err)
-		}
-	}
-	spec, err := cron.Parser{Location: loc, DSTPolicy: cron.DSTKubernetes}.Parse(cj.Spec.Schedule)
-	var parseErr *cron.ParseError
-	if errors.As(err, &parseErr) {
-		// Detail leaves out the schedule, which the message names already.
-		return nil, fmt.Errorf("%w: spec.schedule %q: %s", errNoSchedule, cj.Spec.Schedule, parseErr.Detail())
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: spec.schedule %q: %w", errNoSchedule, cj.Spec.Schedule, err)
+// meaningOf reads what the CronJob asks of ontime (v1alpha1.CronJobMeaning):
+// its warm-up, nil when it asks for none, and its runs, with @every
+// counted from the last run or the creation.
+func meaningOf(cj *batchv1.CronJob) (*v1alpha1.WarmUpSettings, cron.Runs, error) {
+	meaning, err := v1alpha1.CronJobMeaning(cj)
+	var specErr *v1alpha1.SpecError
+	switch {
+	case errors.As(err, &specErr):
+		return nil, nil, fmt.Errorf("%w: %w", errNoSchedule, specErr)
+	case err != nil || meaning.WarmUp == nil:
+		return nil, nil, err
 	}
 	anchor := cj.CreationTimestamp.Time
 	if last := cj.Status.LastScheduleTime; last != nil {
 		anchor = last.Time
 	}
-	return spec.Anchored(anchor), nil
+	return meaning.WarmUp, meaning.Runs(anchor), nil
 }
 
 // warmUpInput describes a CronJob's runs around now for warm-up. Jobs are
@@ -75,7 +48,7 @@ func warmUpInput(cj *batchv1.CronJob, runs cron.Runs, jobs []*batchv1.Job, now t
 		return in
 	}
 	in.Current = current
-	name := cj.Name + "-" + v1alpha1.RunLabelValue(current)
+	name := v1alpha1.RunJobName(cj.Name, current)
 	for _, job := range jobs {
 		if job.Name == name {
 			in.CurrentJob = job

@@ -20,67 +20,33 @@ func mustTime(value string) time.Time {
 	return t
 }
 
-// TestRunsOfACronJob: runs as the CronJob controller computes them:
-// robfig's daylight-saving behavior in spec.timeZone, @every from the last
-// run.
-func TestRunsOfACronJob(t *testing.T) {
-	tests := map[string]struct {
-		schedule, zone string
-		last           string // status.lastScheduleTime
-		now, next      string
-	}{
-		// 2026-03-08 02:30 does not exist in New York: robfig skips it.
-		"DST gap skipped": {schedule: "30 2 * * *", zone: "America/New_York", now: "2026-03-08T05:00:00Z", next: "2026-03-09T06:30:00Z"},
-		// 01:30 happens twice on 2026-11-01: robfig runs both.
-		"DST repeat run twice": {schedule: "30 1 * * *", zone: "America/New_York", now: "2026-11-01T05:31:00Z", next: "2026-11-01T06:30:00Z"},
-		"UTC when unset":       {schedule: "0 9 * * 1-5", now: "2026-11-27T10:00:00Z", next: "2026-11-30T09:00:00Z"},
-		"@every from the last": {schedule: "@every 90m", last: "2026-11-24T08:10:00Z", now: "2026-11-24T09:00:00Z", next: "2026-11-24T09:40:00Z"},
-		"legacy TZ= prefix":    {schedule: "TZ=Asia/Tokyo 0 9 * * *", now: "2026-11-24T01:00:00Z", next: "2026-11-25T00:00:00Z"},
+// TestMeaningOfACronJob: a CronJob that asks for no warm-up is not read
+// further; one that does gets its settings and runs, and a schedule that
+// cannot be read says so in the words of the warning event. The runs
+// themselves are tested with v1alpha1.CronJobMeaning.
+func TestMeaningOfACronJob(t *testing.T) {
+	cj := &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "not a schedule"}}
+	if settings, runs, err := meaningOf(cj); settings != nil || runs != nil || err != nil {
+		t.Errorf("without the annotation: %v, %v, %v; want nothing", settings, runs, err)
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(mustTime("2026-01-01T00:00:00Z"))},
-				Spec: batchv1.CronJobSpec{Schedule: tc.schedule}}
-			if tc.zone != "" {
-				cj.Spec.TimeZone = ptr.To(tc.zone)
-			}
-			if tc.last != "" {
-				cj.Status.LastScheduleTime = &metav1.Time{Time: mustTime(tc.last)}
-			}
-			runs, err := runsOf(cj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := runs.Next(mustTime(tc.now)); !got.Equal(mustTime(tc.next)) {
-				t.Errorf("next run %v, want %v", got, tc.next)
-			}
-		})
+	cj.Annotations = map[string]string{v1alpha1.WarmUpLeadAnnotation: "10m"}
+	if _, _, err := meaningOf(cj); err == nil || err.Error() != `cannot read the CronJob's schedule: spec.schedule "not a schedule": `+
+		`expected 5 fields (minute hour day-of-month month day-of-week) or a descriptor such as @daily, found 3` {
+		t.Errorf("bad schedule: %v", err)
 	}
-	bad := &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "0 0 * * *", TimeZone: ptr.To("Mars/Olympus")}}
-	if _, err := runsOf(bad); err == nil || err.Error() != `cannot read the CronJob's schedule: spec.timeZone "Mars/Olympus": unknown time zone` {
+	cj.Spec.Schedule, cj.Spec.TimeZone = "0 0 * * *", ptr.To("Mars/Olympus")
+	if _, _, err := meaningOf(cj); err == nil || err.Error() != `cannot read the CronJob's schedule: spec.timeZone "Mars/Olympus": unknown time zone` {
 		t.Errorf("unknown zone: %v", err)
 	}
-}
-
-func TestLeadOf(t *testing.T) {
-	for value, want := range map[string]string{
-		"10m":  "",
-		"1m":   "",
-		"10s":  `annotation warmup.ontime.dev/lead "10s": must be from 30s to 24h0m0s`,
-		"soon": `annotation warmup.ontime.dev/lead "soon": not a duration such as 10m`,
-	} {
-		cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{v1alpha1.WarmUpLeadAnnotation: value}}}
-		_, ok, err := leadOf(cj)
-		got := ""
-		if err != nil {
-			got = err.Error()
-		}
-		if !ok || got != want {
-			t.Errorf("%q: ok %v, error %q; want %q", value, ok, got, want)
-		}
+	cj.Spec.TimeZone = nil
+	cj.Status.LastScheduleTime = &metav1.Time{Time: mustTime("2026-11-24T08:10:00Z")}
+	cj.Spec.Schedule = "@every 90m"
+	settings, runs, err := meaningOf(cj)
+	if err != nil || settings.Lead != 10*time.Minute {
+		t.Fatalf("settings %+v, error %v", settings, err)
 	}
-	if _, ok, _ := leadOf(&batchv1.CronJob{}); ok {
-		t.Error("a CronJob without the annotation asks for warm-up")
+	if next := runs.Next(mustTime("2026-11-24T09:00:00Z")); !next.Equal(mustTime("2026-11-24T09:40:00Z")) {
+		t.Errorf("@every counts from the last run: next %v", next)
 	}
 }
 
@@ -113,7 +79,11 @@ func TestWhetherTheCurrentRunStarts(t *testing.T) {
 			if tc.change != nil {
 				tc.change(cj)
 			}
-			runs, _ := runsOf(cj)
+			cj.Annotations = map[string]string{v1alpha1.WarmUpLeadAnnotation: "10m"}
+			_, runs, err := meaningOf(cj)
+			if err != nil {
+				t.Fatal(err)
+			}
 			in := warmUpInput(cj, runs, tc.jobs, run.Add(10*time.Second))
 			if !in.Current.Equal(run) || in.CurrentStarts != tc.starts {
 				t.Errorf("current %v starts %v, want %v starts %v", in.Current, in.CurrentStarts, run, tc.starts)

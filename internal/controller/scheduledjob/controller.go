@@ -172,7 +172,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	in.Placement, err = c.ledgers.placement(ctx, sj, now)
 	placeErr := err
 	if placeErr != nil {
-		in.Placement = lastPlacement(sj)
+		in.Placement = sj.RecordedPlacement()
 	}
 	plan := planner.Compute(in)
 	results, deferRest, execErr := c.execute(ctx, sj, plan, placeErr == nil)

@@ -93,7 +93,7 @@ func (l *spreadLedgers) placement(ctx context.Context, sj *v1alpha1.ScheduledJob
 			if ok && entry.Schedule == sj.Spec.Schedule {
 				// A cache behind a rebalance this ScheduledJob has already
 				// taken up must not take it back.
-				if last := lastPlacement(sj); last != nil && last.Epoch > max(entry.Epoch, epoch) {
+				if last := sj.RecordedPlacement(); last != nil && last.Epoch > max(entry.Epoch, epoch) {
 					return last, nil
 				}
 				return statusOf(settings.Group, entry, epoch), nil
@@ -103,16 +103,6 @@ func (l *spreadLedgers) placement(ctx context.Context, sj *v1alpha1.ScheduledJob
 		return nil, err
 	}
 	return l.place(ctx, sj, settings, now)
-}
-
-// lastPlacement is the placement status recorded for the ScheduledJob's
-// current schedule and group, if any.
-func lastPlacement(sj *v1alpha1.ScheduledJob) *v1alpha1.SpreadStatus {
-	s, settings := sj.Status.Spread, sj.SpreadOf()
-	if s == nil || settings.Strategy != v1alpha1.SpreadBalanced || s.Group != settings.Group || s.Schedule != sj.Spec.Schedule {
-		return nil
-	}
-	return s
 }
 
 func statusOf(group string, entry spread.LedgerEntry, epoch int64) *v1alpha1.SpreadStatus {
@@ -154,7 +144,7 @@ func newEntry(sj *v1alpha1.ScheduledJob, others map[string]spread.LedgerEntry, e
 	if sj.Spec.TimeZone != nil {
 		entry.TimeZone = *sj.Spec.TimeZone
 	}
-	if last := lastPlacement(sj); last != nil {
+	if last := sj.RecordedPlacement(); last != nil {
 		entry.Choices, entry.Epoch = last.Choices, last.Epoch
 		return entry, nil
 	}

@@ -1,0 +1,275 @@
+package v1alpha1
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ontime-dev/ontime/pkg/cron"
+)
+
+// The meaning of a spec is worked out here, once, for every side that needs
+// it: the admission webhook, the planner, the ScheduledJob controller's
+// spread placement and the CronJob warm-up controller. None of them builds
+// a cron.Parser for a spec or applies a default of its own; when they
+// disagreed, a ScheduledJob with schedule "H/5 * * * *" and an EarlyStart
+// lead of 10m was admitted (the webhook parsed it without the extended
+// dialect, failed, and skipped the check that the controller relies on).
+
+// Meaning is what a ScheduledJob's spec (or an annotated CronJob's) means,
+// defaults applied.
+type Meaning struct {
+	// Location is the zone runs are computed and named in: a TZ= prefix
+	// of the schedule, else spec.timeZone, else UTC.
+	Location *time.Location
+	// Parser reads the schedule: its dialect, zone, DST policy, hash key
+	// and, under a Balanced spread, the placement's choices.
+	Parser cron.Parser
+	// Schedule is the parsed schedule; nil for a runAt ScheduledJob and
+	// when the schedule cannot be read.
+	Schedule *cron.Spec
+	// RunAt is spec.runAt; zero for a schedule.
+	RunAt time.Time
+	// WarmUp is the warm-up with its defaults; nil without one.
+	WarmUp *WarmUpSettings
+	// Spread is spec.spread with its defaults (Hash for a CronJob).
+	Spread Spread
+}
+
+// Effective is the schedule with its H fields replaced by their values, or
+// "" for runAt and a schedule that cannot be read.
+func (m Meaning) Effective() string {
+	if m.Schedule == nil {
+		return ""
+	}
+	return m.Schedule.Effective()
+}
+
+// Runs are the run times: the schedule, anchored at anchor for @every
+// (the last run, or the creation, as the CronJob controller counts), or
+// the one runAt. Nil when the schedule cannot be read.
+func (m Meaning) Runs(anchor time.Time) cron.Runs {
+	switch {
+	case !m.RunAt.IsZero():
+		return once{at: m.RunAt}
+	case m.Schedule != nil:
+		return m.Schedule.Anchored(anchor)
+	}
+	return nil
+}
+
+// once is a runAt: one run.
+type once struct{ at time.Time }
+
+func (o once) Prev(t time.Time) time.Time {
+	if t.Before(o.at) {
+		return time.Time{}
+	}
+	return o.at
+}
+
+func (o once) Next(t time.Time) time.Time {
+	if t.Before(o.at) {
+		return o.at
+	}
+	return time.Time{}
+}
+
+// SpecError is a field of a spec that cannot be followed.
+type SpecError struct {
+	// Field is the field's path, such as "spec.timeZone".
+	Field string
+	// Value is the field's value.
+	Value string
+	// Reason is the Ready condition's reason for it: ReasonUnknownTimeZone
+	// or ReasonInvalidSchedule.
+	Reason string
+	// Detail says what is wrong, without repeating the field or value.
+	Detail string
+	// Err is the cause; a *cron.ParseError for a schedule.
+	Err error
+}
+
+func (e *SpecError) Error() string { return fmt.Sprintf("%s %q: %s", e.Field, e.Value, e.Detail) }
+
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// SpecErrors lists every SpecError in err, in the order found (the time
+// zone before the schedule).
+func SpecErrors(err error) []*SpecError {
+	var found []*SpecError
+	var one *SpecError
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			found = append(found, SpecErrors(e)...)
+		}
+	} else if errors.As(err, &one) {
+		found = append(found, one)
+	}
+	return found
+}
+
+// Meaning returns what the ScheduledJob's spec means. choices are the values
+// of the schedule's H terms where a Balanced spread placed it (see
+// PlacementChoices); nil takes them from the hash of HashKey. An error lists
+// every field that cannot be read (SpecErrors): the time zone, and the
+// schedule, read in UTC when the zone is unknown so that both are reported.
+// The warm-up and spread settings are filled in regardless.
+func (sj *ScheduledJob) Meaning(choices []int) (Meaning, error) {
+	m := Meaning{Location: time.UTC, Spread: sj.SpreadOf()}
+	if w := sj.Spec.WarmUp; w != nil {
+		settings := w.Settings()
+		m.WarmUp = &settings
+	}
+	var errs []error
+	if tz := sj.Spec.TimeZone; tz != nil {
+		loc, err := LoadTimeZone(*tz)
+		if err != nil {
+			errs = append(errs, &SpecError{Field: "spec.timeZone", Value: *tz, Reason: ReasonUnknownTimeZone, Detail: err.Error(), Err: err})
+		} else {
+			m.Location = loc
+		}
+	}
+	m.Parser = cron.Parser{Dialect: cron.Extended, Location: m.Location, DSTPolicy: sj.Spec.DSTPolicy.CronPolicy(),
+		HashKey: sj.HashKey(), HashChoices: choices}
+	if sj.Spec.RunAt != nil {
+		m.RunAt = sj.Spec.RunAt.Time
+		return m, errors.Join(errs...)
+	}
+	schedule, err := parseSchedule(m.Parser, sj.Spec.Schedule)
+	if err == nil && schedule.Interval() > 0 && schedule.Interval() < time.Minute {
+		// Job names have minute resolution: such runs would share one.
+		err = &SpecError{Field: "spec.schedule", Value: sj.Spec.Schedule, Reason: ReasonInvalidSchedule, Err: errSubMinute,
+			Detail: "@every runs less than a minute apart would share a Job name (names have minute resolution); use @every 1m or more"}
+	}
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		m.Schedule, m.Location = schedule, schedule.Location()
+	}
+	return m, errors.Join(errs...)
+}
+
+// parseSchedule parses spec.schedule; its error is a *SpecError.
+func parseSchedule(parser cron.Parser, schedule string) (*cron.Spec, error) {
+	parsed, err := parser.Parse(schedule)
+	if err != nil {
+		detail := err.Error()
+		var parseErr *cron.ParseError
+		if errors.As(err, &parseErr) {
+			detail = parseErr.Detail() // leaves out the schedule, which Error names
+		}
+		return nil, &SpecError{Field: "spec.schedule", Value: schedule, Reason: ReasonInvalidSchedule, Detail: detail, Err: err}
+	}
+	return parsed, nil
+}
+
+var errSubMinute = errors.New("runs less than a minute apart")
+
+// HashKey is the key that seeds the H fields of the ScheduledJob's
+// schedule: its namespace/name, so a re-created object keeps its minutes.
+// An object not yet named (generateName) uses its prefix: admission only
+// needs to know that the schedule is valid.
+func (sj *ScheduledJob) HashKey() string {
+	if sj.Name == "" {
+		return sj.Namespace + "/" + sj.GenerateName
+	}
+	return sj.Namespace + "/" + sj.Name
+}
+
+// RecordedPlacement is the placement status.spread records for the
+// ScheduledJob's current schedule and Balanced group; nil when it records
+// none, or one for another schedule or group.
+func (sj *ScheduledJob) RecordedPlacement() *SpreadStatus {
+	s, settings := sj.Status.Spread, sj.SpreadOf()
+	if s == nil || settings.Strategy != SpreadBalanced || s.Group != settings.Group || s.Schedule != sj.Spec.Schedule {
+		return nil
+	}
+	return s
+}
+
+// PlacementChoices are a placement's choices for Meaning: nil for no
+// placement.
+func PlacementChoices(placement *SpreadStatus) []int {
+	if placement == nil {
+		return nil
+	}
+	return placement.Choices
+}
+
+// WarmUpSettings are a warm-up's settings, defaults applied.
+type WarmUpSettings struct {
+	Strategy          WarmUpStrategy
+	Lead              time.Duration
+	PriorityClassName string
+	Image             string
+	// Hold bounds how long placeholders outlive the scheduled time.
+	Hold time.Duration
+}
+
+// Settings applies the documented defaults to a spec.warmUp.
+func (w *WarmUp) Settings() WarmUpSettings {
+	s := WarmUpSettings{
+		Strategy:          w.Strategy,
+		Lead:              w.Lead.Duration,
+		PriorityClassName: DefaultPlaceholderPriorityClass,
+		Image:             DefaultPlaceholderImage,
+		Hold:              DefaultHoldAfterSchedule,
+	}
+	if s.Strategy == "" {
+		s.Strategy = WarmUpPlaceholder
+	}
+	if p := w.Placeholder; p != nil {
+		if p.PriorityClassName != "" {
+			s.PriorityClassName = p.PriorityClassName
+		}
+		if p.Image != "" {
+			s.Image = p.Image
+		}
+		if p.HoldAfterSchedule != nil {
+			s.Hold = min(p.HoldAfterSchedule.Duration, MaxHoldAfterSchedule)
+		}
+	}
+	return s
+}
+
+// CronJobMeaning returns what a batch/v1 CronJob means to ontime: its
+// warm-up, from WarmUpLeadAnnotation (nil without the annotation, and then
+// nothing else is read), and its runs as the CronJob controller computes
+// them: robfig/cron's language and daylight-saving behaviour (the
+// Kubernetes dialect and DST policy), in spec.timeZone, else UTC (the zone
+// of kube-controller-manager in most clusters). An error names the
+// annotation, time zone or schedule that cannot be read.
+func CronJobMeaning(cj *batchv1.CronJob) (Meaning, error) {
+	m := Meaning{Location: time.UTC, Spread: Spread{Strategy: SpreadHash}}
+	value, ok := cj.Annotations[WarmUpLeadAnnotation]
+	if !ok {
+		return m, nil
+	}
+	lead, err := time.ParseDuration(value)
+	switch {
+	case err != nil:
+		return m, fmt.Errorf("annotation %s %q: not a duration such as 10m", WarmUpLeadAnnotation, value)
+	case lead < MinWarmUpLead || lead > MaxWarmUpLead:
+		return m, fmt.Errorf("annotation %s %q: must be from %s to %s", WarmUpLeadAnnotation, value, MinWarmUpLead, MaxWarmUpLead)
+	}
+	settings := (&WarmUp{Lead: metav1.Duration{Duration: lead}}).Settings()
+	m.WarmUp = &settings
+	if tz := cj.Spec.TimeZone; tz != nil {
+		loc, err := LoadTimeZone(*tz)
+		if err != nil {
+			return m, &SpecError{Field: "spec.timeZone", Value: *tz, Reason: ReasonUnknownTimeZone, Detail: err.Error(), Err: err}
+		}
+		m.Location = loc
+	}
+	m.Parser = cron.Parser{Dialect: cron.Kubernetes, Location: m.Location, DSTPolicy: cron.DSTKubernetes}
+	schedule, err := parseSchedule(m.Parser, cj.Spec.Schedule)
+	if err != nil {
+		return m, err
+	}
+	m.Schedule, m.Location = schedule, schedule.Location()
+	return m, nil
+}

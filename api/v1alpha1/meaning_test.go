@@ -1,0 +1,180 @@
+package v1alpha1
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/ontime-dev/ontime/pkg/cron"
+)
+
+func mustTime(value string) time.Time {
+	t, err := time.Parse(time.RFC3339, value)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// TestMeaning: what a ScheduledJob's spec means to every side, as one
+// table: the zone, the dialect and DST policy, the hash key and a
+// placement's choices, and the errors that name their field.
+func TestMeaning(t *testing.T) {
+	tests := map[string]struct {
+		spec      ScheduledJobSpec
+		unnamed   bool // generateName "gen-" instead of the name "report"
+		choices   []int
+		now       string
+		next      string // the next run after now
+		effective string
+		errors    []string // SpecErrors, in order
+	}{
+		"UTC by default":   {spec: ScheduledJobSpec{Schedule: "0 9 * * *"}, now: "2026-11-25T10:00:00Z", next: "2026-11-26T09:00:00Z", effective: "0 9 * * *"},
+		"extended dialect": {spec: ScheduledJobSpec{Schedule: "0 0 L * 7"}, now: "2026-11-25T00:00:00Z", next: "2026-11-29T00:00:00Z"},
+		"zone":             {spec: ScheduledJobSpec{Schedule: "0 9 * * *", TimeZone: ptr.To("Asia/Tokyo")}, now: "2026-11-25T10:00:00Z", next: "2026-11-26T00:00:00Z"},
+		// 02:30 does not exist in New York on 2026-03-08: Cron runs it at
+		// 03:00, Kubernetes skips it.
+		"DST policy Cron": {spec: ScheduledJobSpec{Schedule: "30 2 * * *", TimeZone: ptr.To("America/New_York")},
+			now: "2026-03-08T05:00:00Z", next: "2026-03-08T07:00:00Z"},
+		"DST policy Kubernetes": {spec: ScheduledJobSpec{Schedule: "30 2 * * *", TimeZone: ptr.To("America/New_York"), DSTPolicy: DSTKubernetes},
+			now: "2026-03-08T05:00:00Z", next: "2026-03-09T06:30:00Z"},
+		"H from the hash key": {spec: ScheduledJobSpec{Schedule: "H * * * *"}, now: "2026-11-25T10:00:00Z", next: "2026-11-25T10:12:00Z", effective: "12 * * * *"},
+		"H with a placement":  {spec: ScheduledJobSpec{Schedule: "H * * * *"}, choices: []int{7}, now: "2026-11-25T10:00:00Z", next: "2026-11-25T10:07:00Z", effective: "7 * * * *"},
+		"H before a name":     {spec: ScheduledJobSpec{Schedule: "H * * * *"}, unnamed: true, now: "2026-11-25T10:00:00Z", next: "2026-11-25T10:43:00Z"},
+		"legacy TZ prefix":    {spec: ScheduledJobSpec{Schedule: "TZ=Asia/Tokyo 0 9 * * *"}, now: "2026-11-25T10:00:00Z", next: "2026-11-26T00:00:00Z"},
+		"runAt":               {spec: ScheduledJobSpec{RunAt: &metav1.Time{Time: mustTime("2026-12-01T00:00:00Z")}}, now: "2026-11-25T10:00:00Z", next: "2026-12-01T00:00:00Z"},
+		"unknown zone and bad schedule": {spec: ScheduledJobSpec{Schedule: "61 * * * *", TimeZone: ptr.To("Mars/Olympus")},
+			errors: []string{`spec.timeZone "Mars/Olympus": unknown time zone`, `spec.schedule "61 * * * *": minute "61": 61 is above the maximum 59`}},
+		"Local zone": {spec: ScheduledJobSpec{Schedule: "* * * * *", TimeZone: ptr.To("Local")},
+			errors: []string{`spec.timeZone "Local": must be an explicit IANA time zone such as Europe/Amsterdam, not Local`}},
+		"sub-minute @every": {spec: ScheduledJobSpec{Schedule: "@every 30s"},
+			errors: []string{`spec.schedule "@every 30s": @every runs less than a minute apart would share a Job name (names have minute resolution); use @every 1m or more`}},
+		"never fires": {spec: ScheduledJobSpec{Schedule: "0 0 30 2 *"}, errors: []string{`spec.schedule "0 0 30 2 *": never fires: no allowed month has an allowed day`}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			sj := &ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "report"}, Spec: tc.spec}
+			if tc.unnamed {
+				sj.Name, sj.GenerateName = "", "gen-"
+			}
+			m, err := sj.Meaning(tc.choices)
+			errs := SpecErrors(err)
+			if len(errs) != len(tc.errors) {
+				t.Fatalf("errors %v, want %q", err, tc.errors)
+			}
+			for i, e := range errs {
+				if e.Error() != tc.errors[i] {
+					t.Errorf("error %d: %q, want %q", i, e, tc.errors[i])
+				}
+			}
+			if len(tc.errors) > 0 {
+				return
+			}
+			runs := m.Runs(mustTime("2026-01-01T00:00:00Z"))
+			if got := runs.Next(mustTime(tc.now)); !got.Equal(mustTime(tc.next)) {
+				t.Errorf("next run %v, want %s", got.UTC(), tc.next)
+			}
+			if tc.effective != "" && m.Effective() != tc.effective {
+				t.Errorf("effective %q, want %q", m.Effective(), tc.effective)
+			}
+		})
+	}
+}
+
+// TestMeaningOfAnErrorKeepsItsCause: a schedule's error unwraps to the
+// engine's ParseError, whose Kind tells a schedule that never fires from
+// one that does not parse.
+func TestMeaningOfAnErrorKeepsItsCause(t *testing.T) {
+	_, err := (&ScheduledJob{Spec: ScheduledJobSpec{Schedule: "0 0 30 2 *"}}).Meaning(nil)
+	var parseErr *cron.ParseError
+	if !errors.As(err, &parseErr) || parseErr.Kind != cron.ErrNeverFires {
+		t.Errorf("error %v, want a ParseError of kind ErrNeverFires", err)
+	}
+	if errs := SpecErrors(err); len(errs) != 1 || errs[0].Reason != ReasonInvalidSchedule {
+		t.Errorf("errors %v, want one with reason InvalidSchedule", errs)
+	}
+}
+
+func TestWarmUpSettings(t *testing.T) {
+	tests := map[string]struct {
+		warmUp WarmUp
+		want   WarmUpSettings
+	}{
+		"defaults": {warmUp: WarmUp{Lead: metav1.Duration{Duration: time.Minute}},
+			want: WarmUpSettings{Strategy: WarmUpPlaceholder, Lead: time.Minute, PriorityClassName: DefaultPlaceholderPriorityClass,
+				Image: DefaultPlaceholderImage, Hold: DefaultHoldAfterSchedule}},
+		"set, hold capped": {warmUp: WarmUp{Lead: time10m(), Strategy: WarmUpEarlyStart, Placeholder: &PlaceholderWarmUp{
+			PriorityClassName: "warm", Image: "mirror.example/pause:3.10", HoldAfterSchedule: &metav1.Duration{Duration: time.Hour}}},
+			want: WarmUpSettings{Strategy: WarmUpEarlyStart, Lead: 10 * time.Minute, PriorityClassName: "warm",
+				Image: "mirror.example/pause:3.10", Hold: MaxHoldAfterSchedule}},
+	}
+	for name, tc := range tests {
+		if got := tc.warmUp.Settings(); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", name, got, tc.want)
+		}
+	}
+	sj := &ScheduledJob{Spec: ScheduledJobSpec{Schedule: "* * * * *", WarmUp: &WarmUp{Lead: time10m()}}}
+	if m, _ := sj.Meaning(nil); m.WarmUp == nil || m.WarmUp.Lead != 10*time.Minute {
+		t.Errorf("Meaning's warm-up %+v", m.WarmUp)
+	}
+}
+
+func time10m() metav1.Duration { return metav1.Duration{Duration: 10 * time.Minute} }
+
+// TestCronJobMeaning: a CronJob's runs as the CronJob controller computes
+// them: robfig's daylight-saving behaviour in spec.timeZone, @every from
+// the anchor; and its warm-up from the annotation.
+func TestCronJobMeaning(t *testing.T) {
+	tests := map[string]struct {
+		schedule, zone string
+		now, next      string
+	}{
+		// 2026-03-08 02:30 does not exist in New York: robfig skips it.
+		"DST gap skipped": {schedule: "30 2 * * *", zone: "America/New_York", now: "2026-03-08T05:00:00Z", next: "2026-03-09T06:30:00Z"},
+		// 01:30 happens twice on 2026-11-01: robfig runs both.
+		"DST repeat run twice": {schedule: "30 1 * * *", zone: "America/New_York", now: "2026-11-01T05:31:00Z", next: "2026-11-01T06:30:00Z"},
+		"UTC when unset":       {schedule: "0 9 * * 1-5", now: "2026-11-27T10:00:00Z", next: "2026-11-30T09:00:00Z"},
+		"@every from anchor":   {schedule: "@every 90m", now: "2026-11-24T09:00:00Z", next: "2026-11-24T09:40:00Z"},
+		"legacy TZ= prefix":    {schedule: "TZ=Asia/Tokyo 0 9 * * *", now: "2026-11-24T01:00:00Z", next: "2026-11-25T00:00:00Z"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cj := &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: tc.schedule}}
+			cj.Annotations = map[string]string{WarmUpLeadAnnotation: "10m"}
+			if tc.zone != "" {
+				cj.Spec.TimeZone = ptr.To(tc.zone)
+			}
+			m, err := CronJobMeaning(cj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.Runs(mustTime("2026-11-24T08:10:00Z")).Next(mustTime(tc.now)); !got.Equal(mustTime(tc.next)) {
+				t.Errorf("next run %v, want %v", got, tc.next)
+			}
+		})
+	}
+	for value, want := range map[string]string{
+		"10m":  "",
+		"1m":   "",
+		"10s":  `annotation warmup.ontime.dev/lead "10s": must be from 30s to 24h0m0s`,
+		"soon": `annotation warmup.ontime.dev/lead "soon": not a duration such as 10m`,
+	} {
+		cj := &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "0 * * * *"}}
+		cj.Annotations = map[string]string{WarmUpLeadAnnotation: value}
+		m, err := CronJobMeaning(cj)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != want || (want == "" && (m.WarmUp == nil || m.WarmUp.Strategy != WarmUpPlaceholder)) {
+			t.Errorf("%q: warm-up %+v, error %q; want %q", value, m.WarmUp, got, want)
+		}
+	}
+	if m, err := CronJobMeaning(&batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "not read"}}); err != nil || m.WarmUp != nil {
+		t.Errorf("a CronJob without the annotation: %+v, %v; want no warm-up and nothing read", m.WarmUp, err)
+	}
+}

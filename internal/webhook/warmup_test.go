@@ -1,0 +1,71 @@
+package webhook
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+// TestEarlyStartLeadInTheExtendedLanguage: the lead of an EarlyStart
+// warm-up must be shorter than the shortest interval between runs, in the
+// language and zone the controller runs the schedule in. The webhook once
+// parsed the schedule without the extended dialect: every schedule with H,
+// L, W or # failed to parse there, and the check was skipped.
+func TestEarlyStartLeadInTheExtendedLanguage(t *testing.T) {
+	now := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	tests := map[string]struct {
+		schedule  string
+		zone      string
+		lead      time.Duration
+		placement []int // status.spread's choices under a Balanced spread
+		refused   string
+	}{
+		"H/n":                  {schedule: "H/5 * * * *", lead: 10 * time.Minute, refused: "(5m0s)"},
+		"H hourly":             {schedule: "H * * * *", lead: 90 * time.Minute, refused: "(1h0m0s)"},
+		"H hourly, lead fits":  {schedule: "H * * * *", lead: 30 * time.Minute},
+		"L":                    {schedule: "0 0 1,L * *", lead: 24 * time.Hour, refused: "(24h0m0s)"},
+		"W":                    {schedule: "0 0 1W,2 * *", lead: 24 * time.Hour, refused: "(24h0m0s)"},
+		"#":                    {schedule: "0 0 * * 1#1,2#1", lead: 24 * time.Hour, refused: "(24h0m0s)"},
+		"# monthly, lead fits": {schedule: "0 0 * * 1#1", lead: 24 * time.Hour},
+		// Hours 0, 7, 14 and 21: the night's gap is 3 hours.
+		"Balanced placement, short night": {schedule: "H H/7 * * *", placement: []int{5, 0}, lead: 4 * time.Hour, refused: "(3h0m0s)"},
+		// Hours 3, 10 and 17: the shortest gap is 7 hours.
+		"Balanced placement, lead fits": {schedule: "H H/7 * * *", placement: []int{5, 3}, lead: 4 * time.Hour},
+		// In London the day of the spring change is 23 hours long, whatever
+		// minute H takes; in UTC every day has 24.
+		"DST zone": {schedule: "H 1 * * *", zone: "Europe/London", lead: 23*time.Hour + 30*time.Minute, refused: "(23h"},
+		"UTC":      {schedule: "H 1 * * *", lead: 23*time.Hour + 30*time.Minute},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "report"}}
+			sj.Spec.Schedule = tc.schedule
+			sj.Spec.WarmUp = &v1alpha1.WarmUp{Strategy: v1alpha1.WarmUpEarlyStart, Lead: metav1.Duration{Duration: tc.lead}}
+			if tc.zone != "" {
+				sj.Spec.TimeZone = ptr.To(tc.zone)
+			}
+			if tc.placement != nil {
+				sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced}
+				sj.Status.Spread = &v1alpha1.SpreadStatus{Group: v1alpha1.DefaultSpreadGroup, Schedule: tc.schedule, Choices: tc.placement}
+			}
+			errs, _ := Validate(sj, nil, now)
+			switch {
+			case tc.refused == "" && len(errs) > 0:
+				t.Fatalf("refused: %v", errs)
+			case tc.refused == "":
+				return
+			case len(errs) != 1:
+				t.Fatalf("errors %v, want one about spec.warmUp.lead", errs)
+			}
+			want := `spec.warmUp.lead: Invalid value: "` + tc.lead.String() + `": with strategy EarlyStart, lead must be shorter than the shortest interval between runs ` + tc.refused
+			if got := errs[0].Error(); !strings.HasPrefix(got, want) {
+				t.Errorf("error\n  %s\nwant it to start with\n  %s", got, want)
+			}
+		})
+	}
+}
