@@ -198,28 +198,12 @@ func hasJobNamed(jobs []*batchv1.Job, name string) bool {
 	return false
 }
 
-// announcement is status.nextScheduleTime, the Ready condition and when to
-// look again.
+// announcement is what announce decided: the readiness, when to look
+// again, and an event to emit if the Ready condition changes.
 type announcement struct {
-	next           *time.Time
-	ready          bool
-	reason         string
-	message        string
+	readiness      readiness
 	wake           []time.Time
 	eventIfChanged *Event
-}
-
-// record writes the announcement into status and returns its event, if the
-// condition changed.
-func (a announcement) record(status *v1alpha1.ScheduledJobStatus, generation int64, now time.Time) []Event {
-	status.NextScheduleTime = nil
-	if a.next != nil {
-		status.NextScheduleTime = timeAt(*a.next)
-	}
-	if setReady(status, generation, now, a.ready, a.reason, a.message) && a.eventIfChanged != nil {
-		return []Event{*a.eventIfChanged}
-	}
-	return nil
 }
 
 // announce says when the next run is, given the run Forbid holds back (if
@@ -235,12 +219,11 @@ func (s scheduling) announce(blocked time.Time, lastScheduled *metav1.Time) anno
 		if lastScheduled != nil {
 			message += " at " + lastScheduled.In(s.loc).Format(time.RFC3339)
 		}
-		return announcement{ready: true, reason: v1alpha1.ReasonCompleted, message: message}
+		return announcement{readiness: readiness{ready: true, reason: v1alpha1.ReasonCompleted, message: message}}
 	}
 	return announcement{
-		next: &next, ready: true, reason: v1alpha1.ReasonScheduled,
-		message: "next run at " + next.In(s.loc).Format(time.RFC3339),
-		wake:    []time.Time{next.Add(nextScheduleDelta)},
+		readiness: scheduled(next, "next run at "+next.In(s.loc).Format(time.RFC3339)),
+		wake:      []time.Time{next.Add(nextScheduleDelta)},
 	}
 }
 
@@ -250,9 +233,8 @@ func (s scheduling) announce(blocked time.Time, lastScheduled *metav1.Time) anno
 func (s scheduling) announceBlocked(blocked time.Time) announcement {
 	event := jobAlreadyActiveEvent()
 	a := announcement{
-		next: &blocked, ready: true, reason: v1alpha1.ReasonScheduled,
-		message: fmt.Sprintf("the run at %s waits for active job %s (concurrencyPolicy Forbid)",
-			blocked.In(s.loc).Format(time.RFC3339), s.active[0].Name),
+		readiness: scheduled(blocked, fmt.Sprintf("the run at %s waits for active job %s (concurrencyPolicy Forbid)",
+			blocked.In(s.loc).Format(time.RFC3339), s.active[0].Name)),
 		eventIfChanged: &event,
 	}
 	if next := s.sched.Next(s.now); !next.IsZero() {

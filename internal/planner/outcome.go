@@ -113,14 +113,19 @@ func (p Plan) Finish(results ...Result) Outcome {
 	if out.Missed == nil {
 		out.Missed = map[MissReason]int{}
 	}
+	ready := p.readiness
 	for _, r := range results {
-		p.apply(&out, r)
-	}
-	for _, run := range []*Run{p.Create, p.Early} {
-		if run != nil && !settled(run, results) {
-			p.keepDue(&out.Status, run)
+		if conflict := p.apply(&out, r); conflict != nil {
+			ready = *conflict
 		}
 	}
+	// A run that is retried outranks a conflict: it is the next run.
+	for _, run := range []*Run{p.Create, p.Early} {
+		if run != nil && !settled(run, results) {
+			ready = ready.retrying(run)
+		}
+	}
+	ready.write(&out.Status, p.generation, p.now)
 	out.Status.ActiveCount = int32(len(out.Status.Active))
 	return out
 }
@@ -135,7 +140,9 @@ func settled(run *Run, results []Result) bool {
 	})
 }
 
-func (p Plan) apply(out *Outcome, r Result) {
+// apply adds one result's effects to out. A run whose Job name is taken
+// returns the readiness that reports it.
+func (p Plan) apply(out *Outcome, r Result) *readiness {
 	status := &out.Status
 	switch r.kind {
 	case deleted:
@@ -154,8 +161,10 @@ func (p Plan) apply(out *Outcome, r Result) {
 	case alreadyCreated:
 		addActive(status, r.job, r.run, p.now)
 	case nameTaken:
-		out.Events = append(out.Events, p.conflict(status, r.run))
+		event, conflict := p.conflict(status, r.run)
+		out.Events = append(out.Events, event)
 		out.Missed[MissConflict]++
+		return &conflict
 	case createFailed:
 		out.Events = append(out.Events, failedCreateEvent(r.err))
 	case podCreateFailed:
@@ -164,6 +173,7 @@ func (p Plan) apply(out *Outcome, r Result) {
 			"creating placeholder pod "+r.pod.Name+" failed: "+r.err.Error())
 	case podCreated, podDeleted:
 	}
+	return nil
 }
 
 // addActive lists a run's Job in status.active; a scheduled run whose time
@@ -185,42 +195,18 @@ func removeActive(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job) {
 	status.Active = slices.DeleteFunc(status.Active, func(ref corev1.ObjectReference) bool { return ref.UID == job.UID })
 }
 
-// keepDue keeps a run that did not start due: status announces it as the
-// next run, not the one after it. The returned error retries the
-// reconcile, and a new leader may be the one that retries; had
-// the status written meanwhile announced the following run,
-// notBeforeAnnounced would take the failed run for one the schedule never
-// had, and it would be lost without a trace (a chaos run found this: a
-// create refused while etcd restarted, the next leader never retried it).
-func (p Plan) keepDue(status *v1alpha1.ScheduledJobStatus, run *Run) {
-	if status.NextScheduleTime == nil || run.Scheduled.Before(status.NextScheduleTime.Time) {
-		status.NextScheduleTime = &metav1.Time{Time: run.Scheduled}
-	}
-	setReady(status, p.generation, p.now, true, v1alpha1.ReasonScheduled,
-		"the run at "+run.Scheduled.UTC().Format(time.RFC3339)+" did not start and is retried")
-}
-
 // conflict records a run that could not start because a Job of its name
 // exists and is not this ScheduledJob's. Upstream stops there without a
 // requeue and stalls until something else changes; here the run counts as
-// missed, Ready says why, and the next run is scheduled as usual (its Job
-// name differs).
-func (p Plan) conflict(status *v1alpha1.ScheduledJobStatus, run *Run) Event {
+// missed, Ready says why, and the next run is announced as planned (its
+// Job name differs).
+func (p Plan) conflict(status *v1alpha1.ScheduledJobStatus, run *Run) (Event, readiness) {
 	status.LastMissedTime = later(status.LastMissedTime, run.Scheduled)
 	message := "job " + run.Job.Name + " already exists and is not controlled by this ScheduledJob; the run scheduled at " +
 		run.Scheduled.UTC().Format(time.RFC3339) + " did not start"
-	setReady(status, p.generation, p.now, false, v1alpha1.ReasonJobNameConflict, message)
-	return jobNameConflictEvent(message)
-}
-
-// setReady sets the Ready condition and reports whether its status, reason
-// or message changed.
-func setReady(status *v1alpha1.ScheduledJobStatus, generation int64, now time.Time, ready bool, reason, message string) bool {
-	conditionStatus := metav1.ConditionFalse
-	if ready {
-		conditionStatus = metav1.ConditionTrue
-	}
-	return setCondition(status, generation, now, v1alpha1.ConditionReady, conditionStatus, reason, message)
+	conflict := notReady(v1alpha1.ReasonJobNameConflict, message)
+	conflict.next = p.readiness.next
+	return jobNameConflictEvent(message), conflict
 }
 
 // setCondition sets a condition and reports whether its status, reason or

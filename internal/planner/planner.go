@@ -71,6 +71,9 @@ type Plan struct {
 	// decided is the status, events and missed runs before any action;
 	// Finish adds the actions' effects.
 	decided Outcome
+	// readiness is what Ready and nextScheduleTime say before any action;
+	// Finish writes it, with what the actions' results change.
+	readiness readiness
 	// now and generation stamp the conditions Finish sets.
 	now        time.Time
 	generation int64
@@ -143,7 +146,7 @@ func Compute(in Input) Plan {
 		events = append(events, spec.warnings...)
 	}
 	decided := decideRuns(in, spec, observed.active, &status)
-	plan.Create, plan.Early = decided.create, decided.early
+	plan.Create, plan.Early, plan.readiness = decided.create, decided.early, decided.readiness
 	plan.Deletes = append(plan.Deletes, replacements(decided.replace)...)
 	events = append(events, decided.events...)
 	wake, missed, runs := decided.wake, decided.missed, decided.runs
@@ -173,6 +176,7 @@ func Compute(in Input) Plan {
 // runsDecision is what Compute decided about scheduled runs.
 type runsDecision struct {
 	create, early *Run
+	readiness     readiness
 	// replace are active Jobs a Replace run replaces.
 	replace []*batchv1.Job
 	events  []Event
@@ -184,32 +188,32 @@ type runsDecision struct {
 }
 
 // decideRuns decides about the scheduled runs: none while the ScheduledJob
-// is being deleted, its spec cannot run, or it is suspended (the Ready
-// condition says which); otherwise the due run, the next one, and an early
-// one (EarlyStart). It writes status.
+// is being deleted, its spec cannot run, or it is suspended (its readiness
+// says which); otherwise the due run, the next one, and an early one
+// (EarlyStart). It records missed runs in status.
 func decideRuns(in Input, spec specSchedule, active []*batchv1.Job, status *v1alpha1.ScheduledJobStatus) runsDecision {
 	sj := in.ScheduledJob
 	d := runsDecision{missed: map[MissReason]int{}}
 	switch {
 	case sj.DeletionTimestamp != nil:
-		setReady(status, sj.Generation, in.Now, false, v1alpha1.ReasonTerminating, "the ScheduledJob is being deleted; no new runs start")
-		status.NextScheduleTime = nil
+		d.readiness = notReady(v1alpha1.ReasonTerminating, "the ScheduledJob is being deleted; no new runs start")
 	case spec.problem != nil:
-		if setReady(status, sj.Generation, in.Now, false, spec.problem.condition, spec.problem.message) || specChanged(sj) {
+		d.readiness = notReady(spec.problem.condition, spec.problem.message)
+		if d.readiness.changes(&sj.Status) || specChanged(sj) {
 			d.events = append(d.events, spec.problem.event)
 		}
-		status.NextScheduleTime = nil
 	case sj.Spec.Suspend != nil && *sj.Spec.Suspend:
-		setReady(status, sj.Generation, in.Now, false, v1alpha1.ReasonSuspended, "spec.suspend is true; no new runs start")
-		status.NextScheduleTime = nil
+		d.readiness = notReady(v1alpha1.ReasonSuspended, "spec.suspend is true; no new runs start")
 	default:
 		s := scheduling{sj: sj, sched: spec.schedule, loc: spec.loc, now: in.Now, jobs: in.Jobs, active: active}
 		due := s.decideDueRun(handledUntil(sj, status))
 		due.record(status, d.missed)
 		d.create, d.replace, d.events = due.create, due.replace, due.events
 		next := s.announce(due.blocked, status.LastScheduleTime)
-		d.events = append(d.events, next.record(status, sj.Generation, in.Now)...)
-		d.wake = next.wake
+		d.readiness, d.wake = next.readiness, next.wake
+		if next.eventIfChanged != nil && next.readiness.changes(&sj.Status) {
+			d.events = append(d.events, *next.eventIfChanged)
+		}
 		d.early = s.decideEarlyStart(d.create, in.EarlyStartImage)
 		d.runs = s.timeline(d.create, d.early)
 	}
