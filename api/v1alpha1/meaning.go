@@ -124,33 +124,53 @@ func (sj *ScheduledJob) Meaning(choices []int) (Meaning, error) {
 		settings := w.Settings()
 		m.WarmUp = &settings
 	}
+	r := reading{dialect: cron.Extended, policy: sj.Spec.DSTPolicy.CronPolicy(), key: sj.HashKey(), choices: choices}
+	if sj.Spec.RunAt != nil {
+		m.RunAt = sj.Spec.RunAt.Time
+		return m, errors.Join(r.read(&m, sj.Spec.TimeZone, nil)...)
+	}
+	errs := r.read(&m, sj.Spec.TimeZone, &sj.Spec.Schedule)
+	if m.Schedule != nil && m.Schedule.Interval() > 0 && m.Schedule.Interval() < time.Minute {
+		// Job names have minute resolution: such runs would share one.
+		errs = append(errs, &SpecError{Field: "spec.schedule", Value: sj.Spec.Schedule, Reason: ReasonInvalidSchedule, Err: errSubMinute,
+			Detail: "@every runs less than a minute apart would share a Job name (names have minute resolution); use @every 1m or more"})
+		m.Schedule = nil
+	}
+	return m, errors.Join(errs...)
+}
+
+// reading is how one kind of object's schedule is read.
+type reading struct {
+	dialect cron.Dialect
+	policy  cron.DSTPolicy
+	key     string
+	choices []int
+}
+
+// read fills in m's zone and parser from timeZone, and its schedule from
+// schedule (nil: a runAt, nothing to parse). It returns a *SpecError for
+// each of the two that cannot be read; a schedule is read in UTC when the
+// zone is unknown, so that both are reported.
+func (r reading) read(m *Meaning, timeZone *string, schedule *string) []error {
 	var errs []error
-	if tz := sj.Spec.TimeZone; tz != nil {
-		loc, err := LoadTimeZone(*tz)
+	if timeZone != nil {
+		loc, err := LoadTimeZone(*timeZone)
 		if err != nil {
-			errs = append(errs, &SpecError{Field: "spec.timeZone", Value: *tz, Reason: ReasonUnknownTimeZone, Detail: err.Error(), Err: err})
+			errs = append(errs, &SpecError{Field: "spec.timeZone", Value: *timeZone, Reason: ReasonUnknownTimeZone, Detail: err.Error(), Err: err})
 		} else {
 			m.Location = loc
 		}
 	}
-	m.Parser = cron.Parser{Dialect: cron.Extended, Location: m.Location, DSTPolicy: sj.Spec.DSTPolicy.CronPolicy(),
-		HashKey: sj.HashKey(), HashChoices: choices}
-	if sj.Spec.RunAt != nil {
-		m.RunAt = sj.Spec.RunAt.Time
-		return m, errors.Join(errs...)
+	m.Parser = cron.Parser{Dialect: r.dialect, Location: m.Location, DSTPolicy: r.policy, HashKey: r.key, HashChoices: r.choices}
+	if schedule == nil {
+		return errs
 	}
-	schedule, err := parseSchedule(m.Parser, sj.Spec.Schedule)
-	if err == nil && schedule.Interval() > 0 && schedule.Interval() < time.Minute {
-		// Job names have minute resolution: such runs would share one.
-		err = &SpecError{Field: "spec.schedule", Value: sj.Spec.Schedule, Reason: ReasonInvalidSchedule, Err: errSubMinute,
-			Detail: "@every runs less than a minute apart would share a Job name (names have minute resolution); use @every 1m or more"}
-	}
+	parsed, err := parseSchedule(m.Parser, *schedule)
 	if err != nil {
-		errs = append(errs, err)
-	} else {
-		m.Schedule, m.Location = schedule, schedule.Location()
+		return append(errs, err)
 	}
-	return m, errors.Join(errs...)
+	m.Schedule, m.Location = parsed, parsed.Location()
+	return errs
 }
 
 // parseSchedule parses spec.schedule; its error is a *SpecError.
@@ -258,18 +278,9 @@ func CronJobMeaning(cj *batchv1.CronJob) (Meaning, error) {
 	}
 	settings := (&WarmUp{Lead: metav1.Duration{Duration: lead}}).Settings()
 	m.WarmUp = &settings
-	if tz := cj.Spec.TimeZone; tz != nil {
-		loc, err := LoadTimeZone(*tz)
-		if err != nil {
-			return m, &SpecError{Field: "spec.timeZone", Value: *tz, Reason: ReasonUnknownTimeZone, Detail: err.Error(), Err: err}
-		}
-		m.Location = loc
+	r := reading{dialect: cron.Kubernetes, policy: cron.DSTKubernetes}
+	if errs := r.read(&m, cj.Spec.TimeZone, &cj.Spec.Schedule); len(errs) > 0 {
+		return m, errs[0]
 	}
-	m.Parser = cron.Parser{Dialect: cron.Kubernetes, Location: m.Location, DSTPolicy: cron.DSTKubernetes}
-	schedule, err := parseSchedule(m.Parser, cj.Spec.Schedule)
-	if err != nil {
-		return m, err
-	}
-	m.Schedule, m.Location = schedule, schedule.Location()
 	return m, nil
 }

@@ -31,7 +31,7 @@ func TestMeaningOfACronJob(t *testing.T) {
 	}
 	cj.Annotations = map[string]string{v1alpha1.WarmUpLeadAnnotation: "10m"}
 	if _, _, err := meaningOf(cj); err == nil || err.Error() != `cannot read the CronJob's schedule: spec.schedule "not a schedule": `+
-		`expected 5 fields (minute hour day-of-month month day-of-week) or a descriptor such as @daily, found 3` {
+		`expected 5 fields (minute hour day-of-month month day-of-week), found 3` {
 		t.Errorf("bad schedule: %v", err)
 	}
 	cj.Spec.Schedule, cj.Spec.TimeZone = "0 0 * * *", ptr.To("Mars/Olympus")
