@@ -119,7 +119,7 @@ func allRunsFinished(t *testing.T, sjs []*v1alpha1.ScheduledJob) bool {
 
 func rememberedWrites(c *Controller) int {
 	n := 0
-	c.written.Range(func(any, any) bool { n++; return true })
+	c.overlay.written.Range(func(any, any) bool { n++; return true })
 	return n
 }
 

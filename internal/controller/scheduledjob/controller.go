@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -48,12 +47,9 @@ type Controller struct {
 	apiReader client.Reader
 	clock     clock.PassiveClock
 	recorder  record.EventRecorder
-	// written remembers the last status written per ScheduledJob until the
-	// cache has it (types.NamespacedName -> *writtenStatus).
-	written sync.Map
-	// deferred holds the status a reconcile that started a run left for
-	// the next one to write (types.NamespacedName -> deferredStatus).
-	deferred sync.Map
+	// overlay holds the statuses this controller wrote or deferred that
+	// its cache does not show yet.
+	overlay statusOverlay
 	// earlyStartImage runs `ontime wait` in EarlyStart pods.
 	earlyStartImage string
 	// ledgers place ScheduledJobs under a Balanced spread.
@@ -95,7 +91,7 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 		return err
 	}
 	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, updated any) { c.forgetSeenWrite(updated) },
+		UpdateFunc: func(_, updated any) { c.overlay.observed(updated) },
 	}); err != nil {
 		return err
 	}
@@ -150,16 +146,14 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	stored := &v1alpha1.ScheduledJob{}
 	if err := c.kubeClient.Get(ctx, req.NamespacedName, stored); err != nil {
 		if apierrors.IsNotFound(err) {
-			c.written.Delete(req.NamespacedName)
-			c.deferred.Delete(req.NamespacedName)
+			c.overlay.forget(req.NamespacedName)
 			return reconcile.Result{}, c.ledgers.forgetDeleted(ctx, req.NamespacedName)
 		}
 		return reconcile.Result{}, err
 	}
 	// stored is the ScheduledJob as the API server has it, as far as this
 	// controller knows; sj adds the status not yet written.
-	stored = c.planFrom(stored)
-	sj := c.withDeferred(stored)
+	stored, sj := c.overlay.view(stored)
 	now := c.clock.Now()
 	in, err := c.gather(ctx, sj, now)
 	if err != nil {
@@ -178,7 +172,6 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	results, deferRest, execErr := c.execute(ctx, sj, plan, placeErr == nil)
 	outcome := plan.Finish(results...)
 	c.emit(sj, outcome.Events)
-	countMissed(outcome)
 	requeueAfter := c.remaining(now, plan.RequeueAfter)
 	if deferRest {
 		return c.deferStatus(sj, outcome, requeueAfter), nil
@@ -187,9 +180,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	c.deferred.Delete(req.NamespacedName)
+	c.overlay.undefer(req.NamespacedName)
 	if written {
-		observeRunMetrics(outcome)
+		recordMetrics(outcome)
 	}
 	if execErr != nil {
 		return reconcile.Result{}, execErr
@@ -431,8 +424,8 @@ func (c *Controller) consumeTrigger(ctx context.Context, sj *v1alpha1.ScheduledJ
 
 // writeStatus writes status if it changed, and reports whether it wrote.
 // The write carries sj's resourceVersion as a precondition, so that the
-// object it produces is sj with the new status and nothing else: planFrom
-// relies on that.
+// object it produces is sj with the new status and nothing else: the
+// overlay relies on that.
 func (c *Controller) writeStatus(ctx context.Context, sj *v1alpha1.ScheduledJob, status v1alpha1.ScheduledJobStatus) (bool, error) {
 	if equality.Semantic.DeepEqual(sj.Status, status) {
 		return false, nil
@@ -448,19 +441,14 @@ func (c *Controller) writeStatus(ctx context.Context, sj *v1alpha1.ScheduledJob,
 		// requeues, and the next reconcile reads their write.
 		return false, client.IgnoreNotFound(err)
 	}
-	c.remember(ctx, &writtenStatus{uid: sj.UID, base: sj.ResourceVersion, written: updated.ResourceVersion, status: status}, client.ObjectKeyFromObject(sj))
-	return true, nil
-}
-
-// remember keeps a status write for planFrom until the cache has it. The
-// cache may have it already: its watch event can beat the write's answer,
-// and forgetSeenWrite then found nothing to forget.
-func (c *Controller) remember(ctx context.Context, w *writtenStatus, key types.NamespacedName) {
-	c.written.Store(key, w)
+	c.overlay.wrote(sj, updated.ResourceVersion, status)
+	// The cache may have the write already: its watch event can beat the
+	// write's answer, and observed then found nothing to forget.
 	cached := &v1alpha1.ScheduledJob{}
-	if err := c.kubeClient.Get(ctx, key, cached); err == nil && w.seenIn(cached) {
-		c.written.CompareAndDelete(key, w)
+	if err := c.kubeClient.Get(ctx, client.ObjectKeyFromObject(sj), cached); err == nil {
+		c.overlay.observed(cached)
 	}
+	return true, nil
 }
 
 // statusPatch is the merge patch from sj to updated, conditional on sj's
@@ -486,64 +474,6 @@ func statusPatch(sj, updated *v1alpha1.ScheduledJob) (client.Patch, error) {
 	return client.RawPatch(types.MergePatchType, data), err
 }
 
-// writtenStatus is the last status written for a ScheduledJob, the
-// resourceVersion it was written over (base) and the one it produced.
-type writtenStatus struct {
-	uid           types.UID
-	base, written string
-	status        v1alpha1.ScheduledJobStatus
-}
-
-// seenIn reports whether cached is the object the write produced, or a
-// re-created one: planning from cached then needs the write no more.
-// (Resource versions are opaque, so a cache that has moved past the write
-// is not recognized; the next write replaces the entry.)
-func (w *writtenStatus) seenIn(cached *v1alpha1.ScheduledJob) bool {
-	return w.uid != cached.UID || w.written == cached.ResourceVersion
-}
-
-// planFrom returns the ScheduledJob to plan from: the cached one, or, when
-// the cache has not yet seen the last status this controller wrote (it
-// still holds the object that write was made over), that object with the
-// written status. A Job's creation or deletion often triggers the next
-// reconcile before the status write reaches the cache; planning from the
-// older status would report a Job that Replace deleted as missing
-// (MissingJob), count a run twice, or write the same status again.
-func (c *Controller) planFrom(cached *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
-	key := client.ObjectKeyFromObject(cached)
-	last, ok := c.written.Load(key)
-	if !ok {
-		return cached
-	}
-	w := last.(*writtenStatus)
-	if w.seenIn(cached) {
-		c.written.CompareAndDelete(key, last)
-		return cached
-	}
-	if w.base != cached.ResourceVersion {
-		// The cache has seen something after the write (the write was the
-		// next change after base).
-		return cached
-	}
-	current := withStatus(cached, w.status)
-	current.ResourceVersion = w.written
-	return current
-}
-
-// withStatus returns a copy of sj with status.
-func withStatus(sj *v1alpha1.ScheduledJob, status v1alpha1.ScheduledJobStatus) *v1alpha1.ScheduledJob {
-	out := sj.DeepCopy()
-	status.DeepCopyInto(&out.Status)
-	return out
-}
-
-// deferredStatus is the status a reconcile that started a run computed
-// but left for the next reconcile to write.
-type deferredStatus struct {
-	uid    types.UID
-	status v1alpha1.ScheduledJobStatus
-}
-
 // statusDeferral bounds how long a deferred status waits: the new Job's
 // own watch event normally reconciles the ScheduledJob sooner.
 const statusDeferral = time.Second
@@ -559,39 +489,12 @@ const statusDeferral = time.Second
 // status. The metrics count the outcome now, as the remembered status says
 // it is counted.
 func (c *Controller) deferStatus(sj *v1alpha1.ScheduledJob, outcome planner.Outcome, requeueAfter time.Duration) reconcile.Result {
-	c.deferred.Store(client.ObjectKeyFromObject(sj), deferredStatus{uid: sj.UID, status: outcome.Status})
-	observeRunMetrics(outcome)
+	c.overlay.deferStatus(sj, outcome.Status)
+	recordMetrics(outcome)
 	if requeueAfter == 0 || requeueAfter > statusDeferral {
 		requeueAfter = statusDeferral
 	}
 	return reconcile.Result{RequeueAfter: requeueAfter}
-}
-
-// withDeferred returns the ScheduledJob with the status a reconcile
-// deferred, if any: only this controller writes status, so a deferred
-// status is newer than the stored one.
-func (c *Controller) withDeferred(stored *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
-	last, ok := c.deferred.Load(client.ObjectKeyFromObject(stored))
-	if !ok || last.(deferredStatus).uid != stored.UID {
-		return stored
-	}
-	return withStatus(stored, last.(deferredStatus).status)
-}
-
-// forgetSeenWrite drops the remembered write of a ScheduledJob once the
-// cache holds the object that write produced: planFrom no longer needs it,
-// and ten thousand ScheduledJobs would otherwise each keep a copy of their
-// status between runs. It handles the cache's updates, which it sees only
-// once the cache holds them.
-func (c *Controller) forgetSeenWrite(obj any) {
-	sj, ok := obj.(*v1alpha1.ScheduledJob)
-	if !ok {
-		return
-	}
-	key := client.ObjectKeyFromObject(sj)
-	if last, ok := c.written.Load(key); ok && last.(*writtenStatus).seenIn(sj) {
-		c.written.CompareAndDelete(key, last)
-	}
 }
 
 // emit records events on the ScheduledJob.

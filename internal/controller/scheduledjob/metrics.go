@@ -26,10 +26,16 @@ var (
 	}, []string{"reason"})
 )
 
-// observeRunMetrics records what a reconcile's outcome measured, once its
-// status is written (so a reconcile that finds it written already, or that
-// fails to write it, counts nothing).
-func observeRunMetrics(outcome planner.Outcome) {
+// recordMetrics records what a reconcile's outcome measured and the runs
+// it found missed: the one place the metrics of an outcome are recorded,
+// once its status is written (or deferred, to be written by the next
+// reconcile). A reconcile that finds the status written already (a repeat
+// from a stale cache), or that fails to write it, counts nothing; its
+// retry counts the outcome once, when it writes.
+func recordMetrics(outcome planner.Outcome) {
+	for reason, n := range outcome.Missed {
+		missedRuns.WithLabelValues(string(reason)).Add(float64(n))
+	}
 	const kind = "ScheduledJob"
 	if d := outcome.StartLateness; d != nil {
 		warmup.StartLateness.WithLabelValues(outcome.WarmUp, kind).Observe(d.Seconds())
@@ -39,13 +45,6 @@ func observeRunMetrics(outcome planner.Outcome) {
 	}
 	if outcome.WarmUpLate {
 		warmup.Late.WithLabelValues(outcome.WarmUp, kind).Inc()
-	}
-}
-
-// countMissed counts the runs a reconcile's outcome found missed.
-func countMissed(outcome planner.Outcome) {
-	for reason, n := range outcome.Missed {
-		missedRuns.WithLabelValues(string(reason)).Add(float64(n))
 	}
 }
 
