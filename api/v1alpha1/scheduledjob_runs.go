@@ -9,6 +9,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
@@ -54,6 +55,17 @@ func ScheduledTime(job *batchv1.Job) (time.Time, bool) {
 	}
 	t, err := time.Parse(time.RFC3339, value)
 	return t, err == nil
+}
+
+// JobFinished returns Complete or Failed for a finished Job: the
+// condition the Job controller set True.
+func JobFinished(job *batchv1.Job) (batchv1.JobConditionType, bool) {
+	for _, c := range job.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return c.Type, true
+		}
+	}
+	return "", false
 }
 
 // IsTriggered reports whether a Job was started by TriggerAnnotation rather

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/internal/spread"
@@ -52,9 +53,11 @@ namespace, -n) with the next epoch; the controller picks the placements up.`,
 
 // rebalance rewrites a group's ledger with every member placed again; a
 // concurrent placement by the controller makes the write conflict, and it
-// is made again from the newer ledger.
+// is made again from the newer ledger (retry.RetryOnConflict: at most five
+// attempts, then the conflict is the error).
 func rebalance(ctx context.Context, c client.Client, ledger types.NamespacedName, dryRun bool, out io.Writer) error {
-	for {
+	var printed func() error
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cm := &corev1.ConfigMap{}
 		if err := c.Get(ctx, ledger, cm); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -83,14 +86,17 @@ func rebalance(ctx context.Context, c client.Client, ledger types.NamespacedName
 			if err := spread.WriteLedger(cm, rebalanced, next); err != nil {
 				return err
 			}
-			if err := c.Update(ctx, cm); apierrors.IsConflict(err) {
-				continue
-			} else if err != nil {
+			if err := c.Update(ctx, cm); err != nil {
 				return err
 			}
 		}
-		return printRebalance(out, entries, rebalanced, before, after, next, dryRun)
+		printed = func() error { return printRebalance(out, entries, rebalanced, before, after, next, dryRun) }
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	return printed()
 }
 
 func peak(entries map[string]spread.LedgerEntry, now time.Time) (*spread.Load, error) {

@@ -8,11 +8,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
-// Event is a Kubernetes event to record on the ScheduledJob.
-type Event struct {
-	Type, Reason, Message string
+// Event is a Kubernetes event to record on the ScheduledJob: warm-up's
+// type, so that the planner passes warm-up's events on as they are.
+type Event = warmup.Event
+
+func newEvent(eventType, reason, message string) Event {
+	return Event{Type: eventType, Reason: reason, Message: message}
 }
 
 // Every event the ScheduledJob controller emits is built here, one
@@ -21,82 +25,82 @@ type Event struct {
 // where upstream has the event.
 
 func sawCompletedJobEvent(job *batchv1.Job, condition batchv1.JobConditionType) Event {
-	return Event{corev1.EventTypeNormal, v1alpha1.ReasonSawCompletedJob, fmt.Sprintf("Saw completed job: %s, condition: %s", job.Name, condition)}
+	return newEvent(corev1.EventTypeNormal, v1alpha1.ReasonSawCompletedJob, fmt.Sprintf("Saw completed job: %s, condition: %s", job.Name, condition))
 }
 
 func missingJobEvent(name string) Event {
-	return Event{corev1.EventTypeNormal, v1alpha1.ReasonMissingJob, "Active job went missing: " + name}
+	return newEvent(corev1.EventTypeNormal, v1alpha1.ReasonMissingJob, "Active job went missing: "+name)
 }
 
 func unexpectedJobEvent(name string) Event {
-	return Event{corev1.EventTypeWarning, v1alpha1.ReasonUnexpectedJob, "Saw a job that the controller did not create or forgot: " + name}
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonUnexpectedJob, "Saw a job that the controller did not create or forgot: "+name)
 }
 
 func jobAlreadyActiveEvent() Event {
-	return Event{corev1.EventTypeNormal, v1alpha1.ReasonJobAlreadyActive, "Not starting job because prior execution is running and concurrency policy is Forbid"}
+	return newEvent(corev1.EventTypeNormal, v1alpha1.ReasonJobAlreadyActive, "Not starting job because prior execution is running and concurrency policy is Forbid")
 }
 
 func triggerRefusedEvent() Event {
-	return Event{corev1.EventTypeWarning, v1alpha1.ReasonJobAlreadyActive, "Not starting triggered job because prior execution is running and concurrency policy is Forbid"}
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonJobAlreadyActive, "Not starting triggered job because prior execution is running and concurrency policy is Forbid")
 }
 
 func missScheduleEvent(scheduled time.Time) Event {
-	return Event{corev1.EventTypeWarning, v1alpha1.ReasonMissSchedule, "Missed scheduled time to start a job: " + scheduled.UTC().Format(time.RFC1123Z)}
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonMissSchedule, "Missed scheduled time to start a job: "+scheduled.UTC().Format(time.RFC1123Z))
 }
 
 func tooManyMissedTimesEvent(missed int) Event {
-	return Event{corev1.EventTypeWarning, v1alpha1.ReasonTooManyMissedTimes,
-		fmt.Sprintf("too many missed start times (%d). Set or decrease .spec.startingDeadlineSeconds or check clock skew", missed)}
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonTooManyMissedTimes,
+		fmt.Sprintf("too many missed start times (%d). Set or decrease .spec.startingDeadlineSeconds or check clock skew", missed))
 }
 
 func unknownTimeZoneEvent(message string) Event {
-	return Event{corev1.EventTypeWarning, v1alpha1.ReasonUnknownTimeZone, message}
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonUnknownTimeZone, message)
 }
 
 func unparseableScheduleEvent(message string) Event {
-	return Event{corev1.EventTypeWarning, v1alpha1.ReasonUnparseableSchedule, message}
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonUnparseableSchedule, message)
 }
 
 func invalidScheduleEvent(message string) Event {
-	return Event{corev1.EventTypeWarning, v1alpha1.ReasonInvalidSchedule, message}
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonInvalidSchedule, message)
 }
 
 func spreadPendingEvent(message string) Event {
-	return Event{corev1.EventTypeWarning, v1alpha1.ReasonSpreadPending, message}
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonSpreadPending, message)
 }
 
 func unsupportedScheduleEvent(schedule string) Event {
-	return Event{corev1.EventTypeWarning, v1alpha1.ReasonUnsupportedSchedule,
-		fmt.Sprintf("CRON_TZ or TZ used in schedule %q is not officially supported, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details", schedule)}
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonUnsupportedSchedule,
+		fmt.Sprintf("CRON_TZ or TZ used in schedule %q is not officially supported, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details", schedule))
 }
 
 func successfulCreateEvent(job *batchv1.Job) Event {
-	return Event{corev1.EventTypeNormal, v1alpha1.ReasonSuccessfulCreate, "Created job " + job.Name}
+	return newEvent(corev1.EventTypeNormal, v1alpha1.ReasonSuccessfulCreate, "Created job "+job.Name)
 }
 
 func triggeredEvent(job *batchv1.Job) Event {
-	return Event{corev1.EventTypeNormal, v1alpha1.ReasonTriggered,
-		fmt.Sprintf("Started job %s on request %q", job.Name, job.Annotations[v1alpha1.TriggeredAnnotation])}
+	return newEvent(corev1.EventTypeNormal, v1alpha1.ReasonTriggered,
+		fmt.Sprintf("Started job %s on request %q", job.Name, job.Annotations[v1alpha1.TriggeredAnnotation]))
 }
 
 func failedCreateEvent(err error) Event {
-	return Event{corev1.EventTypeWarning, v1alpha1.ReasonFailedCreate, fmt.Sprintf("Error creating job: %v", err)}
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonFailedCreate, fmt.Sprintf("Error creating job: %v", err))
 }
 
 func jobNameConflictEvent(message string) Event {
-	return Event{corev1.EventTypeWarning, v1alpha1.ReasonJobNameConflict, message}
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonJobNameConflict, message)
 }
 
 func successfulDeleteEvent(job *batchv1.Job) Event {
-	return Event{corev1.EventTypeNormal, v1alpha1.ReasonSuccessfulDelete, "Deleted job " + job.Name}
+	return newEvent(corev1.EventTypeNormal, v1alpha1.ReasonSuccessfulDelete, "Deleted job "+job.Name)
 }
 
 func failedDeleteEvent(err error) Event {
-	return Event{corev1.EventTypeWarning, v1alpha1.ReasonFailedDelete, fmt.Sprintf("Deleted job: %v", err)}
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonFailedDelete, fmt.Sprintf("Deleted job: %v", err))
 }
 
 // FailedGetEvent reports that reading a Job listed in status.active from
 // the API server failed, while gathering the planner's input.
 func FailedGetEvent(err error) Event {
-	return Event{corev1.EventTypeWarning, v1alpha1.ReasonFailedGet, fmt.Sprintf("Get job: %v", err)}
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonFailedGet, fmt.Sprintf("Get job: %v", err))
 }

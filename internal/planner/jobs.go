@@ -51,7 +51,7 @@ func observeJobs(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, now time.Time) 
 			o.lastSchedule = later(o.lastSchedule, scheduled)
 		}
 		ref, wasActive := recorded[string(job.UID)]
-		condition, done := finishedCondition(job)
+		condition, done := v1alpha1.JobFinished(job)
 		if !done {
 			o.observeActive(job, ref, wasActive)
 			continue
@@ -97,16 +97,6 @@ func createdEarly(job *batchv1.Job) bool {
 	return job.Spec.Template.Annotations[v1alpha1.ReleaseAtAnnotation] != ""
 }
 
-// finishedCondition returns Complete or Failed for a finished Job.
-func finishedCondition(job *batchv1.Job) (batchv1.JobConditionType, bool) {
-	for _, c := range job.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return c.Type, true
-		}
-	}
-	return "", false
-}
-
 // historyDeletions are the oldest finished Jobs beyond the history limits,
 // successful and failed separately, oldest start time first (Jobs that
 // never started count as newest; ties go by name), as the CronJob
@@ -118,7 +108,7 @@ func historyDeletions(spec v1alpha1.ScheduledJobSpec, finished []*batchv1.Job) [
 		if job.DeletionTimestamp != nil {
 			continue
 		}
-		if condition, _ := finishedCondition(job); condition == batchv1.JobComplete {
+		if condition, _ := v1alpha1.JobFinished(job); condition == batchv1.JobComplete {
 			succeeded = append(succeeded, job)
 		} else {
 			failed = append(failed, job)

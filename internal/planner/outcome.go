@@ -168,7 +168,7 @@ func (p Plan) apply(out *Outcome, r Result) *readiness {
 	case createFailed:
 		out.Events = append(out.Events, failedCreateEvent(r.err))
 	case podCreateFailed:
-		out.Events = append(out.Events, Event(warmup.FailedEvent(r.err)))
+		out.Events = append(out.Events, warmup.FailedEvent(r.err))
 		setCondition(status, p.generation, p.now, v1alpha1.ConditionCapacityReady, metav1.ConditionFalse, v1alpha1.ReasonWarmUpFailed,
 			"creating placeholder pod "+r.pod.Name+" failed: "+r.err.Error())
 	case podCreated, podDeleted:

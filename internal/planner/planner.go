@@ -7,11 +7,13 @@
 //
 // Compute runs small steps, each taking what it reads and returning what it
 // decided: observeJobs (what the Jobs say), historyDeletions, scheduleOf
-// (what the spec says), decideDueRun (the run that is due, if any), announce
-// (the next run and the Ready condition) and decideTrigger (a run asked for
-// by hand). Warm-up and spreading plug in the same way: an effective
-// schedule is another implementation of schedule, and actions before a run
-// are a step that reads the next run and lowers the requeue.
+// (what the spec means: v1alpha1.ScheduledJob.Meaning, with a Balanced
+// spread's placement as the values of its H fields), decideDueRun (the run
+// that is due, if any), announce (the next run and the readiness),
+// decideEarlyStart and decideWarmUp (warm-up before the next run, decided
+// by internal/warmup from the runs around now) and decideTrigger (a run
+// asked for by hand). Finish writes the readiness, the Ready condition and
+// status.nextScheduleTime, once the actions' results are known.
 package planner
 
 import (
@@ -22,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/requeue"
 )
 
 // Input is everything the planner looks at.
@@ -45,9 +48,15 @@ type Input struct {
 	Now             time.Time
 }
 
-// Plan is what the reconciler must do, in this order: delete, create the
-// scheduled run, create the triggered run, then report each action's result
-// to Finish, write the status it returns, emit its events, and requeue.
+// Plan is what the reconciler must do. The runs come first: the Replace
+// deletions, then the scheduled, early and triggered runs' Jobs (a failed
+// deletion stops there: its run is not created). Then the history
+// deletions, the placeholder pods (deletions before creations) and the
+// trigger annotation's removal. The reconciler reports each action's result
+// to Finish, in the order it attempted them, writes the status Finish
+// returns, emits its events and requeues. (A reconcile that started a
+// scheduled run may leave everything after the runs to the next reconcile:
+// see the ScheduledJob controller's deferStatus.)
 type Plan struct {
 	// Deletes are Jobs to delete with background propagation: history
 	// cleanup, and the active Jobs a Replace run replaces.
@@ -166,7 +175,7 @@ func Compute(in Input) Plan {
 	events = append(events, trigger.events...)
 
 	status.ActiveCount = int32(len(status.Active))
-	plan.RequeueAfter = requeueAfter(in.Now, wake)
+	plan.RequeueAfter = requeue.After(in.Now, wake)
 	plan.decided = Outcome{Status: status, Events: events, Missed: missed, WarmUp: warm.strategy,
 		CapacityReadyAfter: warm.ReadyAfter, WarmUpLate: warm.Late}
 	plan.decided.StartLateness = measureStart(&plan.decided.Status, RunToMeasure(sj, in.Jobs, in.Now), in.RunPods)
@@ -234,18 +243,6 @@ func replacements(active []*batchv1.Job) []Deletion {
 		deletes = append(deletes, Deletion{Job: job, Reason: DeleteForReplace})
 	}
 	return deletes
-}
-
-// requeueAfter is the delay until the soonest of the times the controller
-// must look again, or 0 (wait for a change) when there is none.
-func requeueAfter(now time.Time, wake []time.Time) time.Duration {
-	var after time.Duration
-	for _, t := range wake {
-		if d := max(t.Sub(now), time.Millisecond); after == 0 || d < after {
-			after = d
-		}
-	}
-	return after
 }
 
 // refOf returns the status.active reference of a Job.

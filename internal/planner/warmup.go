@@ -116,9 +116,7 @@ func decideWarmUp(sj *v1alpha1.ScheduledJob, in Input, runs timeline, status *v1
 		Pods: in.WarmUpPods, Previous: sj.Status.WarmUp,
 	})
 	d := warmDecision{Decision: decision, strategy: string(opts.Strategy)}
-	for _, e := range decision.Events {
-		d.events = append(d.events, Event(e))
-	}
+	d.events = decision.Events
 	status.WarmUp = decision.State
 	status.NextWarmUpTime = nil
 	if !decision.NextStart.IsZero() {

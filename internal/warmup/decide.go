@@ -98,10 +98,8 @@ func handedOff(job *batchv1.Job, pods int32) bool {
 	if job == nil {
 		return false
 	}
-	for _, c := range job.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
+	if _, finished := v1alpha1.JobFinished(job); finished {
+		return true
 	}
 	ready := int32(0)
 	if job.Status.Ready != nil {

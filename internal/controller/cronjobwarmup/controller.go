@@ -9,14 +9,12 @@ package cronjobwarmup
 import (
 	"cmp"
 	"context"
-	"slices"
 	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -27,6 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/shared"
+	"github.com/ontime-dev/ontime/internal/requeue"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
@@ -73,33 +73,22 @@ func (c *Controller) Name() string { return "cronjob.warmup" }
 
 // Register adds the controller to mgr.
 func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &batchv1.Job{}, jobOwnerKey, indexJobOwner); err != nil {
+	if err := IndexJobs(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(c.Name()).
 		For(&batchv1.CronJob{}).
 		Owns(&batchv1.Job{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(warmUpPodOwner)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(shared.WarmUpPodOwner(kind))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(c)
 }
 
-func indexJobOwner(o client.Object) []string {
-	owner := metav1.GetControllerOf(o)
-	if owner == nil || owner.Kind != "CronJob" || owner.APIVersion != batchv1.SchemeGroupVersion.String() {
-		return nil
-	}
-	return []string{string(owner.UID)}
-}
-
-// warmUpPodOwner maps a warm-up pod to the CronJob it belongs to.
-func warmUpPodOwner(_ context.Context, pod client.Object) []reconcile.Request {
-	labels := pod.GetLabels()
-	if labels[v1alpha1.OwnerKindLabel] != kind || labels[v1alpha1.OwnerNameLabel] == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pod.GetNamespace(), Name: labels[v1alpha1.OwnerNameLabel]}}}
+// IndexJobs adds the index of Jobs by their CronJob that the controller
+// lists them with.
+func IndexJobs(ctx context.Context, indexer client.FieldIndexer) error {
+	return indexer.IndexField(ctx, &batchv1.Job{}, jobOwnerKey, shared.ControllerUID(batchv1.SchemeGroupVersion.String(), kind))
 }
 
 // Reconcile brings one CronJob's warm-up up to date.
@@ -111,8 +100,8 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	var pods corev1.PodList
-	if err := c.kubeClient.List(ctx, &pods, client.InNamespace(cj.Namespace), client.MatchingLabels{v1alpha1.OwnerUIDLabel: string(cj.UID)}); err != nil {
+	pods, err := shared.WarmUpPods(ctx, c.kubeClient, cj)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
 	mem := c.remember(req.NamespacedName, cj.UID)
@@ -121,7 +110,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil || settings == nil || cj.DeletionTimestamp != nil {
 		// No warm-up (any more): no placeholder stays.
 		mem.warm = nil
-		return reconcile.Result{}, c.deletePods(ctx, pointers(pods.Items))
+		return reconcile.Result{}, c.deletePods(ctx, pods)
 	}
 	jobs, err := c.jobsOf(ctx, cj)
 	if err != nil {
@@ -131,7 +120,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	in := warmUpInput(cj, runs, jobs, now)
 	in.Owner = warmup.OwnerOf(cj, batchv1.SchemeGroupVersion.WithKind(kind), &cj.Spec.JobTemplate)
 	in.Options = *settings
-	in.Pods, in.Previous = pointers(pods.Items), mem.warm
+	in.Pods, in.Previous = pods, mem.warm
 	d := warmup.Decide(in)
 	if err := c.execute(ctx, cj, d); err != nil {
 		return reconcile.Result{}, err
@@ -142,7 +131,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := c.measureStart(ctx, mem, jobs, now); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{RequeueAfter: requeueAfter(now, d.Wake)}, nil
+	return reconcile.Result{RequeueAfter: requeue.After(now, d.Wake)}, nil
 }
 
 func (c *Controller) remember(key types.NamespacedName, uid types.UID) *memory {
@@ -173,7 +162,7 @@ func (c *Controller) jobsOf(ctx context.Context, cj *batchv1.CronJob) ([]*batchv
 	if err := c.kubeClient.List(ctx, &list, client.InNamespace(cj.Namespace), client.MatchingFields{jobOwnerKey: string(cj.UID)}); err != nil {
 		return nil, err
 	}
-	return pointers(list.Items), nil
+	return shared.Pointers(list.Items), nil
 }
 
 // execute deletes and creates placeholders. One that exists already was
@@ -209,11 +198,11 @@ func (c *Controller) measureStart(ctx context.Context, mem *memory, jobs []*batc
 	if job == nil {
 		return nil
 	}
-	var pods corev1.PodList
-	if err := c.apiReader.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
+	pods, err := shared.RunPods(ctx, c.apiReader, job)
+	if err != nil {
 		return err
 	}
-	start, ok := warmup.MeasureStart(job, pointers(pods.Items))
+	start, ok := warmup.MeasureStart(job, pods)
 	if !ok {
 		return nil
 	}
@@ -233,23 +222,5 @@ func observeWarmUp(d warmup.Decision) {
 }
 
 func (c *Controller) emit(cj *batchv1.CronJob, events []warmup.Event) {
-	for _, e := range events {
-		c.recorder.Event(cj, e.Type, e.Reason, e.Message)
-	}
-}
-
-// requeueAfter is the delay until the soonest wake-up, or 0 for none.
-func requeueAfter(now time.Time, wake []time.Time) time.Duration {
-	if len(wake) == 0 {
-		return 0
-	}
-	return max(slices.MinFunc(wake, time.Time.Compare).Sub(now), time.Millisecond)
-}
-
-func pointers[T any](items []T) []*T {
-	out := make([]*T, len(items))
-	for i := range items {
-		out[i] = &items[i]
-	}
-	return out
+	shared.Emit(c.recorder, cj, events)
 }

@@ -36,7 +36,7 @@ func runSuite(m *testing.M) int {
 		Scheme: ontimescheme.New(),
 		Cache:  cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: warmup.PodSelector()}}},
 		Indexes: func(ctx context.Context, indexer client.FieldIndexer) error {
-			return indexer.IndexField(ctx, &batchv1.Job{}, jobOwnerKey, indexJobOwner)
+			return IndexJobs(ctx, indexer)
 		},
 	})
 	if err != nil {

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/shared"
 	"github.com/ontime-dev/ontime/internal/planner"
 )
 
@@ -104,7 +105,7 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&batchv1.Job{}).
 		// Warm-up pods only: the manager's cache holds no other pods.
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(warmUpPodOwner)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(shared.WarmUpPodOwner("ScheduledJob"))).
 		// Spread groups' ledgers: a rebalance moves their members.
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(ledgerMembers), builder.WithPredicates(rebalanced)).
 		WithOptions(controller.Options{
@@ -117,28 +118,10 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 		Complete(c)
 }
 
-// warmUpPodOwner maps a warm-up pod to the ScheduledJob it belongs to.
-func warmUpPodOwner(_ context.Context, pod client.Object) []reconcile.Request {
-	labels := pod.GetLabels()
-	if labels[v1alpha1.OwnerKindLabel] != "ScheduledJob" || labels[v1alpha1.OwnerNameLabel] == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pod.GetNamespace(), Name: labels[v1alpha1.OwnerNameLabel]}}}
-}
-
 // IndexJobs adds the index of Jobs by their ScheduledJob that the
 // controller lists them with.
 func IndexJobs(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &batchv1.Job{}, jobOwnerKey, indexJobOwner)
-}
-
-// indexJobOwner returns the UID of the ScheduledJob controlling a Job.
-func indexJobOwner(o client.Object) []string {
-	owner := metav1.GetControllerOf(o)
-	if owner == nil || owner.Kind != "ScheduledJob" || owner.APIVersion != v1alpha1.GroupVersion.String() {
-		return nil
-	}
-	return []string{string(owner.UID)}
+	return indexer.IndexField(ctx, &batchv1.Job{}, jobOwnerKey, shared.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob"))
 }
 
 // Reconcile brings one ScheduledJob up to date.
@@ -213,29 +196,13 @@ func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now 
 	if in.Jobs, err = c.gatherJobs(ctx, sj); err != nil {
 		return in, err
 	}
-	var pods corev1.PodList
-	if err := c.kubeClient.List(ctx, &pods, client.InNamespace(sj.Namespace), client.MatchingLabels{v1alpha1.OwnerUIDLabel: string(sj.UID)}); err != nil {
+	if in.WarmUpPods, err = shared.WarmUpPods(ctx, c.kubeClient, sj); err != nil {
 		return in, err
 	}
-	in.WarmUpPods = pointers(pods.Items)
 	if job := planner.RunToMeasure(sj, in.Jobs, now); job != nil {
-		// Run pods are not cached (the cache holds warm-up pods only): read
-		// them once, when the Job says one is ready or finished.
-		var runPods corev1.PodList
-		if err := c.apiReader.List(ctx, &runPods, client.InNamespace(sj.Namespace), client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
-			return in, err
-		}
-		in.RunPods = pointers(runPods.Items)
+		in.RunPods, err = shared.RunPods(ctx, c.apiReader, job)
 	}
-	return in, nil
-}
-
-func pointers[T any](items []T) []*T {
-	out := make([]*T, len(items))
-	for i := range items {
-		out[i] = &items[i]
-	}
-	return out
+	return in, err
 }
 
 // gatherJobs lists the ScheduledJob's Jobs from the cache and reads the
@@ -499,7 +466,5 @@ func (c *Controller) deferStatus(sj *v1alpha1.ScheduledJob, outcome planner.Outc
 
 // emit records events on the ScheduledJob.
 func (c *Controller) emit(sj *v1alpha1.ScheduledJob, events []planner.Event) {
-	for _, e := range events {
-		c.recorder.Event(sj, e.Type, e.Reason, e.Message)
-	}
+	shared.Emit(c.recorder, sj, events)
 }

@@ -153,7 +153,9 @@ func TestMissedRunsCountedOnceAcrossAFailedWrite(t *testing.T) {
 // API server does when another writer came first.
 type refusingStatusWrites struct{ client.Client }
 
-func (c *refusingStatusWrites) Status() client.SubResourceWriter { return refusedWriter{c.Client.Status()} }
+func (c *refusingStatusWrites) Status() client.SubResourceWriter {
+	return refusedWriter{c.Client.Status()}
+}
 
 type refusedWriter struct{ client.SubResourceWriter }
 

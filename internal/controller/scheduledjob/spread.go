@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,9 +58,9 @@ func LedgerCache(namespace string) cache.ByObject {
 // cache has not seen yet keeps its place.
 const ledgerGracePeriod = 5 * time.Minute
 
-// maxLedgerAttempts bounds the read-modify-write retries of one placement;
-// the reconcile is retried after that.
-const maxLedgerAttempts = 8
+// ledgerBackoff bounds the read-modify-write attempts of one placement
+// (8, about a second in all); the reconcile is retried after that.
+var ledgerBackoff = wait.Backoff{Steps: 8, Duration: 10 * time.Millisecond, Factor: 1.5, Jitter: 0.1}
 
 // spreadLedgers places ScheduledJobs in their groups' ledgers.
 type spreadLedgers struct {
@@ -221,10 +223,12 @@ func (l *spreadLedgers) forgetDeleted(ctx context.Context, nn types.NamespacedNa
 }
 
 // update reads a group's ledger from the API server, lets change edit its
-// entries, and writes it back if change says so, retrying on conflicts.
+// entries, and writes it back if change says so, again from a fresh read
+// when the write conflicts (retry.OnError, bounded by ledgerBackoff).
 func (l *spreadLedgers) update(ctx context.Context, group string, change func(map[string]spread.LedgerEntry, int64) (bool, error)) error {
 	name := types.NamespacedName{Namespace: l.namespace, Name: spread.LedgerName(group)}
-	for range maxLedgerAttempts {
+	changedMeanwhile := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
+	err := retry.OnError(ledgerBackoff, changedMeanwhile, func() error {
 		cm := &corev1.ConfigMap{}
 		err := l.apiReader.Get(ctx, name, cm)
 		exists := err == nil
@@ -246,15 +250,14 @@ func (l *spreadLedgers) update(ctx context.Context, group string, change func(ma
 			return err
 		}
 		if exists {
-			err = l.cached.Update(ctx, cm)
-		} else {
-			err = l.cached.Create(ctx, cm)
+			return l.cached.Update(ctx, cm)
 		}
-		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
+		return l.cached.Create(ctx, cm)
+	})
+	if changedMeanwhile(err) {
+		return fmt.Errorf("spread group %q: ConfigMap %s kept changing; will retry: %w", group, name, err)
 	}
-	return fmt.Errorf("spread group %q: ConfigMap %s kept changing; will retry", group, name)
+	return err
 }
 
 func (l *spreadLedgers) lock(group string) *sync.Mutex {

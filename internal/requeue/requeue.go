@@ -1,0 +1,18 @@
+// Package requeue says when a controller looks at an object again.
+package requeue
+
+import "time"
+
+// After is the delay from now until the soonest of the wake-up times, at
+// least a millisecond (a time already past is looked at again at once), or
+// 0 when there is none: the controller then waits for a change to the
+// object.
+func After(now time.Time, wake []time.Time) time.Duration {
+	var after time.Duration
+	for _, t := range wake {
+		if d := max(t.Sub(now), time.Millisecond); after == 0 || d < after {
+			after = d
+		}
+	}
+	return after
+}
