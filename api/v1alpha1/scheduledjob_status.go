@@ -51,7 +51,8 @@ const (
 )
 
 // Event reasons. They are API too: alerts and dashboards match on them.
-// They are the CronJob controller's (research/upstream-cronjob.md §2.11), so
+// They are the CronJob controller's (kubernetes/kubernetes
+// pkg/controller/cronjob/cronjob_controllerv2.go and utils.go), so
 // that what was written for CronJobs keeps working, plus ReasonTriggered;
 // ReasonInvalidSchedule, ReasonUnknownTimeZone and ReasonJobNameConflict
 // above name an event as well as a condition.

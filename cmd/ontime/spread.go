@@ -72,7 +72,7 @@ docs/spreading.md.`,
 	flags := cmd.Flags()
 	flags.DurationVar(&opts.every, "every", 0, "interval each key runs at, such as 30m or 6h")
 	flags.StringSliceVar(&opts.keys, "keys", nil, "comma-separated keys, one schedule each")
-	flags.StringVar(&opts.strategy, "strategy", string(spread.Balanced), "with --keys: balanced or hash")
+	flags.StringVar(&opts.strategy, "strategy", string(spread.Even), "with --keys: even (evenly spaced; formerly balanced) or hash")
 	flags.StringVarP(&opts.output, "output", "o", "", "output format: table, json or json-map (with -f, default: write the files)")
 	flags.StringSliceVarP(&opts.files, "filename", "f", nil, "YAML files or directories of CronJobs and ScheduledJobs")
 	flags.BoolVar(&opts.all, "all", false, "with -f: spread every schedule, not only those with H")

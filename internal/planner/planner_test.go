@@ -138,7 +138,9 @@ func (c plannerCase) input() Input {
 	return Input{ScheduledJob: sj, Jobs: jobs, Now: c.now}
 }
 
-// TestUpstreamVectors runs research/upstream-cronjob.md §6.2.
+// TestUpstreamVectors runs the cases of upstream's TestControllerV2SyncCronJob
+// (kubernetes/kubernetes pkg/controller/cronjob/cronjob_controllerv2_test.go),
+// with where ontime differs and why.
 func TestUpstreamVectors(t *testing.T) {
 	short, medium, long := ptr.To[int64](10), ptr.To[int64](7200), ptr.To[int64](1000000)
 	cases := map[string]plannerCase{

@@ -29,7 +29,9 @@ func TestReadyFromResults(t *testing.T) {
 		"name taken": {result: func(p Plan) []Result { return []Result{NameTaken(p.Create)} },
 			ready: metav1.ConditionFalse, reason: v1alpha1.ReasonJobNameConflict, next: &tenOne, conflicted: 1,
 			message: "job mycronjob-24394200 already exists and is not controlled by this ScheduledJob; the run scheduled at 2016-05-19T10:00:00Z did not start"},
-		"create failed": {result: func(p Plan) []Result { return []Result{CreateFailed(p.Create, errors.New("etcdserver: leader changed"))} },
+		"create failed": {result: func(p Plan) []Result {
+			return []Result{CreateFailed(p.Create, errors.New("etcdserver: leader changed"))}
+		},
 			ready: metav1.ConditionTrue, reason: v1alpha1.ReasonScheduled, next: &topOfTheHour,
 			message: "the run at 2016-05-19T10:00:00Z did not start and is retried"},
 		"not tried": {result: func(Plan) []Result { return nil },

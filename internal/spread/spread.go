@@ -18,11 +18,15 @@ import (
 type Strategy string
 
 const (
-	// Balanced spaces the keys evenly over the period, in an order fixed
-	// by a hash of each key, so that no minute holds more than
+	// Even spaces the keys evenly over the period, in an order fixed by a
+	// hash of each key, so that no minute holds more than
 	// ceil(N·runs-per-hour/60) starts for N keys however the keys are
-	// distributed. Adding a key may move the others.
-	Balanced Strategy = "balanced"
+	// distributed. Adding a key may move the others. (Not the controller's
+	// Balanced spread, v1alpha1.SpreadBalanced, which places each newcomer
+	// where its group is quietest and never moves the others.)
+	Even Strategy = "even"
+	// balancedAlias is Even's name before it was renamed, still accepted.
+	balancedAlias Strategy = "balanced"
 	// Hash places each key by its Jenkins H hash alone: a key's schedule
 	// depends only on the key, so adding or removing keys never moves
 	// another. It is what "H/30 * * * *" with the key as hash key gives.
@@ -57,14 +61,14 @@ func Schedules(every time.Duration, keys []string, strategy Strategy) ([]Assignm
 	}
 	var slots []int
 	switch strategy {
-	case Balanced:
-		slots = balancedSlots(keys, p.slots)
+	case Even, balancedAlias:
+		slots = evenSlots(keys, p.slots)
 	case Hash:
 		if slots, err = hashSlots(keys, p); err != nil {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("strategy %q: must be %q or %q", strategy, Balanced, Hash)
+		return nil, fmt.Errorf("strategy %q: must be %q or %q", strategy, Even, Hash)
 	}
 	assignments := make([]Assignment, len(keys))
 	for i, key := range keys {
@@ -104,12 +108,12 @@ func checkKeys(keys []string) error {
 	return nil
 }
 
-// balancedSlots orders the keys by a hash (so neither the order they were
+// evenSlots orders the keys by a hash (so neither the order they were
 // given in nor how their values cluster matters) and spaces them evenly,
 // each in the middle of its share of the period: key i of N gets slot
 // floor((2i+1)·S / 2N). Evenly spaced points put floor(N/S) or ceil(N/S)
 // keys in every slot, which is the smallest possible peak.
-func balancedSlots(keys []string, slots int) []int {
+func evenSlots(keys []string, slots int) []int {
 	order := make([]int, len(keys))
 	for i := range order {
 		order[i] = i

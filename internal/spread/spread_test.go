@@ -37,7 +37,7 @@ func startsPerMinute(t *testing.T, assignments []Assignment, every time.Duration
 	return counts
 }
 
-func TestBalancedPeakIsMinimal(t *testing.T) {
+func TestEvenPeakIsMinimal(t *testing.T) {
 	everies := []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour,
 		2 * time.Hour, 3 * time.Hour, 8 * time.Hour, 24 * time.Hour}
 	for _, every := range everies {
@@ -47,7 +47,7 @@ func TestBalancedPeakIsMinimal(t *testing.T) {
 			for i := range keys {
 				keys[i] = strconv.Itoa(i * i * i)
 			}
-			assignments, err := Schedules(every, keys, Balanced)
+			assignments, err := Schedules(every, keys, Even)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,14 +70,14 @@ func ceilDiv(a, b float64) float64 {
 	return q
 }
 
-func TestBalancedIsDeterministicAndOrderFree(t *testing.T) {
+func TestEvenIsDeterministicAndOrderFree(t *testing.T) {
 	keys := []string{"7", "20", "863", "195", "81", "3"}
-	first, err := Schedules(30*time.Minute, keys, Balanced)
+	first, err := Schedules(30*time.Minute, keys, Even)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reversed := []string{"3", "81", "195", "863", "20", "7"}
-	second, _ := Schedules(30*time.Minute, reversed, Balanced)
+	second, _ := Schedules(30*time.Minute, reversed, "balanced") // the name it had, still accepted
 	byKey := map[string]string{}
 	for _, a := range second {
 		byKey[a.Key] = a.Schedule
@@ -147,14 +147,14 @@ func TestSchedulesRejects(t *testing.T) {
 		strategy Strategy
 		message  string
 	}{
-		{45 * time.Minute, []string{"a"}, Balanced, "every 45m0s: one cron schedule fires exactly every D only when"},
-		{90 * time.Minute, []string{"a"}, Balanced, "divides an hour"},
-		{5 * time.Hour, []string{"a"}, Balanced, "whole hours dividing a day"},
-		{30 * time.Second, []string{"a"}, Balanced, "whole number of minutes"},
-		{48 * time.Hour, []string{"a"}, Balanced, "from 1m to 24h"},
-		{time.Hour, nil, Balanced, "at least one key"},
-		{time.Hour, []string{"a", "a"}, Balanced, `"a" appears twice`},
-		{time.Hour, []string{"a", ""}, Balanced, "a key is empty"},
+		{45 * time.Minute, []string{"a"}, Even, "every 45m0s: one cron schedule fires exactly every D only when"},
+		{90 * time.Minute, []string{"a"}, Even, "divides an hour"},
+		{5 * time.Hour, []string{"a"}, Even, "whole hours dividing a day"},
+		{30 * time.Second, []string{"a"}, Even, "whole number of minutes"},
+		{48 * time.Hour, []string{"a"}, Even, "from 1m to 24h"},
+		{time.Hour, nil, Even, "at least one key"},
+		{time.Hour, []string{"a", "a"}, Even, `"a" appears twice`},
+		{time.Hour, []string{"a", ""}, Even, "a key is empty"},
 		{time.Hour, []string{"a"}, "random", `strategy "random"`},
 	}
 	for _, tc := range tests {

@@ -9,8 +9,11 @@ import (
 	robfig "github.com/robfig/cron/v3"
 )
 
-// benchCorpus is the 19-schedule corpus of research/cron-libs.md §5.4, so
-// the figures in docs/performance.md compare with that survey's.
+// benchCorpus is 19 schedules of the shapes CronJobs use: every minute,
+// steps, ranges, lists, descriptors, weekdays by name, and days that exist
+// only in some months or years (29 February, the 31st), so that Next's
+// search is measured where it is long as well as short
+// (docs/performance.md).
 var benchCorpus = []string{
 	"* * * * *", "*/5 * * * *", "0 0 * * *", "0 0 29 2 *", "0 0 31 * *",
 	"0 9 * * 1-5", "15 14 1 * *", "0 22 * * 1-5", "23 0-20/2 * * *", "5 4 * * sun",
