@@ -56,17 +56,19 @@ lint: $(GOLANGCI_LINT) ## golangci-lint with .golangci.yml (gofmt, goimports, er
 
 .PHONY: unit
 unit: kube-binaries ## The edit-test loop: go vet, unit and envtest tests with the race detector (no e2e, no full-size engine checks).
-	$(GO) vet ./...
+	$(GO) vet -tags e2e,chaos,bench ./...
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -race -short -count=1 ./...
 
 .PHONY: test
 test: kube-binaries autoscaler verify-generated lint unit ## Everything CI runs: generated files, lint, unit and envtest, full schedule-engine checks, e2e, a short chaos run.
+	@echo "==> timing: the burst test alone, where its order of events means something (make unit skips it)"
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -count=1 -run 'TestBurstCreatesJobsBeforeStatus' ./internal/controller/scheduledjob/
 	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone)"
 	$(GO) test -count=1 -run 'Differential|DST' ./pkg/cron/
 	@echo "==> end-to-end on local kwok clusters: next to native CronJobs, and warm-up with Karpenter (about 10 minutes)"
 	$(GO) test -tags e2e -count=1 -timeout 20m -v ./test/e2e/
 	@echo "==> chaos, short: leader killed every 30 s, kube-apiserver and etcd killed once; 0 duplicated and 0 lost runs (about 6 minutes)"
-	$(GO) run ./hack/chaos -n 60 -duration 3m -kill-every 30s
+	$(GO) test -tags chaos -count=1 -timeout 20m -v ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s
 
 .PHONY: e2e
 e2e: kube-binaries autoscaler ## Only the end-to-end tests (kwok clusters; about 10 minutes).
@@ -80,30 +82,34 @@ dev: ## Run ontime on a local kwok cluster (ontime-dev) with the samples applied
 dev-down: ## Stop the controller and delete the local cluster.
 	@hack/dev.sh down
 
+# The benchmarks on a local cluster are Go tests behind the bench tag
+# (test/bench), on the shared framework in test/framework.
+BENCH = $(GO) test -tags bench -count=1 -timeout 0 -v
+
 .PHONY: bench
 bench: ## Schedule-engine benchmarks, ontime next to robfig/cron: the tables in docs/performance.md.
 	$(GO) test -run XXX -bench . -benchmem -count 5 ./pkg/cron | tee bench.out
-	$(GO) run ./hack/benchreport < bench.out
+	$(GO) run ./test/bench/report < bench.out
 
 .PHONY: bench-controller
 bench-controller: kube-binaries ## ScheduledJobs vs CronJobs on a kwok cluster (N=100, 1000), then spreading at N=1000 (about an hour).
-	$(GO) run ./hack/bench-controller -n 100,1000
-	$(GO) run ./hack/bench-controller -spread 1000 -periods 1
+	$(BENCH) ./test/bench/controller/ -args -n 100,1000
+	$(BENCH) ./test/bench/controller/ -args -spread 1000 -periods 1
 
 .PHONY: bench-spread
 bench-spread: kube-binaries ## Spreading only: 1000 ScheduledJobs on */5, H/5 hashed and balanced, and the bare-client floor (about 40 minutes).
-	$(GO) run ./hack/bench-controller -spread 1000 -periods 1
+	$(BENCH) ./test/bench/controller/ -args -spread 1000 -periods 1
 
 .PHONY: bench-scale
 bench-scale: kube-binaries ## Memory, CPU, skew and restart time with 100 and 10,000 ScheduledJobs, kube-controller-manager with as many CronJobs, and the owned-Jobs cache (about 80 minutes).
-	$(GO) run ./hack/bench-scale -n 100,10000
-	$(GO) run ./hack/bench-scale -n 10000 -controllers ontime -others 10000 -ontime-flags '--job-cache=owned --cronjob-warmup=false'
-	$(GO) run ./hack/bench-scale -n 10000 -controllers ontime -others 10000 -ontime-flags '--job-cache=owned --cronjob-warmup=false --crowded-minute-threshold=0'
+	$(BENCH) ./test/bench/scale/ -args -n 100,10000
+	$(BENCH) ./test/bench/scale/ -args -n 10000 -controllers ontime -others 10000 -ontime-flags '--job-cache=owned --cronjob-warmup=false'
+	$(BENCH) ./test/bench/scale/ -args -n 10000 -controllers ontime -others 10000 -ontime-flags '--job-cache=owned --cronjob-warmup=false --crowded-minute-threshold=0'
 
 .PHONY: chaos
 chaos: kube-binaries ## Faults for 10 minutes (leader killed every 20 s, kube-apiserver and etcd once) under 200 ScheduledJobs: duplicated and lost runs must be 0.
-	$(GO) run ./hack/chaos -n 200 -duration 10m -kill-every 20s
+	$(GO) test -tags chaos -count=1 -timeout 40m -v ./test/chaos/ -args -n 200 -duration 10m -kill-every 20s
 
 .PHONY: bench-warmup
 bench-warmup: kube-binaries autoscaler ## Warm-up against Karpenter (N=20, 100; D=60s; lead 90s): start lateness, nodes, cost (about an hour).
-	$(GO) run ./hack/bench-warmup -n 20,100 -delay 60s -lead 90s
+	$(BENCH) ./test/bench/warmup/ -args -n 20,100 -delay 60s -lead 90s

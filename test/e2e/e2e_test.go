@@ -2,25 +2,19 @@
 
 // Package e2e runs ontime against a real local cluster (kwok, binary
 // runtime) as a user would: the built binary, kubectl-style manifests and
-// the API. It imports only the API package.
+// the API. It imports only the API package and the shared test framework
+// (test/framework), which starts the cluster and the controllers.
 //
 //	go test -tags e2e -v ./test/e2e     (make test runs it)
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,125 +23,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/test/framework"
 )
 
 const namespace = "e2e"
-
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-// command runs a command from the repository root and fails the test on
-// error.
-func command(t *testing.T, env []string, name string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = repoRoot()
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// controllerProcess is one `ontime controller` replica.
-type controllerProcess struct {
-	name        string
-	cmd         *exec.Cmd
-	log         string
-	metricsPort int
-	probePort   int
-}
-
-func startController(t *testing.T, binary, kubeconfig, name string, webhook bool) *controllerProcess {
-	t.Helper()
-	p := &controllerProcess{name: name, metricsPort: freePort(t), probePort: freePort(t), log: filepath.Join(t.TempDir(), name+".log")}
-	args := []string{"controller", "--kubeconfig", kubeconfig,
-		"--leader-elect", "--leader-election-namespace", "ontime-system",
-		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", p.metricsPort),
-		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", p.probePort),
-		"--webhook=" + strconv.FormatBool(webhook)}
-	if webhook {
-		// config/dev points the API server at https://localhost:9443.
-		args = append(args, "--webhook-dns-name", "localhost", "--webhook-namespace", "ontime-system",
-			"--webhook-write-cert-files", "--webhook-cert-dir", t.TempDir())
-	}
-	log, err := os.Create(p.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd = exec.Command(binary, args...)
-	p.cmd.Stdout, p.cmd.Stderr = log, log
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		_ = p.cmd.Wait()
-		if t.Failed() {
-			tail(t, p.log)
-		}
-	})
-	return p
-}
-
-func (p *controllerProcess) waitReady(t *testing.T) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", p.probePort)); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	tail(t, p.log)
-	t.Fatalf("controller %s did not become ready", p.name)
-}
-
-func (p *controllerProcess) metric(t *testing.T, name string) float64 {
-	t.Helper()
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metricsPort))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	scanner := bufio.NewScanner(resp.Body)
-	for scanner.Scan() {
-		if fields := strings.Fields(scanner.Text()); len(fields) == 2 && fields[0] == name {
-			v, _ := strconv.ParseFloat(fields[1], 64)
-			return v
-		}
-	}
-	return 0
-}
-
-func tail(t *testing.T, path string) {
-	data, _ := os.ReadFile(path)
-	lines := strings.Split(string(data), "\n")
-	t.Logf("last lines of %s:\n%s", path, strings.Join(lines[max(0, len(lines)-30):], "\n"))
-}
 
 // pair is one schedule run both as a ScheduledJob and as a CronJob.
 type pair struct {
@@ -172,31 +55,27 @@ func (p pair) template() batchv1.JobTemplateSpec {
 }
 
 func TestScheduledJobsAgainstCronJobs(t *testing.T) {
-	root := repoRoot()
-	binary := filepath.Join(t.TempDir(), "ontime")
-	command(t, nil, "go", "build", "-o", binary, "./cmd/ontime")
-	kubeBin := strings.TrimSpace(command(t, nil, "hack/kube-binaries.sh", "--print"))
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	binary := framework.BuildOntime(t, t.TempDir())
 	t.Log("starting the cluster")
-	command(t, nil, "hack/cluster.sh", "up", "ontime-e2e", kubeconfig, "4")
-	t.Cleanup(func() { command(t, nil, "hack/cluster.sh", "down", "ontime-e2e") })
-	kubectl := filepath.Join(kubeBin, "kubectl")
-	command(t, nil, kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", filepath.Join(root, "config/dev"))
+	cluster := framework.StartCluster(t, "ontime-e2e", framework.ClusterOptions{Nodes: 4})
+	kubeconfig := cluster.Kubeconfig
+	cluster.Kubectl(t, "apply", "--server-side", "-k", "config/dev")
 	// config/default must apply cleanly to a real API server (dry run: kwok
 	// cannot run the controller's container).
-	command(t, nil, kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "--dry-run=server", "-k", filepath.Join(root, "config/default"))
-	c := newClient(t, kubeconfig)
+	cluster.Kubectl(t, "apply", "--server-side", "--dry-run=server", "-k", "config/default")
+	c := framework.NewClient(t, kubeconfig)
 	ctx := context.Background()
-	waitFor(t, time.Minute, "the CRD to be established", func() bool {
+	framework.Eventually(t, time.Minute, "the CRD to be established", func() bool {
 		return c.List(ctx, &v1alpha1.ScheduledJobList{}) == nil
 	})
 
 	// Two replicas with leader election. Only the first serves the webhook:
 	// config/dev calls it at localhost:9443.
-	first := startController(t, binary, kubeconfig, "first", true)
-	first.waitReady(t)
-	second := startController(t, binary, kubeconfig, "second", false)
-	second.waitReady(t)
+	replica := func(name string, webhook bool) *framework.Controller {
+		return framework.StartController(t, framework.ControllerOptions{Name: name, Binary: binary, Kubeconfig: kubeconfig,
+			Work: cluster.Work, LeaderElect: true, Webhook: webhook})
+	}
+	first, second := replica("first", true), replica("second", false)
 
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
 		t.Fatal(err)
@@ -211,6 +90,57 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	// before their first run.
 	time.Sleep(time.Until(time.Now().Truncate(time.Minute).Add(time.Minute + 2*time.Second)))
 	created := time.Now()
+	createPairs(t, c, pairs)
+	spreadJobs := createSpreadJobs(t, c)
+	firstRun := created.Truncate(time.Minute).Add(time.Minute)
+	t.Logf("created the pairs at %s; first run at %s", created.Format(time.TimeOnly), firstRun.Format(time.TimeOnly))
+
+	// 40 s after the first run, kill the leader without letting it release
+	// its lease: the other replica must take over and miss nothing.
+	time.Sleep(time.Until(firstRun.Add(40 * time.Second)))
+	leader, follower := currentLeader(t, c, first, second)
+	if leader == nil {
+		t.Fatal("no replica leads")
+	}
+	t.Logf("killing the leader, %s", leader.Name)
+	leader.Kill()
+	framework.Eventually(t, 45*time.Second, "the other replica to take over", func() bool {
+		l, _ := currentLeader(t, c, first, second)
+		return l == follower
+	})
+
+	// Run until three more runs have passed, then compare. Each check is a
+	// subtest, so that one failing does not hide the others.
+	end := firstRun.Add(3*time.Minute + 25*time.Second)
+	time.Sleep(time.Until(end))
+	runs := createdRuns(t, c)
+	t.Run("runs as CronJob's", func(t *testing.T) { compareRuns(t, pairs, runs, created, end) })
+	t.Run("status", func(t *testing.T) { checkStatus(t, c, pairs, runs) })
+	t.Run("spreading", func(t *testing.T) { checkSpread(t, c, spreadJobs, runs, created, end) })
+	t.Run("rebalance CLI", func(t *testing.T) { checkRebalanceCLI(t, binary, kubeconfig) })
+	t.Run("the new leader measures skew", func(t *testing.T) {
+		if n, err := follower.Metric("ontime_job_creation_skew_seconds_count"); err != nil || n < 1 {
+			t.Errorf("the new leader observed %v creation skews (%v)", n, err)
+		}
+	})
+	// The killed replica comes back as a follower (and, if it was the one,
+	// serves the webhook again, which the trigger's update goes through).
+	t.Run("the restarted replica follows", func(t *testing.T) {
+		restarted := replica(leader.Name+"-restarted", leader == first)
+		if l, _ := currentLeader(t, c, follower, restarted); l != follower {
+			t.Errorf("the restarted replica took the lead from %s", follower.Name)
+		}
+	})
+	t.Run("ontime trigger", func(t *testing.T) {
+		out := framework.Command(t, nil, binary, "trigger", "sj/minutely", "-n", namespace, "--kubeconfig", kubeconfig, "--wait")
+		if !strings.Contains(out, "started") {
+			t.Errorf("ontime trigger: %s", out)
+		}
+	})
+}
+
+// createPairs creates each pair's ScheduledJob and CronJob.
+func createPairs(t *testing.T, c client.Client, pairs []pair) {
 	for _, p := range pairs {
 		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: p.name}, Spec: v1alpha1.ScheduledJobSpec{
 			Schedule: p.schedule, ConcurrencyPolicy: p.policy, SuccessfulJobsHistoryLimit: ptr.To(p.history), JobTemplate: p.template()}}
@@ -221,31 +151,15 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 			Schedule: p.schedule, ConcurrencyPolicy: batchv1.ConcurrencyPolicy(sj.Spec.ConcurrencyPolicy),
 			SuccessfulJobsHistoryLimit: ptr.To(p.history), JobTemplate: p.template()}}
 		for _, obj := range []client.Object{sj, cj} {
-			if err := c.Create(ctx, obj); err != nil {
+			if err := c.Create(context.Background(), obj); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	spreadJobs := createSpreadJobs(t, c)
-	firstRun := created.Truncate(time.Minute).Add(time.Minute)
-	t.Logf("created the pairs at %s; first run at %s", created.Format(time.TimeOnly), firstRun.Format(time.TimeOnly))
+}
 
-	// 40 s after the first run, kill the leader without letting it release
-	// its lease: the other replica must take over and miss nothing.
-	time.Sleep(time.Until(firstRun.Add(40 * time.Second)))
-	leader, follower := currentLeader(t, c, first, second)
-	t.Logf("killing the leader, %s", leader.name)
-	_ = leader.cmd.Process.Kill()
-	_ = leader.cmd.Wait() // reap it, so its ProcessState says it is gone
-	waitFor(t, 45*time.Second, "the other replica to take over", func() bool {
-		l, _ := currentLeader(t, c, first, second)
-		return l == follower
-	})
-
-	// Run until three more runs have passed, then compare.
-	end := firstRun.Add(3*time.Minute + 25*time.Second)
-	time.Sleep(time.Until(end))
-	runs := createdRuns(t, c)
+// compareRuns checks that each ScheduledJob ran when its CronJob did.
+func compareRuns(t *testing.T, pairs []pair, runs map[string][]time.Time, created, end time.Time) {
 	for _, p := range pairs {
 		// Forbid starts waiting runs late, when the previous Job ends; the
 		// two controllers' pods end seconds apart, so leave the last minute
@@ -264,66 +178,19 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 			t.Logf("%s: both ran at %v", p.name, ours)
 		}
 	}
-	checkStatus(t, c, pairs, runs)
-	checkSpread(t, c, spreadJobs, runs, created, end)
-	checkRebalanceCLI(t, binary, kubeconfig)
-	if n := follower.metric(t, "ontime_job_creation_skew_seconds_count"); n < 1 {
-		t.Errorf("the new leader observed %v creation skews", n)
-	}
-
-	// The killed replica comes back as a follower (and, if it was the one,
-	// serves the webhook again, which the trigger's update goes through).
-	restarted := startController(t, binary, kubeconfig, leader.name+"-restarted", leader == first)
-	restarted.waitReady(t)
-	if l, _ := currentLeader(t, c, follower, restarted); l != follower {
-		t.Errorf("the restarted replica took the lead from %s", follower.name)
-	}
-
-	// Run now, through the CLI.
-	out := command(t, nil, binary, "trigger", "sj/minutely", "-n", namespace, "--kubeconfig", kubeconfig, "--wait")
-	if !strings.Contains(out, "started") {
-		t.Errorf("ontime trigger: %s", out)
-	}
-}
-
-func newClient(t *testing.T, kubeconfig string) client.Client {
-	t.Helper()
-	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	scheme := k8sruntime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = v1alpha1.AddToScheme(scheme)
-	c, err := client.New(config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, done func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !done() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
 }
 
 // currentLeader tells which replica leads: controllers start their workers
 // only in the replica that holds the leader-election Lease.
-func currentLeader(t *testing.T, c client.Client, a, b *controllerProcess) (leader, other *controllerProcess) {
+func currentLeader(t *testing.T, c client.Client, a, b *framework.Controller) (leader, other *framework.Controller) {
 	t.Helper()
 	lease := &coordinationv1.Lease{}
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ontime-system", Name: "ontime-controller.ontime.dev"}, lease); err != nil || lease.Spec.HolderIdentity == nil {
 		return nil, nil
 	}
-	leads := func(p *controllerProcess) bool {
-		data, _ := os.ReadFile(p.log)
-		return strings.Contains(string(data), `"Starting workers"`) && p.cmd.ProcessState == nil
+	leads := func(p *framework.Controller) bool {
+		data, _ := os.ReadFile(p.Log)
+		return p.Running() && strings.Contains(string(data), `"Starting workers"`)
 	}
 	switch {
 	case leads(a) && !leads(b):
@@ -413,7 +280,7 @@ func createSpreadJobs(t *testing.T, c client.Client) []string {
 // checkRebalanceCLI: ontime spread rebalance reads the group.
 func checkRebalanceCLI(t *testing.T, binary, kubeconfig string) {
 	t.Helper()
-	out := command(t, nil, binary, "spread", "rebalance", "e2e", "-n", "ontime-system", "--kubeconfig", kubeconfig, "--dry-run")
+	out := framework.Command(t, nil, binary, "spread", "rebalance", "e2e", "-n", "ontime-system", "--kubeconfig", kubeconfig, "--dry-run")
 	if !strings.Contains(out, "would rebalance 3 ScheduledJobs") {
 		t.Errorf("ontime spread rebalance --dry-run: %s", out)
 	}

@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/test/framework"
 )
 
 // Warm-up against a real autoscaler: Karpenter's kwok provider, whose new
@@ -89,22 +89,16 @@ func createNodePoolLike(t *testing.T, c client.Client, from, name string) {
 // deletes a fifth during its warm-up. Every run's pod needs a new node,
 // which takes the autoscaler about 30 s.
 func TestWarmUpWithARealAutoscaler(t *testing.T) {
-	binary := filepath.Join(t.TempDir(), "ontime")
-	command(t, nil, "go", "build", "-o", binary, "./cmd/ontime")
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	state := t.TempDir()
+	binary := framework.BuildOntime(t, t.TempDir())
 	t.Log("starting the cluster and Karpenter")
-	command(t, nil, "hack/cluster.sh", "up", "ontime-e2e-warm", kubeconfig, "1")
-	t.Cleanup(func() { command(t, nil, "hack/cluster.sh", "down", "ontime-e2e-warm") })
-	kubectl := filepath.Join(strings.TrimSpace(command(t, nil, "hack/kube-binaries.sh", "--print")), "kubectl")
-	command(t, nil, kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/dev")
-	command(t, nil, "hack/karpenter.sh", "up", kubeconfig, state, provisionDelay.String())
-	t.Cleanup(func() { command(t, nil, "hack/karpenter.sh", "down", state) })
-	c := newClient(t, kubeconfig)
+	cluster := framework.StartCluster(t, "ontime-e2e-warm", framework.ClusterOptions{Nodes: 1})
+	cluster.Kubectl(t, "apply", "--server-side", "-k", "config/dev")
+	cluster.StartKarpenter(t, provisionDelay)
+	c := framework.NewClient(t, cluster.Kubeconfig)
 	ctx := context.Background()
-	waitFor(t, time.Minute, "the CRD to be established", func() bool { return c.List(ctx, &v1alpha1.ScheduledJobList{}) == nil })
-	controller := startController(t, binary, kubeconfig, "warm", true)
-	controller.waitReady(t)
+	framework.Eventually(t, time.Minute, "the CRD to be established", func() bool { return c.List(ctx, &v1alpha1.ScheduledJobList{}) == nil })
+	controller := framework.StartController(t, framework.ControllerOptions{Name: "warm", Binary: binary, Kubeconfig: cluster.Kubeconfig,
+		Work: cluster.Work, LeaderElect: true, Webhook: true})
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: warmNamespace}}); err != nil {
 		t.Fatal(err)
 	}
@@ -140,16 +134,16 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 	if err := c.Delete(ctx, &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: warmNamespace, Name: "deleted"}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "the deleted ScheduledJob's placeholder to go", func() bool { return len(warmUpPodsOf(t, c, "deleted")) == 0 })
+	framework.Eventually(t, 30*time.Second, "the deleted ScheduledJob's placeholder to go", func() bool { return len(warmUpPodsOf(t, c, "deleted")) == 0 })
 
 	sleepUntil(run.Add(-5 * time.Second))
 	checkCapacityReady(t, c, run)
 
 	sleepUntil(run.Add(provisionDelay + 20*time.Second))
 	checkStarts(t, c, run)
-	waitFor(t, time.Minute, "every placeholder to go", func() bool { return len(warmUpPodsOf(t, c, "")) == len(warmUpPodsOf(t, c, "early-start")) })
-	if n := controller.metric(t, `ontime_run_start_lateness_seconds_count{kind="ScheduledJob",warm_up="Placeholder"}`); n != 1 {
-		t.Errorf("the controller observed %v Placeholder run starts, want 1", n)
+	framework.Eventually(t, time.Minute, "every placeholder to go", func() bool { return len(warmUpPodsOf(t, c, "")) == len(warmUpPodsOf(t, c, "early-start")) })
+	if n, err := controller.Metric(`ontime_run_start_lateness_seconds_count{kind="ScheduledJob",warm_up="Placeholder"}`); err != nil || n != 1 {
+		t.Errorf("the controller observed %v Placeholder run starts (%v), want 1", n, err)
 	}
 	checkCronJobUntouched(t, c)
 }

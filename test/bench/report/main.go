@@ -2,7 +2,7 @@
 // -count 5 or so) into the markdown tables in docs/performance.md: the
 // median of each benchmark, ontime next to robfig/cron.
 //
-//	go test -run XXX -bench . -benchmem -count 5 ./pkg/cron | go run ./hack/benchreport
+//	go test -run XXX -bench . -benchmem -count 5 ./pkg/cron | go run ./test/bench/report
 package main
 
 import (

@@ -1,4 +1,6 @@
-package main
+//go:build bench
+
+package scale
 
 import (
 	"bufio"

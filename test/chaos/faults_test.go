@@ -1,12 +1,15 @@
-package main
+//go:build chaos
+
+package chaos
 
 import (
 	"context"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
-	"github.com/ontime-dev/ontime/hack/benchutil"
+	"github.com/ontime-dev/ontime/test/framework"
 )
 
 // components are the kwokctl cluster's processes, which a kubelet would
@@ -17,7 +20,7 @@ var components = []string{"etcd", "kube-apiserver", "kube-controller-manager", "
 // component is a control-plane process and whether it is deliberately
 // stopped.
 type component struct {
-	*benchutil.Component
+	*framework.Component
 	// down is set while the component is deliberately stopped.
 	down bool
 }
@@ -36,24 +39,30 @@ type faults struct {
 	apiserverRestarts, etcdRestarts int
 }
 
-func newFaults(obs *observer, clusterDir string) *faults {
+func newFaults(t *testing.T, obs *observer, clusterDir string) *faults {
 	f := &faults{obs: obs, clusterDir: clusterDir, components: map[string]*component{}, restarts: map[string]int{}}
 	for _, name := range components {
-		f.components[name] = &component{Component: benchutil.LoadComponent(clusterDir, name)}
+		c, err := framework.LoadComponent(clusterDir, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.components[name] = &component{Component: c}
 	}
 	return f
 }
 
 // superviseComponents restarts, a second after it exits, any component
 // not deliberately down, until ctx ends.
-func (f *faults) superviseComponents(ctx context.Context) {
+func (f *faults) superviseComponents(ctx context.Context, t *testing.T) {
 	for ctx.Err() == nil {
 		time.Sleep(time.Second)
 		f.mu.Lock()
 		for _, name := range components {
 			if c := f.components[name]; !c.down && !c.Alive() {
-				benchutil.Progress("%s exited; starting it again", name)
-				c.Start()
+				framework.Progress("%s exited; starting it again", name)
+				if err := c.Start(); err != nil {
+					t.Error(err)
+				}
 				f.restarts[name]++
 			}
 		}
@@ -64,7 +73,7 @@ func (f *faults) superviseComponents(ctx context.Context) {
 // inject runs until start + cfg.duration: the leader is killed every
 // cfg.killEvery, kube-apiserver at 40% of the duration and etcd at 70%
 // (or as soon after as a replica leads).
-func (f *faults) inject(ctx context.Context, cfg config, start time.Time) {
+func (f *faults) inject(ctx context.Context, t *testing.T, cfg config, start time.Time) {
 	end := start.Add(cfg.duration)
 	apiserverAt := start.Add(cfg.duration * 4 / 10)
 	etcdAt := start.Add(cfg.duration * 7 / 10)
@@ -76,17 +85,17 @@ func (f *faults) inject(ctx context.Context, cfg config, start time.Time) {
 		leading := f.obs.leader() != nil
 		switch {
 		case !apiserverAt.IsZero() && !now.Before(apiserverAt) && leading:
-			f.bounce("kube-apiserver", cfg.down)
+			f.bounce(t, "kube-apiserver", cfg.down)
 			f.apiserverRestarts++
 			apiserverAt = time.Time{}
 		case !etcdAt.IsZero() && !now.Before(etcdAt) && leading:
-			f.bounce("etcd", cfg.down)
+			f.bounce(t, "etcd", cfg.down)
 			f.etcdRestarts++
 			etcdAt = time.Time{}
 		case !now.Before(nextKill):
 			if leader := f.obs.leader(); leader != nil {
-				benchutil.Progress("killing the leader, replica %s", leader.name)
-				leader.kill()
+				framework.Progress("killing the leader, replica %s", leader.Name)
+				leader.Kill()
 				f.kills = append(f.kills, time.Now())
 			}
 			nextKill = nextKill.Add(cfg.killEvery)
@@ -96,18 +105,24 @@ func (f *faults) inject(ctx context.Context, cfg config, start time.Time) {
 }
 
 // bounce kills a component with SIGKILL and starts it again after down.
-func (f *faults) bounce(name string, down time.Duration) {
+func (f *faults) bounce(t *testing.T, name string, down time.Duration) {
 	f.mu.Lock()
 	c := f.components[name]
 	c.down = true
-	pid := c.Pid()
+	pid, err := c.Pid()
 	f.mu.Unlock()
-	benchutil.Progress("killing %s (pid %d); it comes back in %s", name, pid, down)
+	if err != nil {
+		t.Fatal(err)
+	}
+	framework.Progress("killing %s (pid %d); it comes back in %s", name, pid, down)
 	_ = syscall.Kill(pid, syscall.SIGKILL)
-	time.Sleep(down)
+	time.Sleep(down) // the outage
 	f.mu.Lock()
-	c.Start()
+	err = c.Start()
 	c.down = false
 	f.mu.Unlock()
-	benchutil.Progress("%s started again", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	framework.Progress("%s started again", name)
 }

@@ -1,4 +1,6 @@
-package main
+//go:build chaos
+
+package chaos
 
 import (
 	"context"
@@ -7,12 +9,13 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/ontime-dev/ontime/hack/benchutil"
+	"github.com/ontime-dev/ontime/test/framework"
 )
 
 // pollEvery is how often the observer samples who leads and whether the
@@ -29,7 +32,7 @@ type sample struct {
 
 // observer records, over time, who leads and whether the API server is up.
 type observer struct {
-	replicas []*replica
+	replicas []*framework.Controller
 	api      *http.Client
 	readyz   string
 
@@ -37,28 +40,27 @@ type observer struct {
 	samples []sample
 }
 
-func newObserver(replicas []*replica, kubeconfig string) *observer {
+func newObserver(t *testing.T, replicas []*framework.Controller, kubeconfig string) *observer {
 	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		benchutil.Fail("%v", err)
+		t.Fatal(err)
 	}
 	api, err := rest.HTTPClientFor(config)
 	if err != nil {
-		benchutil.Fail("%v", err)
+		t.Fatal(err)
 	}
 	api.Timeout = time.Second
 	return &observer{replicas: replicas, api: api, readyz: strings.TrimSuffix(config.Host, "/") + "/readyz"}
 }
 
 func (o *observer) poll(ctx context.Context) {
-	metrics := &http.Client{Timeout: time.Second}
 	ticker := time.NewTicker(pollEvery)
 	defer ticker.Stop()
 	for ctx.Err() == nil {
 		s := sample{at: time.Now()}
 		for _, r := range o.replicas {
-			if r.isLeader(metrics) {
-				s.leader = r.name
+			if r.IsLeader() {
+				s.leader = r.Name
 			}
 		}
 		if resp, err := o.api.Get(o.readyz); err == nil {
@@ -76,7 +78,7 @@ func (o *observer) poll(ctx context.Context) {
 }
 
 // leader is the replica that led at the last sample, if any.
-func (o *observer) leader() *replica {
+func (o *observer) leader() *framework.Controller {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.samples) == 0 {
@@ -84,7 +86,7 @@ func (o *observer) leader() *replica {
 	}
 	name := o.samples[len(o.samples)-1].leader
 	for _, r := range o.replicas {
-		if r.name == name {
+		if r.Name == name {
 			return r
 		}
 	}

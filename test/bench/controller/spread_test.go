@@ -1,12 +1,14 @@
-package main
+//go:build bench
+
+package controller
 
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -16,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/hack/benchutil"
 	"github.com/ontime-dev/ontime/internal/scheme"
+	"github.com/ontime-dev/ontime/test/framework"
 )
 
 // The spreading benchmark (-spread): N ScheduledJobs every five minutes,
@@ -44,65 +46,61 @@ const spreadPeriod = 5 * time.Minute
 
 // benchSpread prints the spreading table for each N: the floor and the
 // variants named in only (all when empty).
-func benchSpread(root string, sizes []int, periods int, only []string) {
+func benchSpread(t *testing.T, sizes []int, periods int, only []string) {
 	selected := func(name string) bool { return len(only) == 0 || slices.Contains(only, name) }
-	fmt.Println("| N | schedules | runs created / scheduled | peak Job creations per minute | creation skew p50 | p99 | max | API requests per run |")
-	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|")
+	var rows []string
 	for _, n := range sizes {
 		if selected("floor") {
-			fmt.Println(measureFloor(root, n))
+			t.Run(fmt.Sprintf("N=%d/floor", n), func(t *testing.T) { rows = append(rows, measureFloor(t, n)) })
 		}
 		for _, v := range spreadVariants {
 			if selected(v.name) {
-				fmt.Println(measureSpread(root, n, v, periods))
+				t.Run(fmt.Sprintf("N=%d/%s", n, v.name), func(t *testing.T) { rows = append(rows, measureSpread(t, n, v, periods)) })
 			}
 		}
 	}
+	fmt.Println("| N | schedules | runs created / scheduled | peak Job creations per minute | creation skew p50 | p99 | max | API requests per run |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Println(strings.Join(rows, "\n"))
 }
 
 // freshCluster starts a new bench cluster with a node per 50 ScheduledJobs
-// and the controller benchmark's audit policy.
-func freshCluster(root string, n int) (kubeconfig, work string, down func()) {
-	return benchutil.FreshCluster(root, cluster, max(3, n/50), filepath.Join(root, "hack/bench-controller/audit-policy.yaml"))
+// and the controller benchmark's audit policy; the test's end deletes it.
+func freshCluster(t *testing.T, n int) *framework.Cluster {
+	return framework.FreshBenchCluster(t, cluster, max(3, n/50), "test/bench/controller/audit-policy.yaml")
 }
 
 // clusterWithOntime starts a fresh cluster with ontime's controller, and
-// returns a client and a function that stops both.
-func clusterWithOntime(root string, n int) (client.Client, func()) {
-	kubeconfig, work, down := freshCluster(root, n)
-	binary := filepath.Join(work, "ontime")
-	benchutil.Run(root, nil, "go", "build", "-o", binary, "./cmd/ontime")
-	stop := benchutil.StartOntime(binary, kubeconfig, work, 18081)
-	return benchutil.NewClient(kubeconfig), func() {
-		stop()
-		down()
-	}
+// returns a client; the test's end stops both.
+func clusterWithOntime(t *testing.T, n int) client.Client {
+	cl := freshCluster(t, n)
+	framework.StartBenchController(t, cl, framework.BuildOntime(t, cl.Work))
+	return framework.NewClient(t, cl.Kubeconfig)
 }
 
 // measureSpread runs one variant and returns its table row.
-func measureSpread(root string, n int, v spreadVariant, periods int) string {
-	benchutil.Progress("N=%d %s: starting a fresh cluster", n, v.label)
-	c, stop := clusterWithOntime(root, n)
-	defer stop()
-	benchutil.Progress("N=%d %s: creating %d ScheduledJobs", n, v.label, n)
-	createScheduledJobs(c, n, v)
+func measureSpread(t *testing.T, n int, v spreadVariant, periods int) string {
+	framework.Progress("N=%d %s: starting a fresh cluster", n, v.label)
+	c := clusterWithOntime(t, n)
+	framework.Progress("N=%d %s: creating %d ScheduledJobs", n, v.label, n)
+	createScheduledJobs(t, c, n, v)
 	placed := time.Now()
-	waitEffective(c, n)
-	benchutil.Progress("N=%d %s: every ScheduledJob has its effective schedule after %s", n, v.label, time.Since(placed).Round(time.Second))
+	waitEffective(t, c, n)
+	framework.Progress("N=%d %s: every ScheduledJob has its effective schedule after %s", n, v.label, time.Since(placed).Round(time.Second))
 	// Whole periods, from the first boundary at least a minute after every
 	// ScheduledJob has its schedule.
 	from := time.Now().Add(time.Minute).Truncate(spreadPeriod).Add(spreadPeriod)
 	to := from.Add(time.Duration(periods) * spreadPeriod)
 	until := to.Add(75 * time.Second)
-	benchutil.Progress("N=%d %s: measuring runs from %s to %s; results at %s", n, v.label, from.Format(time.TimeOnly), to.Format(time.TimeOnly), until.Format(time.TimeOnly))
+	framework.Progress("N=%d %s: measuring runs from %s to %s; results at %s", n, v.label, from.Format(time.TimeOnly), to.Format(time.TimeOnly), until.Format(time.TimeOnly))
 	time.Sleep(time.Until(until))
 	s := &controllerStats{label: v.label, namespace: "bench-sj", byKind: map[string]int{},
 		agent: func(ua string) bool { return strings.HasPrefix(ua, "ontime/") }}
 	perMinute := map[time.Time]int{}
-	benchutil.ReadAudit(benchutil.AuditLogPath(cluster), func(e benchutil.AuditEvent) {
+	framework.ReadAudit(t, framework.AuditLogPath(cluster), func(e framework.AuditEvent) {
 		s.count(e, from, to)
 		if e.CreatedJobIn(s.namespace) {
-			if scheduled, ok := benchutil.JobScheduledTime(e.ObjectRef.Name); ok && !scheduled.Before(from) && scheduled.Before(to) {
+			if scheduled, ok := framework.JobScheduledTime(e.ObjectRef.Name); ok && !scheduled.Before(from) && scheduled.Before(to) {
 				perMinute[scheduled]++
 			}
 		}
@@ -119,23 +117,26 @@ func measureSpread(root string, n int, v spreadVariant, periods int) string {
 }
 
 // createScheduledJobs creates N ScheduledJobs of the variant, 20 at a time.
-func createScheduledJobs(c client.Client, n int, v spreadVariant) {
+func createScheduledJobs(t *testing.T, c client.Client, n int, v spreadVariant) {
 	ctx := context.Background()
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-sj"}}); err != nil {
-		benchutil.Fail("%v", err)
+		t.Fatal(err)
 	}
-	benchutil.Parallel(n, func(i int) {
+	framework.Parallel(n, func(i int) {
 		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-sj", Name: fmt.Sprintf("job-%04d", i)},
-			Spec: v1alpha1.ScheduledJobSpec{Schedule: v.schedule, Spread: v.spread, JobTemplate: benchutil.JobTemplate()}}
+			Spec: v1alpha1.ScheduledJobSpec{Schedule: v.schedule, Spread: v.spread, JobTemplate: framework.JobTemplate()}}
 		if err := c.Create(ctx, sj); err != nil {
-			benchutil.Fail("creating %s: %v", sj.Name, err)
+			t.Errorf("creating %s: %v", sj.Name, err)
 		}
 	})
+	if t.Failed() {
+		t.FailNow()
+	}
 }
 
 // waitEffective waits until every ScheduledJob shows an effective
 // schedule: the balanced ones are placed.
-func waitEffective(c client.Client, n int) {
+func waitEffective(t *testing.T, c client.Client, n int) {
 	for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
 		var list v1alpha1.ScheduledJobList
 		if err := c.List(context.Background(), &list, client.InNamespace("bench-sj")); err != nil {
@@ -151,47 +152,49 @@ func waitEffective(c client.Client, n int) {
 			return
 		}
 	}
-	benchutil.Fail("not every ScheduledJob got an effective schedule within 10 minutes")
+	t.Fatal("not every ScheduledJob got an effective schedule within 10 minutes")
 }
 
 // measureFloor creates N Jobs at one instant with an unlimited client and
 // returns the floor row: time from the instant to each create's
 // completion, as the API server logs it.
-func measureFloor(root string, n int) string {
-	benchutil.Progress("N=%d floor: starting a fresh cluster", n)
-	kubeconfig, _, down := freshCluster(root, n)
-	defer down()
-	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+func measureFloor(t *testing.T, n int) string {
+	framework.Progress("N=%d floor: starting a fresh cluster", n)
+	cl := freshCluster(t, n)
+	config, err := clientcmd.BuildConfigFromFlags("", cl.Kubeconfig)
 	if err != nil {
-		benchutil.Fail("%v", err)
+		t.Fatal(err)
 	}
 	config.QPS, config.Burst = -1, 0 // no client-side rate limit
 	c, err := client.New(config, client.Options{Scheme: scheme.New()})
 	if err != nil {
-		benchutil.Fail("%v", err)
+		t.Fatal(err)
 	}
 	ctx := context.Background()
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-floor"}}); err != nil {
-		benchutil.Fail("%v", err)
+		t.Fatal(err)
 	}
 	// The instant is the next whole minute, as for a scheduled run.
 	instant := time.Now().Truncate(time.Minute).Add(time.Minute)
-	benchutil.Progress("N=%d floor: creating %d Jobs at %s", n, n, instant.Format(time.TimeOnly))
+	framework.Progress("N=%d floor: creating %d Jobs at %s", n, n, instant.Format(time.TimeOnly))
 	time.Sleep(time.Until(instant))
-	benchutil.Parallel(n, func(i int) {
-		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-floor", Name: fmt.Sprintf("job-%04d-%d", i, instant.Unix()/60)}, Spec: benchutil.JobTemplate().Spec}
+	framework.Parallel(n, func(i int) {
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-floor", Name: fmt.Sprintf("job-%04d-%d", i, instant.Unix()/60)}, Spec: framework.JobTemplate().Spec}
 		if err := c.Create(ctx, job); err != nil {
-			benchutil.Fail("creating %s: %v", job.Name, err)
+			t.Errorf("creating %s: %v", job.Name, err)
 		}
 	}, 200)
+	if t.Failed() {
+		t.FailNow()
+	}
 	time.Sleep(5 * time.Second) // the audit log is written asynchronously
 	var skews []time.Duration
-	benchutil.ReadAudit(benchutil.AuditLogPath(cluster), func(e benchutil.AuditEvent) {
+	framework.ReadAudit(t, framework.AuditLogPath(cluster), func(e framework.AuditEvent) {
 		if e.CreatedJobIn("bench-floor") {
 			skews = append(skews, e.StageTimestamp.Sub(instant))
 		}
 	})
 	slices.Sort(skews)
 	return fmt.Sprintf("| %d | floor: a bare client, %d Jobs at one instant | %d / %d | %d | %s | %s | %s | 1.0 |", n, n, len(skews), n, len(skews),
-		benchutil.Percentile(skews, 50), benchutil.Percentile(skews, 99), benchutil.Percentile(skews, 100))
+		framework.Percentile(skews, 50), framework.Percentile(skews, 99), framework.Percentile(skews, 100))
 }

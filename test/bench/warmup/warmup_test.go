@@ -1,4 +1,6 @@
-// Command bench-warmup measures warm-up against a real node autoscaler:
+//go:build bench
+
+// Package warmup measures warm-up against a real node autoscaler:
 // Karpenter's kwok provider, whose nodes register a provisioning delay D
 // after it launches them. For each variant it starts a fresh kwok cluster
 // and creates N owners with one run at the same time T, each run's pod
@@ -7,8 +9,12 @@
 // watch), how many nodes were launched, the node time held before each run
 // started (the cost), and the placeholders left behind.
 //
+// It is a Go test behind the build tag bench, on the shared test framework
+// (test/framework): each variant runs in a subtest whose cleanups stop the
+// controller and Karpenter and delete the cluster, also when it fails.
+//
 //	make bench-warmup                             # N = 20 and 100, D = 60s, lead 90s
-//	go run ./hack/bench-warmup -n 20 -delay 60s -lead 90s -variants Placeholder,none
+//	go test -tags bench -timeout 0 -v ./test/bench/warmup -args -n 20 -delay 60s -lead 90s -variants Placeholder,none
 //
 // Variants: Placeholder and EarlyStart (ScheduledJobs with spec.warmUp),
 // CronJob+Placeholder (batch/v1 CronJobs annotated warmup.ontime.dev/lead),
@@ -16,18 +22,16 @@
 // kube-controller-manager). The run's pods start as soon as they are placed
 // (kwok's simulated kubelet delays are set to 0), so that what is measured
 // is placement: the autoscaler, the scheduler and the controllers.
-package main
+package warmup
 
 import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -40,8 +44,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/hack/benchutil"
 	"github.com/ontime-dev/ontime/internal/scheme"
+	"github.com/ontime-dev/ontime/test/framework"
 )
 
 const (
@@ -49,8 +53,6 @@ const (
 	namespace = "bench"
 	// runTime is how long each run's pod runs.
 	runTime = 30 * time.Second
-	// probePort is ontime's health port (Karpenter's is 18081).
-	probePort = 28081
 )
 
 // config is one benchmark's settings.
@@ -65,14 +67,24 @@ type config struct {
 	unlimited bool
 }
 
-func main() {
-	sizes := flag.String("n", "20,100", "comma-separated numbers of owners, each with one run")
-	delay := flag.Duration("delay", 60*time.Second, "Karpenter's provisioning delay (KWOKNodeClass nodeRegistrationDelay)")
-	lead := flag.Duration("lead", 90*time.Second, "warm-up lead")
-	variants := flag.String("variants", "Placeholder,EarlyStart,CronJob+Placeholder,none,CronJob", "comma-separated variants")
-	unlimited := flag.Bool("disable-qps-limits", false, "lift kube-controller-manager's and kube-scheduler's client rate limits (20 and 50 QPS by default)")
-	flag.Parse()
-	root := benchutil.RepoRoot()
+var (
+	sizes     = flag.String("n", "20,100", "comma-separated numbers of owners, each with one run")
+	delay     = flag.Duration("delay", 60*time.Second, "Karpenter's provisioning delay (KWOKNodeClass nodeRegistrationDelay)")
+	lead      = flag.Duration("lead", 90*time.Second, "warm-up lead")
+	variants  = flag.String("variants", "Placeholder,EarlyStart,CronJob+Placeholder,none,CronJob", "comma-separated variants")
+	unlimited = flag.Bool("disable-qps-limits", false, "lift kube-controller-manager's and kube-scheduler's client rate limits (20 and 50 QPS by default)")
+)
+
+func TestBenchWarmUp(t *testing.T) {
+	var rows []string
+	for _, n := range framework.ParseSizes(t, *sizes) {
+		for _, variant := range strings.Split(*variants, ",") {
+			variant = strings.TrimSpace(variant)
+			t.Run(fmt.Sprintf("N=%d/%s", n, variant), func(t *testing.T) {
+				rows = append(rows, measure(t, variant, config{n: n, delay: *delay, lead: *lead, unlimited: *unlimited}))
+			})
+		}
+	}
 	limits := "default client rate limits (kube-controller-manager 20 QPS, kube-scheduler 50)"
 	if *unlimited {
 		limits = "client rate limits lifted (kwokctl --disable-qps-limits)"
@@ -80,54 +92,37 @@ func main() {
 	fmt.Printf("Provisioning delay D = %s, lead = %s, control plane with %s; each run's pod needs a node of its own.\n\n", *delay, *lead, limits)
 	fmt.Println("| N | variant | runs started | lateness p50 | p99 | max | run pods created p99 | nodes launched per run | node-minutes before the run, per run | placeholders left |")
 	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-	for _, field := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(field))
-		if err != nil || n < 1 {
-			benchutil.Fail("bad -n %q", field)
-		}
-		for _, variant := range strings.Split(*variants, ",") {
-			fmt.Println(measure(root, strings.TrimSpace(variant), config{n: n, delay: *delay, lead: *lead, unlimited: *unlimited}))
-		}
-	}
+	fmt.Println(strings.Join(rows, "\n"))
 }
 
 // measure runs one variant in a fresh cluster and returns its table row.
-func measure(root, variant string, cfg config) string {
-	work, _ := os.MkdirTemp("", "bench-warmup")
-	defer os.RemoveAll(work)
-	kubeconfig := filepath.Join(work, "kubeconfig")
-	benchutil.Progress("N=%d %s: starting a fresh cluster and Karpenter (D = %s)", cfg.n, variant, cfg.delay)
-	benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
-	defer benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
+func measure(t *testing.T, variant string, cfg config) string {
+	framework.Progress("N=%d %s: starting a fresh cluster and Karpenter (D = %s)", cfg.n, variant, cfg.delay)
 	var env []string
 	if cfg.unlimited {
 		env = []string{"ONTIME_KWOKCTL_FLAGS=--disable-qps-limits"}
 	}
-	benchutil.Run(root, env, "hack/cluster.sh", "up", cluster, kubeconfig, "1")
-	kubeBin := strings.TrimSpace(benchutil.Run(root, nil, "hack/kube-binaries.sh", "--print"))
-	benchutil.Run(root, nil, filepath.Join(kubeBin, "kubectl"), "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/dev")
-	benchutil.Run(root, nil, "hack/karpenter.sh", "up", kubeconfig, work, cfg.delay.String())
-	defer benchutil.Run(root, nil, "hack/karpenter.sh", "down", work)
-	binary := filepath.Join(work, "ontime")
-	benchutil.Run(root, nil, "go", "build", "-o", binary, "./cmd/ontime")
-	stop := benchutil.StartOntime(binary, kubeconfig, work, probePort)
-	defer stop()
+	cl := framework.StartCluster(t, cluster, framework.ClusterOptions{Nodes: 1, Env: env})
+	kubeconfig := cl.Kubeconfig
+	cl.Kubectl(t, "apply", "--server-side", "-k", "config/dev")
+	cl.StartKarpenter(t, cfg.delay)
+	framework.StartBenchController(t, cl, framework.BuildOntime(t, cl.Work))
 
-	c := benchutil.NewClient(kubeconfig)
+	c := framework.NewClient(t, kubeconfig)
 	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
-		benchutil.Fail("%v", err)
+		t.Fatal(err)
 	}
 	// The run, at a whole minute after the lead and time to create them all.
 	run := time.Now().UTC().Add(cfg.lead + 30*time.Second + time.Duration(cfg.n)*100*time.Millisecond).Truncate(time.Minute).Add(time.Minute)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w := startWatching(ctx, kubeconfig)
-	createOwners(c, variant, cfg, run)
+	w := startWatching(ctx, t, kubeconfig)
+	createOwners(t, c, variant, cfg, run)
 	end := run.Add(cfg.delay + runTime + 90*time.Second)
-	benchutil.Progress("N=%d %s: created; the runs are at %s, warm-up from %s; results at %s", cfg.n, variant,
+	framework.Progress("N=%d %s: created; the runs are at %s, warm-up from %s; results at %s", cfg.n, variant,
 		run.Format(time.TimeOnly), run.Add(-cfg.lead).Format(time.TimeOnly), end.Format(time.TimeOnly))
 	time.Sleep(time.Until(end))
-	return w.row(variant, cfg, run, leftPlaceholders(c))
+	return w.row(variant, cfg, run, leftPlaceholders(t, c))
 }
 
 // runTemplate: a pod of 600m on the 1-CPU nodes of the NodePool "batch",
@@ -152,7 +147,7 @@ func runTemplate() batchv1.JobTemplateSpec {
 }
 
 // owner is one variant's object with one run at `run`.
-func owner(variant string, i int, cfg config, run time.Time) client.Object {
+func owner(variant string, i int, cfg config, run time.Time) (client.Object, error) {
 	name := fmt.Sprintf("run-%03d", i)
 	schedule := fmt.Sprintf("%d %d * * *", run.Minute(), run.Hour())
 	meta := metav1.ObjectMeta{Namespace: namespace, Name: name}
@@ -161,7 +156,7 @@ func owner(variant string, i int, cfg config, run time.Time) client.Object {
 		if variant != "CronJob" {
 			meta.Annotations = map[string]string{v1alpha1.WarmUpLeadAnnotation: cfg.lead.String()}
 		}
-		return &batchv1.CronJob{ObjectMeta: meta, Spec: batchv1.CronJobSpec{Schedule: schedule, JobTemplate: runTemplate()}}
+		return &batchv1.CronJob{ObjectMeta: meta, Spec: batchv1.CronJobSpec{Schedule: schedule, JobTemplate: runTemplate()}}, nil
 	}
 	sj := &v1alpha1.ScheduledJob{ObjectMeta: meta, Spec: v1alpha1.ScheduledJobSpec{Schedule: schedule, JobTemplate: runTemplate()}}
 	switch variant {
@@ -169,38 +164,32 @@ func owner(variant string, i int, cfg config, run time.Time) client.Object {
 		sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: cfg.lead}, Strategy: v1alpha1.WarmUpStrategy(variant)}
 	case "none":
 	default:
-		benchutil.Fail("unknown variant %q", variant)
+		return nil, fmt.Errorf("unknown variant %q", variant)
 	}
-	return sj
+	return sj, nil
 }
 
 // createOwners creates the variant's N owners, 20 at a time.
-func createOwners(c client.Client, variant string, cfg config, run time.Time) {
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				if err := c.Create(context.Background(), owner(variant, i, cfg, run)); err != nil {
-					benchutil.Fail("creating %s %d: %v", variant, i, err)
-				}
-			}
-		}()
+func createOwners(t *testing.T, c client.Client, variant string, cfg config, run time.Time) {
+	framework.Parallel(cfg.n, func(i int) {
+		obj, err := owner(variant, i, cfg, run)
+		if err == nil {
+			err = c.Create(context.Background(), obj)
+		}
+		if err != nil {
+			t.Errorf("creating %s %d: %v", variant, i, err)
+		}
+	})
+	if t.Failed() {
+		t.FailNow()
 	}
-	for i := range cfg.n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
 }
 
 // leftPlaceholders counts placeholder pods that still exist.
-func leftPlaceholders(c client.Client) int {
+func leftPlaceholders(t *testing.T, c client.Client) int {
 	var pods corev1.PodList
 	if err := c.List(context.Background(), &pods, client.InNamespace(namespace), client.MatchingLabels{v1alpha1.WarmUpLabel: v1alpha1.WarmUpPlaceholderPod}); err != nil {
-		benchutil.Fail("%v", err)
+		t.Fatal(err)
 	}
 	return len(pods.Items)
 }
@@ -221,14 +210,14 @@ type claim struct {
 	node             string
 }
 
-func startWatching(ctx context.Context, kubeconfig string) *watcher {
+func startWatching(ctx context.Context, t *testing.T, kubeconfig string) *watcher {
 	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		benchutil.Fail("%v", err)
+		t.Fatal(err)
 	}
 	c, err := client.NewWithWatch(config, client.Options{Scheme: scheme.New()})
 	if err != nil {
-		benchutil.Fail("%v", err)
+		t.Fatal(err)
 	}
 	w := &watcher{created: map[string]time.Time{}, started: map[string]time.Time{}, nodeOf: map[string]string{}, claims: map[string]*claim{}}
 	go w.watchPods(ctx, c)
@@ -339,6 +328,6 @@ func (w *watcher) row(variant string, cfg config, run time.Time, left int) strin
 	}
 	perRun := held.Minutes() / float64(cfg.n)
 	return fmt.Sprintf("| %d | %s | %d / %d | %s | %s | %s | %s | %.2f | %.2f | %d |", cfg.n, variant, len(lateness), cfg.n,
-		benchutil.Percentile(lateness, 50), benchutil.Percentile(lateness, 99), benchutil.Percentile(lateness, 100),
-		benchutil.Percentile(created, 99), float64(len(w.claims))/float64(cfg.n), perRun, left)
+		framework.Percentile(lateness, 50), framework.Percentile(lateness, 99), framework.Percentile(lateness, 100),
+		framework.Percentile(created, 99), float64(len(w.claims))/float64(cfg.n), perRun, left)
 }

@@ -1,4 +1,6 @@
-package main
+//go:build bench
+
+package scale
 
 import (
 	"fmt"
@@ -7,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ontime-dev/ontime/hack/benchutil"
+	"github.com/ontime-dev/ontime/test/framework"
 )
 
 // result is one controller at one N.
@@ -79,7 +81,7 @@ func (r *result) runsRow() string {
 	}
 	return fmt.Sprintf("| %d | %s | %.0f/s | %s | %d / %d | %s | %s | %s | %s |",
 		r.n, r.label, r.createRate, r.sweep.Round(time.Second), len(r.skews), r.due,
-		benchutil.Percentile(r.skews, 50), benchutil.Percentile(r.skews, 99), benchutil.Percentile(r.skews, 100), restart)
+		framework.Percentile(r.skews, 50), framework.Percentile(r.skews, 99), framework.Percentile(r.skews, 100), restart)
 }
 
 func printTables(rows []*result) {
@@ -114,6 +116,6 @@ func (r *result) writeSamples(dir string) {
 		}
 	}
 	if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
-		benchutil.Progress("saving samples: %v", err)
+		framework.Progress("saving samples: %v", err)
 	}
 }

@@ -1,29 +1,24 @@
-package main
+//go:build bench
+
+package scale
 
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/ontime-dev/ontime/hack/benchutil"
-)
-
-// ontime's metrics and probe ports in the benchmark.
-const (
-	ontimeMetrics = "127.0.0.1:18090"
-	ontimeProbe   = 18091
+	"github.com/ontime-dev/ontime/test/framework"
 )
 
 // measureOntime runs ontime's controller alone with n ScheduledJobs.
-func measureOntime(root string, n, minutes, others int, extra []string) *result {
+func measureOntime(t *testing.T, n, minutes, others int, extra []string) *result {
 	label := "ontime"
 	if len(extra) > 0 {
 		label += " " + strings.Join(extra, " ")
@@ -31,21 +26,18 @@ func measureOntime(root string, n, minutes, others int, extra []string) *result 
 	if others > 0 {
 		label += fmt.Sprintf(", %d other CronJobs", others)
 	}
-	benchutil.Progress("N=%d %s: starting a fresh cluster", n, label)
-	kubeconfig, work, down := freshCluster(root, n)
-	defer down()
-	binary := filepath.Join(work, "ontime")
-	benchutil.Run(root, nil, "go", "build", "-o", binary, "./cmd/ontime")
-	args := append([]string{"--metrics-bind-address", ontimeMetrics}, extra...)
-	cmd := benchutil.StartOntimeProcess(binary, kubeconfig, work, ontimeProbe, args...)
-	defer func() { stopOntime(cmd) }()
+	framework.Progress("N=%d %s: starting a fresh cluster", n, label)
+	cl := freshCluster(t, n)
+	binary := framework.BuildOntime(t, cl.Work)
+	opts := framework.BenchControllerOptions(cl, binary, extra...)
+	ctl := framework.StartController(t, opts)
 	cached := "ScheduledJobs, Jobs, warm-up pods, spread ConfigMaps"
 	if !slices.Contains(extra, "--cronjob-warmup=false") {
 		cached += ", CronJobs"
 	}
 	cut := &controllerUnderTest{
 		label:     label,
-		sampler:   newSampler("http://"+ontimeMetrics+"/metrics", "scheduledjob.run"),
+		sampler:   newSampler(fmt.Sprintf("http://127.0.0.1:%d/metrics", ctl.MetricsPort), "scheduledjob.run"),
 		newObject: newScheduledJob,
 		lease:     client.ObjectKey{Namespace: "ontime-system", Name: "ontime-controller.ontime.dev"},
 		cached:    cached,
@@ -53,34 +45,30 @@ func measureOntime(root string, n, minutes, others int, extra []string) *result 
 		// The restarted controller elects itself leader, as every replica
 		// of config/default does.
 		restart: func() time.Time {
-			stopOntime(cmd)
+			ctl.Stop()
 			started := time.Now()
-			cmd = benchutil.StartOntimeProcess(binary, kubeconfig, work, ontimeProbe,
-				append(args, "--leader-elect", "--leader-election-namespace", "ontime-system")...)
+			opts.LeaderElect, opts.MetricsPort, opts.ProbePort = true, ctl.MetricsPort, ctl.ProbePort
+			opts.Name = "bench-restarted"
+			framework.StartController(t, opts)
 			return started
 		},
 	}
-	return observe(benchutil.NewClient(kubeconfig), cut, n, minutes)
-}
-
-func stopOntime(cmd *exec.Cmd) {
-	if cmd.ProcessState == nil {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}
+	return observe(t, framework.NewClient(t, cl.Kubeconfig), cut, n, minutes)
 }
 
 // measureUpstream runs kube-controller-manager, as kwokctl starts it, with
 // n CronJobs.
-func measureUpstream(root string, n, minutes int) *result {
+func measureUpstream(t *testing.T, n, minutes int) *result {
 	label := "kube-controller-manager"
-	benchutil.Progress("N=%d %s: starting a fresh cluster", n, label)
-	kubeconfig, _, down := freshCluster(root, n)
-	defer down()
-	kcm := benchutil.LoadComponent(benchutil.ClusterDir(cluster), "kube-controller-manager")
+	framework.Progress("N=%d %s: starting a fresh cluster", n, label)
+	cl := freshCluster(t, n)
+	kcm, err := framework.LoadComponent(framework.ClusterDir(cluster), "kube-controller-manager")
+	if err != nil {
+		t.Fatal(err)
+	}
 	port := kcm.Flag("secure-port")
 	if port == "" {
-		benchutil.Fail("kube-controller-manager has no --secure-port: %v", kcm.Args)
+		t.Fatalf("kube-controller-manager has no --secure-port: %v", kcm.Args)
 	}
 	cut := &controllerUnderTest{
 		label:     label,
@@ -90,17 +78,22 @@ func measureUpstream(root string, n, minutes int) *result {
 		cached:    "every controller's: CronJobs, Jobs, pods, nodes, …",
 		// SIGTERM, as a kubelet stops a static pod, then the same command.
 		restart: func() time.Time {
-			pid := kcm.Pid()
+			pid, err := kcm.Pid()
+			if err != nil {
+				t.Fatal(err)
+			}
 			_ = syscall.Kill(pid, syscall.SIGTERM)
 			for syscall.Kill(pid, 0) == nil {
-				time.Sleep(50 * time.Millisecond)
+				time.Sleep(50 * time.Millisecond) // waiting for the process to exit
 			}
 			started := time.Now()
-			kcm.Start()
+			if err := kcm.Start(); err != nil {
+				t.Fatal(err)
+			}
 			return started
 		},
 	}
-	return observe(benchutil.NewClient(kubeconfig), cut, n, minutes)
+	return observe(t, framework.NewClient(t, cl.Kubeconfig), cut, n, minutes)
 }
 
 // restartResult is how long a restarted controller took to lead and then

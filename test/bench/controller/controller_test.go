@@ -1,4 +1,6 @@
-// Command bench-controller measures ontime's ScheduledJob controller and
+//go:build bench
+
+// Package controller measures ontime's ScheduledJob controller and
 // kube-controller-manager's CronJob controller side by side, in one kwok
 // cluster: N ScheduledJobs and N CronJobs on "* * * * *", both controllers at
 // their shipped defaults. From the API server's audit log it reports, per
@@ -6,10 +8,14 @@
 // to the create request's completion), and how many API requests each run
 // cost.
 //
+// It is a Go test behind the build tag bench, on the shared test framework
+// (test/framework): each size runs in a subtest whose cleanups stop its
+// controller and delete its cluster, also when it fails.
+//
 //	make bench-controller                      # N = 100 and 1000, then spreading at N = 1000
-//	go run ./hack/bench-controller -n 100 -minutes 2
-//	go run ./hack/bench-controller -spread 1000 -periods 1   # spreading only (spread.go)
-package main
+//	go test -tags bench -timeout 0 -v ./test/bench/controller -args -n 100 -minutes 2
+//	go test -tags bench -timeout 0 -v ./test/bench/controller -args -spread 1000 -periods 1   # spreading only (spread_test.go)
+package controller
 
 import (
 	"context"
@@ -17,6 +23,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -25,73 +32,76 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/hack/benchutil"
+	"github.com/ontime-dev/ontime/test/framework"
 )
 
 const cluster = "ontime-bench"
 
-func main() {
-	sizes := flag.String("n", "100,1000", "comma-separated numbers of ScheduledJobs (and as many CronJobs)")
-	minutes := flag.Int("minutes", 3, "scheduled minutes to measure, after one minute of warm-up")
-	spreadSizes := flag.String("spread", "", "comma-separated N for the spreading benchmark (*/5, H/5 hashed and balanced, and the floor) instead of the side-by-side one")
-	periods := flag.Int("periods", 1, "with -spread: five-minute periods to measure")
-	variants := flag.String("variants", "", "with -spread: comma-separated subset of floor,unspread,hash,balanced (default all)")
-	flag.Parse()
-	root := benchutil.RepoRoot()
+var (
+	sizes       = flag.String("n", "100,1000", "comma-separated numbers of ScheduledJobs (and as many CronJobs)")
+	minutes     = flag.Int("minutes", 3, "scheduled minutes to measure, after one minute of warm-up")
+	spreadSizes = flag.String("spread", "", "comma-separated N for the spreading benchmark (*/5, H/5 hashed and balanced, and the floor) instead of the side-by-side one")
+	periods     = flag.Int("periods", 1, "with -spread: five-minute periods to measure")
+	variants    = flag.String("variants", "", "with -spread: comma-separated subset of floor,unspread,hash,balanced (default all)")
+)
+
+func TestBenchController(t *testing.T) {
 	if *spreadSizes != "" {
 		var only []string
 		if *variants != "" {
 			only = strings.Split(*variants, ",")
 		}
-		benchSpread(root, benchutil.ParseSizes(*spreadSizes), *periods, only)
+		benchSpread(t, framework.ParseSizes(t, *spreadSizes), *periods, only)
 		return
+	}
+	var rows []string
+	for _, n := range framework.ParseSizes(t, *sizes) {
+		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) { rows = append(rows, measure(t, n, *minutes)...) })
 	}
 	fmt.Println("| N | controller | runs created / scheduled | creation skew p50 | p99 | max | API requests per run |")
 	fmt.Println("|---:|---|---:|---:|---:|---:|---:|")
-	for _, n := range benchutil.ParseSizes(*sizes) {
-		for _, row := range measure(root, n, *minutes) {
-			fmt.Println(row)
-		}
-	}
+	fmt.Println(strings.Join(rows, "\n"))
 }
 
 // measure runs one size and returns the table rows.
-func measure(root string, n, minutes int) []string {
-	benchutil.Progress("N=%d: starting a fresh cluster", n)
-	c, stop := clusterWithOntime(root, n)
-	defer stop()
-	benchutil.Progress("N=%d: creating %d ScheduledJobs and %d CronJobs", n, n, n)
-	createObjects(c, n)
+func measure(t *testing.T, n, minutes int) []string {
+	framework.Progress("N=%d: starting a fresh cluster", n)
+	c := clusterWithOntime(t, n)
+	framework.Progress("N=%d: creating %d ScheduledJobs and %d CronJobs", n, n, n)
+	createObjects(t, c, n)
 	// Measure whole minutes, after one minute of warm-up.
 	from := time.Now().Truncate(time.Minute).Add(2 * time.Minute)
 	to := from.Add(time.Duration(minutes) * time.Minute)
 	// A run may still be created after its minute; wait for stragglers.
 	until := to.Add(75 * time.Second)
-	benchutil.Progress("N=%d: measuring runs from %s to %s; results at %s", n, from.Format(time.TimeOnly), to.Format(time.TimeOnly), until.Format(time.TimeOnly))
+	framework.Progress("N=%d: measuring runs from %s to %s; results at %s", n, from.Format(time.TimeOnly), to.Format(time.TimeOnly), until.Format(time.TimeOnly))
 	time.Sleep(time.Until(until))
-	return summarize(n, minutes, from, to)
+	return summarize(t, n, minutes, from, to)
 }
 
 // createObjects creates N of each kind, 20 at a time.
-func createObjects(c client.Client, n int) {
+func createObjects(t *testing.T, c client.Client, n int) {
 	ctx := context.Background()
 	for _, ns := range []string{"bench-sj", "bench-cj"} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			benchutil.Fail("%v", err)
+			t.Fatal(err)
 		}
 	}
-	benchutil.Parallel(n, func(i int) {
+	framework.Parallel(n, func(i int) {
 		name := fmt.Sprintf("job-%04d", i)
 		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-sj", Name: name},
-			Spec: v1alpha1.ScheduledJobSpec{Schedule: "* * * * *", JobTemplate: benchutil.JobTemplate()}}
+			Spec: v1alpha1.ScheduledJobSpec{Schedule: "* * * * *", JobTemplate: framework.JobTemplate()}}
 		cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-cj", Name: name},
-			Spec: batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: benchutil.JobTemplate()}}
+			Spec: batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: framework.JobTemplate()}}
 		for _, obj := range []client.Object{sj, cj} {
 			if err := c.Create(ctx, obj); err != nil {
-				benchutil.Fail("creating %s: %v", name, err)
+				t.Errorf("creating %s: %v", name, err)
 			}
 		}
 	})
+	if t.Failed() {
+		t.FailNow()
+	}
 }
 
 type controllerStats struct {
@@ -109,14 +119,14 @@ type controllerStats struct {
 	byKind map[string]int
 }
 
-func summarize(n, minutes int, from, to time.Time) []string {
+func summarize(t *testing.T, n, minutes int, from, to time.Time) []string {
 	stats := []*controllerStats{
 		{label: "ontime ScheduledJob", namespace: "bench-sj", byKind: map[string]int{},
 			agent: func(ua string) bool { return strings.HasPrefix(ua, "ontime/") }},
 		{label: "kube-controller-manager CronJob", namespace: "bench-cj", byKind: map[string]int{},
 			agent: func(ua string) bool { return strings.HasSuffix(ua, "/cronjob-controller") }},
 	}
-	benchutil.ReadAudit(benchutil.AuditLogPath(cluster), func(e benchutil.AuditEvent) {
+	framework.ReadAudit(t, framework.AuditLogPath(cluster), func(e framework.AuditEvent) {
 		for _, s := range stats {
 			s.count(e, from, to)
 		}
@@ -130,7 +140,7 @@ func summarize(n, minutes int, from, to time.Time) []string {
 
 // count adds one audit event: a request of this controller's within the
 // measured window, or the creation of a run's Job in its namespace.
-func (s *controllerStats) count(e benchutil.AuditEvent, from, to time.Time) {
+func (s *controllerStats) count(e framework.AuditEvent, from, to time.Time) {
 	if s.agent(e.UserAgent) && !e.RequestReceived.Before(from) && e.RequestReceived.Before(to) {
 		kind := e.Verb
 		if e.ObjectRef != nil {
@@ -147,7 +157,7 @@ func (s *controllerStats) count(e benchutil.AuditEvent, from, to time.Time) {
 	if !e.CreatedJobIn(s.namespace) {
 		return
 	}
-	if scheduled, ok := benchutil.JobScheduledTime(e.ObjectRef.Name); ok && !scheduled.Before(from) && scheduled.Before(to) {
+	if scheduled, ok := framework.JobScheduledTime(e.ObjectRef.Name); ok && !scheduled.Before(from) && scheduled.Before(to) {
 		s.skews = append(s.skews, e.StageTimestamp.Sub(scheduled))
 		s.arrivals = append(s.arrivals, e.RequestReceived.Sub(scheduled))
 		s.latencies = append(s.latencies, e.StageTimestamp.Sub(e.RequestReceived))
@@ -162,11 +172,11 @@ func (s *controllerStats) row(n, expected int) string {
 		kinds = append(kinds, fmt.Sprintf("%s=%d", kind, count))
 	}
 	slices.Sort(kinds)
-	benchutil.Progress("N=%d %s requests: %s", n, s.label, strings.Join(kinds, ", "))
+	framework.Progress("N=%d %s requests: %s", n, s.label, strings.Join(kinds, ", "))
 	slices.Sort(s.arrivals)
 	slices.Sort(s.latencies)
-	benchutil.Progress("N=%d %s creates: request arrives p50 %s p99 %s after the run time; the server takes p50 %s p99 %s", n, s.label,
-		benchutil.Percentile(s.arrivals, 50), benchutil.Percentile(s.arrivals, 99), benchutil.Percentile(s.latencies, 50), benchutil.Percentile(s.latencies, 99))
+	framework.Progress("N=%d %s creates: request arrives p50 %s p99 %s after the run time; the server takes p50 %s p99 %s", n, s.label,
+		framework.Percentile(s.arrivals, 50), framework.Percentile(s.arrivals, 99), framework.Percentile(s.latencies, 50), framework.Percentile(s.latencies, 99))
 	slices.Sort(s.skews)
 	created := len(s.skews)
 	perRun := "–"
@@ -174,5 +184,5 @@ func (s *controllerStats) row(n, expected int) string {
 		perRun = fmt.Sprintf("%.1f", float64(s.requests)/float64(created))
 	}
 	return fmt.Sprintf("| %d | %s | %d / %d (%.0f%%) | %s | %s | %s | %s |", n, s.label, created, expected,
-		100*float64(created)/float64(expected), benchutil.Percentile(s.skews, 50), benchutil.Percentile(s.skews, 99), benchutil.Percentile(s.skews, 100), perRun)
+		100*float64(created)/float64(expected), framework.Percentile(s.skews, 50), framework.Percentile(s.skews, 99), framework.Percentile(s.skews, 100), perRun)
 }

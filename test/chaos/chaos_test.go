@@ -1,4 +1,6 @@
-// Command chaos runs ScheduledJobs through faults and checks, from the API
+//go:build chaos
+
+// Package chaos runs ScheduledJobs through faults and checks, from the API
 // server's audit log, that no run was created twice and none was lost.
 //
 // In a fresh kwok cluster it starts two `ontime controller` replicas with
@@ -24,9 +26,13 @@
 //
 //   - creation skew and leader takeover times.
 //
-//     make chaos                                   # 200 ScheduledJobs, 10 minutes
-//     go run ./hack/chaos -n 60 -duration 3m       # the short variant in make test
-package main
+//     make chaos                    # 200 ScheduledJobs, 10 minutes
+//     go test -tags chaos -v ./test/chaos -args -n 60 -duration 3m -kill-every 30s   # make test's short run
+//
+// It is a Go test behind the build tag chaos, on the shared test framework
+// (test/framework): the cluster and the replicas are stopped by the
+// test's cleanups, also when it fails.
+package chaos
 
 import (
 	"context"
@@ -34,10 +40,10 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -47,7 +53,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/hack/benchutil"
+	"github.com/ontime-dev/ontime/test/framework"
 )
 
 const (
@@ -63,82 +69,86 @@ type config struct {
 	grace     time.Duration
 }
 
-func main() {
-	var cfg config
+var cfg config
+
+func init() {
 	flag.IntVar(&cfg.n, "n", 200, "ScheduledJobs")
 	flag.DurationVar(&cfg.duration, "duration", 10*time.Minute, "how long faults are injected")
 	flag.DurationVar(&cfg.killEvery, "kill-every", 20*time.Second, "interval between kills of the leader")
 	flag.DurationVar(&cfg.down, "down", 10*time.Second, "how long kube-apiserver and etcd stay down when killed")
 	flag.DurationVar(&cfg.grace, "grace", 5*time.Second, "how long a leader with the API server up must have had to create a run before a missing run counts as lost")
-	flag.Parse()
-	root := benchutil.RepoRoot()
-	r := run(root, cfg)
+}
+
+// restartDelay is how long an exited replica stays down before it is
+// started again, as a Deployment's kubelet restarts a container.
+const restartDelay = time.Second
+
+func TestChaos(t *testing.T) {
+	r := run(t, cfg)
 	fmt.Println(r.table(cfg))
 	if r.duplicates > 0 || r.lost > 0 {
-		benchutil.Fail("%d duplicated and %d lost runs; see %s", r.duplicates, r.lost, r.work)
+		t.Errorf("%d duplicated and %d lost runs; see %s", r.duplicates, r.lost, r.work)
 	}
 }
 
 // run sets the cluster up, injects the faults and reads the results.
-func run(root string, cfg config) *result {
-	work, _ := os.MkdirTemp("", "chaos")
-	kubeconfig := filepath.Join(work, "kubeconfig")
-	clusterDir := benchutil.ClusterDir(cluster)
-	benchutil.Progress("starting a fresh cluster %s (work directory %s)", cluster, work)
-	benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
-	defer benchutil.Run(root, nil, "hack/cluster.sh", "down", cluster)
-	benchutil.Run(root, []string{"ONTIME_KWOK_STAGES=fast", "ONTIME_KWOKCTL_FLAGS=--kube-audit-policy " + filepath.Join(root, "hack/chaos/audit-policy.yaml")},
-		"hack/cluster.sh", "up", cluster, kubeconfig, "3")
-	kubeBin := strings.TrimSpace(benchutil.Run(root, nil, "hack/kube-binaries.sh", "--print"))
+func run(t *testing.T, cfg config) *result {
+	framework.Progress("starting a fresh cluster %s", cluster)
+	cl := framework.StartCluster(t, cluster, framework.ClusterOptions{Nodes: 3, Env: []string{"ONTIME_KWOK_STAGES=fast"}, AuditPolicy: "test/chaos/audit-policy.yaml"})
+	work, kubeconfig, clusterDir := cl.Work, cl.Kubeconfig, framework.ClusterDir(cluster)
+	framework.Progress("work directory %s", work)
 	// The CRD and the leader-election namespace; no webhook (two replicas
 	// on one host cannot both serve it).
-	kubectl := filepath.Join(kubeBin, "kubectl")
-	benchutil.Run(root, nil, kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", "config/crd")
-	benchutil.Run(root, nil, kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-f", "config/dev/namespace.yaml")
-	binary := filepath.Join(work, "ontime")
-	benchutil.Run(root, nil, "go", "build", "-o", binary, "./cmd/ontime")
+	cl.Kubectl(t, "apply", "--server-side", "-k", "config/crd")
+	cl.Kubectl(t, "apply", "--server-side", "-f", "config/dev/namespace.yaml")
+	binary := framework.BuildOntime(t, work)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	replicas := []*replica{newReplica("a", binary, kubeconfig, work), newReplica("b", binary, kubeconfig, work)}
-	for _, r := range replicas {
-		go r.supervise(ctx)
+	var replicas []*framework.Controller
+	for _, name := range []string{"a", "b"} {
+		replica := framework.NewController(t, framework.ControllerOptions{Name: name, Binary: binary, Kubeconfig: kubeconfig, Work: work, LeaderElect: true})
+		replicas = append(replicas, replica)
+		t.Cleanup(replica.Stop)
+		go replica.Supervise(ctx, restartDelay, func(what string, err error) {
+			framework.Progress("replica %s %s (%v); restarting it in %s", name, what, err, restartDelay)
+		})
 	}
-	c := benchutil.NewClient(kubeconfig)
-	createScheduledJobs(ctx, c, cfg.n)
+	c := framework.NewClient(t, kubeconfig)
+	createScheduledJobs(ctx, t, c, cfg.n)
 
-	obs := newObserver(replicas, kubeconfig)
+	obs := newObserver(t, replicas, kubeconfig)
 	go obs.poll(ctx)
 	// Runs are measured from the first whole minute after the setup to the
 	// last one before the faults stop.
 	start := time.Now()
 	from := start.Truncate(time.Minute).Add(time.Minute)
 	to := start.Add(cfg.duration).Truncate(time.Minute).Add(time.Minute) // exclusive
-	benchutil.Progress("%d ScheduledJobs; faults until %s, measuring the runs from %s to %s", cfg.n,
+	framework.Progress("%d ScheduledJobs; faults until %s, measuring the runs from %s to %s", cfg.n,
 		start.Add(cfg.duration).Format(time.TimeOnly), from.Format(time.TimeOnly), to.Add(-time.Minute).Format(time.TimeOnly))
-	f := newFaults(obs, clusterDir)
-	go f.superviseComponents(ctx)
-	f.inject(ctx, cfg, start)
+	f := newFaults(t, obs, clusterDir)
+	go f.superviseComponents(ctx, t)
+	f.inject(ctx, t, cfg, start)
 	// Let the last runs of the window be created, without faults.
 	until := to.Add(75 * time.Second)
-	benchutil.Progress("faults over; results at %s", until.Format(time.TimeOnly))
+	framework.Progress("faults over; results at %s", until.Format(time.TimeOnly))
 	time.Sleep(time.Until(until))
-	createdAt, finished := jobsAtEnd(c)
+	createdAt, finished := jobsAtEnd(t, c)
 	cancel()
 	for _, r := range replicas {
-		r.stop()
+		r.Stop()
 	}
 	// Keep the audit log with the replicas' logs: the cluster goes.
 	auditLog := filepath.Join(work, "audit.log")
-	benchutil.Run(root, nil, "cp", filepath.Join(clusterDir, "logs", "audit.log"), auditLog)
-	return analyze(auditLog, cfg, from, to, obs, f, jobsSeen{createdAt: createdAt, finished: finished}, work)
+	framework.Command(t, nil, "cp", filepath.Join(clusterDir, "logs", "audit.log"), auditLog)
+	return analyze(t, auditLog, cfg, from, to, obs, f, jobsSeen{createdAt: createdAt, finished: finished}, work)
 }
 
 // createScheduledJobs creates n ScheduledJobs with a mix of policies,
 // deadlines and zones.
-func createScheduledJobs(ctx context.Context, c client.Client, n int) {
+func createScheduledJobs(ctx context.Context, t *testing.T, c client.Client, n int) {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
-		benchutil.Fail("%v", err)
+		t.Fatal(err)
 	}
 	policies := []v1alpha1.ConcurrencyPolicy{v1alpha1.AllowConcurrent, v1alpha1.ForbidConcurrent, v1alpha1.ReplaceConcurrent}
 	for i := range n {
@@ -166,7 +176,7 @@ func createScheduledJobs(ctx context.Context, c client.Client, n int) {
 			sj.Spec.TimeZone = ptr.To("Europe/Amsterdam")
 		}
 		if err := c.Create(ctx, sj); err != nil {
-			benchutil.Fail("creating %s: %v", sj.Name, err)
+			t.Fatalf("creating %s: %v", sj.Name, err)
 		}
 	}
 }
@@ -191,14 +201,14 @@ type auditedJobs struct {
 }
 
 // readAudit reads the Job requests of the audit log.
-func readAudit(auditLog string) auditedJobs {
+func readAudit(t *testing.T, auditLog string) auditedJobs {
 	a := auditedJobs{created: map[string][]time.Time{}, existed: map[string]time.Time{}}
-	benchutil.ReadAudit(auditLog, a.add)
+	framework.ReadAudit(t, auditLog, a.add)
 	return a
 }
 
 // add records one audit event, if it is about a Job of the namespace.
-func (a auditedJobs) add(e benchutil.AuditEvent) {
+func (a auditedJobs) add(e framework.AuditEvent) {
 	if e.ObjectRef == nil || e.ObjectRef.Resource != "jobs" || e.ObjectRef.Namespace != namespace || e.ObjectRef.Name == "" || e.ResponseStatus == nil {
 		return
 	}
@@ -231,18 +241,20 @@ type result struct {
 
 // jobsAtEnd reads when each Job in the namespace was created and when it
 // finished (zero: not).
-func jobsAtEnd(c client.Client) (createdAt, finished map[string]time.Time) {
+func jobsAtEnd(t *testing.T, c client.Client) (createdAt, finished map[string]time.Time) {
 	var jobs batchv1.JobList
 	if err := c.List(context.Background(), &jobs, client.InNamespace(namespace)); err != nil {
-		benchutil.Fail("listing Jobs: %v", err)
+		t.Fatalf("listing Jobs: %v", err)
 	}
 	createdAt, finished = map[string]time.Time{}, map[string]time.Time{}
 	for _, job := range jobs.Items {
 		createdAt[job.Name] = job.CreationTimestamp.Time
 		var at time.Time
-		for _, cond := range job.Status.Conditions {
-			if (cond.Type == batchv1.JobComplete || cond.Type == batchv1.JobFailed) && cond.Status == corev1.ConditionTrue {
-				at = cond.LastTransitionTime.Time
+		if condition, done := v1alpha1.JobFinished(&job); done {
+			for _, cond := range job.Status.Conditions {
+				if cond.Type == condition {
+					at = cond.LastTransitionTime.Time
+				}
 			}
 		}
 		finished[job.Name] = at
@@ -319,12 +331,12 @@ func (r *result) notStartedRun(jobName string, t, start time.Time, held, leaderW
 	}
 }
 
-func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *faults, seen jobsSeen, work string) *result {
-	created, unlogged := creations(readAudit(auditLog), seen)
+func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs *observer, f *faults, seen jobsSeen, work string) *result {
+	created, unlogged := creations(readAudit(t, auditLog), seen)
 	r := &result{work: work, kills: len(f.kills), apiserver: f.apiserverRestarts, etcd: f.etcdRestarts, takeovers: obs.takeovers(f.kills)}
 	for _, name := range components {
 		if n := f.restarts[name]; n > 0 {
-			benchutil.Progress("%s exited and was started again %d times", name, n)
+			framework.Progress("%s exited and was started again %d times", name, n)
 		}
 	}
 	for i := range cfg.n {
@@ -369,9 +381,9 @@ func analyze(auditLog string, cfg config, from, to time.Time, obs *observer, f *
 		if len(group.lines) == 0 {
 			continue
 		}
-		benchutil.Progress("%s", group.header)
+		framework.Progress("%s", group.header)
 		for _, line := range group.lines[:min(len(group.lines), 20)] {
-			benchutil.Progress("  %s", line)
+			framework.Progress("  %s", line)
 		}
 	}
 	obs.dump(filepath.Join(work, "timeline.txt"))
@@ -389,8 +401,8 @@ func perMinute(created map[string][]time.Time, n int, from, to time.Time) {
 			}
 		}
 		slices.Sort(skews)
-		benchutil.Progress("runs at %s: %d of %d created, skew p50 %s max %s", t.Format(time.TimeOnly), len(skews), n,
-			benchutil.Percentile(skews, 50), benchutil.Percentile(skews, 100))
+		framework.Progress("runs at %s: %d of %d created, skew p50 %s max %s", t.Format(time.TimeOnly), len(skews), n,
+			framework.Percentile(skews, 50), framework.Percentile(skews, 100))
 	}
 }
 
@@ -401,7 +413,7 @@ func (r *result) table(cfg config) string {
 	b.WriteString("| runs due | created | duplicated | lost | not started: no leader in their window | held by Forbid | creation skew p50 | p99 | max | leader takeover p50 | max |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s |", r.due, r.created, r.duplicates, r.lost, r.notStarted-r.lost-r.heldByForbid, r.heldByForbid,
-		benchutil.Percentile(r.skews, 50), benchutil.Percentile(r.skews, 99), benchutil.Percentile(r.skews, 100),
-		benchutil.Percentile(r.takeovers, 50), benchutil.Percentile(r.takeovers, 100))
+		framework.Percentile(r.skews, 50), framework.Percentile(r.skews, 99), framework.Percentile(r.skews, 100),
+		framework.Percentile(r.takeovers, 50), framework.Percentile(r.takeovers, 100))
 	return b.String()
 }

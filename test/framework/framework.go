@@ -1,0 +1,183 @@
+// Package framework is what ontime's tests on a real local cluster share,
+// like Karpenter's test/pkg/environment: the end-to-end tests
+// (test/e2e), the chaos run (test/chaos) and the benchmarks (test/bench).
+// It starts kwok clusters and `ontime controller` processes, runs the
+// repository's scripts, reads the API server's audit log and prints
+// progress. Whatever it starts is stopped by the test's Cleanup, also when
+// the test fails; a failure is the test's (tb.Fatalf), never an exit of
+// the process that would skip the cleanups.
+package framework
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/ontime-dev/ontime/internal/scheme"
+	"github.com/ontime-dev/ontime/internal/testenv"
+)
+
+// RepoRoot is the repository's top directory.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Command runs a command in the repository's top directory with extra
+// environment and returns its output; an error fails the test.
+func Command(tb testing.TB, env []string, name string, args ...string) string {
+	tb.Helper()
+	out, err := CommandErr(env, name, args...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// CommandErr is Command for a goroutine, which may not fail the test
+// itself: it returns the error, with the command's output.
+func CommandErr(env []string, name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = RepoRoot()
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+// Progress prints a timestamped line on stderr: long runs show where they
+// are.
+func Progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format(time.TimeOnly)}, args...)...)
+}
+
+// KubeBin is the path of a control-plane binary (kubectl, …) built by
+// hack/kube-binaries.sh.
+func KubeBin(tb testing.TB, name string) string {
+	tb.Helper()
+	return filepath.Join(strings.TrimSpace(Command(tb, nil, "hack/kube-binaries.sh", "--print")), name)
+}
+
+// BuildOntime builds the ontime binary into dir and returns its path.
+func BuildOntime(tb testing.TB, dir string) string {
+	tb.Helper()
+	binary := filepath.Join(dir, "ontime")
+	Command(tb, nil, "go", "build", "-o", binary, "./cmd/ontime")
+	return binary
+}
+
+// FreePort is a TCP port on the loopback interface that nothing listens on.
+func FreePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// NewClient is a client for kubeconfig's cluster with generous rate limits.
+// Admission warnings (such as the crowded-minute warning a benchmark's
+// thousand identical schedules draw) are dropped, not logged.
+func NewClient(tb testing.TB, kubeconfig string) client.Client {
+	tb.Helper()
+	ctrllog.SetLogger(logr.Discard())
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	config.QPS, config.Burst = 500, 1000
+	c, err := client.New(config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// Percentile of sorted durations, rounded to 10 ms, or "–" for none.
+func Percentile(sorted []time.Duration, p int) string {
+	if len(sorted) == 0 {
+		return "–"
+	}
+	i := min(len(sorted)-1, (len(sorted)*p+99)/100-1)
+	return sorted[max(0, i)].Round(10 * time.Millisecond).String()
+}
+
+// JobScheduledTime reads the scheduled minute from the suffix of a run's
+// Job name (ScheduledJobs and CronJobs name them alike).
+func JobScheduledTime(name string) (time.Time, bool) {
+	minutes, err := strconv.ParseInt(name[strings.LastIndex(name, "-")+1:], 10, 64)
+	return time.Unix(minutes*60, 0), err == nil
+}
+
+// Parallel calls f for 0..n-1 from workers goroutines (default 20).
+func Parallel(n int, f func(int), workers ...int) {
+	w := 20
+	if len(workers) > 0 {
+		w = workers[0]
+	}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range w {
+		wg.Go(func() {
+			for i := range work {
+				f(i)
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+}
+
+// ParseSizes parses a comma-separated list of positive numbers (a -n flag).
+func ParseSizes(tb testing.TB, list string) []int {
+	tb.Helper()
+	var sizes []int
+	for _, field := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 1 {
+			tb.Fatalf("bad size %q in %q", field, list)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
+// JobTemplate is the benchmarks' run: one busybox container, which kwok
+// completes at once.
+func JobTemplate() batchv1.JobTemplateSpec {
+	return batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox"}},
+	}}}}
+}
+
+// Tail logs the last lines of a log file, for a test that failed.
+func Tail(tb testing.TB, path string) {
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(string(data), "\n")
+	tb.Logf("last lines of %s:\n%s", path, strings.Join(lines[max(0, len(lines)-30):], "\n"))
+}
+
+// Eventually is internal/testenv's: one way to wait for another process.
+var Eventually = testenv.Eventually
