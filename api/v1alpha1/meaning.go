@@ -259,7 +259,7 @@ func (w *WarmUp) Settings() WarmUpSettings {
 // CronJobMeaning returns what a batch/v1 CronJob means to ontime: its
 // warm-up, from WarmUpLeadAnnotation (nil without the annotation, and then
 // nothing else is read), and its runs as the CronJob controller computes
-// them: robfig/cron's language and daylight-saving behaviour (the
+// them: robfig/cron's language and daylight-saving behavior (the
 // Kubernetes dialect and DST policy), in spec.timeZone, else UTC (the zone
 // of kube-controller-manager in most clusters). An error names the
 // annotation, time zone or schedule that cannot be read.

@@ -126,7 +126,7 @@ func TestWarmUpSettings(t *testing.T) {
 func time10m() metav1.Duration { return metav1.Duration{Duration: 10 * time.Minute} }
 
 // TestCronJobMeaning: a CronJob's runs as the CronJob controller computes
-// them: robfig's daylight-saving behaviour in spec.timeZone, @every from
+// them: robfig's daylight-saving behavior in spec.timeZone, @every from
 // the anchor; and its warm-up from the annotation.
 func TestCronJobMeaning(t *testing.T) {
 	tests := map[string]struct {

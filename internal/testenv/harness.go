@@ -131,18 +131,13 @@ type Cached struct {
 func (h *Harness) WaitForCache(t *testing.T, obj client.Object, kinds ...Cached) {
 	t.Helper()
 	key := client.ObjectKeyFromObject(obj)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	Eventually(t, 10*time.Second, "the cache to catch up with "+key.String(), func() bool {
 		live, cached := obj.DeepCopyObject().(client.Object), obj.DeepCopyObject().(client.Object)
 		liveErr, cachedErr := h.Live.Get(h.Ctx, key, live), h.Cached.Get(h.Ctx, key, cached)
 		objectSynced := (apierrors.IsNotFound(liveErr) && apierrors.IsNotFound(cachedErr)) ||
 			(liveErr == nil && cachedErr == nil && live.GetResourceVersion() == cached.GetResourceVersion())
-		if objectSynced && h.listsSynced(key.Namespace, kinds) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond) // waiting for the informer, not for the clock
-	}
-	t.Fatalf("cache did not catch up with %s", key)
+		return objectSynced && h.listsSynced(key.Namespace, kinds)
+	})
 }
 
 func (h *Harness) listsSynced(namespace string, kinds []Cached) bool {

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/planner"
+	"github.com/ontime-dev/ontime/internal/testenv"
 )
 
 // firstRun is the ScheduledJob's first run: the first whole minute after its
@@ -41,36 +43,28 @@ type wantStatus struct {
 	lastSchedule, lastMissed, lastSuccess, next time.Time
 }
 
-// checkStatus compares status with want, field by field.
+// checkStatus compares status with want and reports the difference as
+// a diff of the fields wantStatus names.
 func checkStatus(t *testing.T, status v1alpha1.ScheduledJobStatus, want wantStatus) {
 	t.Helper()
-	var active []string
+	got := wantStatus{lastSchedule: timeOrZero(status.LastScheduleTime), lastMissed: timeOrZero(status.LastMissedTime),
+		lastSuccess: timeOrZero(status.LastSuccessfulTime), next: timeOrZero(status.NextScheduleTime)}
 	for _, ref := range status.Active {
-		active = append(active, ref.Name)
+		got.active = append(got.active, ref.Name)
 	}
-	if !slices.Equal(active, want.active) {
-		t.Errorf("status.active %v, want %v", active, want.active)
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(wantStatus{}), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
 	}
-	if int(status.ActiveCount) != len(want.active) {
-		t.Errorf("status.activeCount %d, want %d", status.ActiveCount, len(want.active))
+	if int(status.ActiveCount) != len(status.Active) {
+		t.Errorf("status.activeCount %d, with %d active", status.ActiveCount, len(status.Active))
 	}
-	for _, field := range []struct {
-		name string
-		got  *metav1.Time
-		want time.Time
-	}{
-		{"lastScheduleTime", status.LastScheduleTime, want.lastSchedule},
-		{"lastMissedTime", status.LastMissedTime, want.lastMissed},
-		{"lastSuccessfulTime", status.LastSuccessfulTime, want.lastSuccess},
-		{"nextScheduleTime", status.NextScheduleTime, want.next},
-	} {
-		switch {
-		case field.want.IsZero() && field.got != nil:
-			t.Errorf("status.%s %v, want unset", field.name, field.got.Time)
-		case !field.want.IsZero() && (field.got == nil || !field.got.Time.Equal(field.want)):
-			t.Errorf("status.%s %v, want %v", field.name, field.got, field.want)
-		}
+}
+
+func timeOrZero(t *metav1.Time) time.Time {
+	if t == nil {
+		return time.Time{}
 	}
+	return t.Time
 }
 
 func hasEvent(events []string, substring string) bool {
@@ -416,17 +410,10 @@ func denyJobs(t *testing.T, namespace string) {
 		},
 	})
 	probe := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "probe"}, Spec: newScheduledJob(namespace, "x", "* * * * *").Spec.JobTemplate.Spec}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testenv.Eventually(t, 20*time.Second, "the API server to enforce the admission policy", func() bool {
 		err := env.Live.Create(env.Ctx, probe.DeepCopy(), client.DryRunAll)
-		if err != nil && strings.Contains(err.Error(), "exceeded quota (test)") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the admission policy was not enforced: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond) // waiting for the API server to load the policy
-	}
+		return err != nil && strings.Contains(err.Error(), "exceeded quota (test)")
+	})
 }
 
 // staleScheduledJobs is the manager's client, except that Get of a

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/spread"
+	"github.com/ontime-dev/ontime/internal/testenv"
 )
 
 var spreadNow = time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
@@ -156,15 +157,10 @@ func TestBalancedSurvivesRestartAndLostLedger(t *testing.T) {
 
 func waitForLedgerGone(t *testing.T, group string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	testenv.Eventually(t, 10*time.Second, "the cache to drop the deleted ledger", func() bool {
 		err := env.Cached.Get(env.Ctx, types.NamespacedName{Namespace: testSpreadNamespace, Name: spread.LedgerName(group)}, &corev1.ConfigMap{})
-		if apierrors.IsNotFound(err) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("the cache still holds the deleted ledger")
+		return apierrors.IsNotFound(err)
+	})
 }
 
 // TestBalancedLeaveEditDelete: a deleted ScheduledJob leaves the ledger; an
@@ -221,14 +217,10 @@ func TestBalancedLeaveEditDelete(t *testing.T) {
 
 func waitForGone(t *testing.T, obj client.Object) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if err := env.Cached.Get(env.Ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object)); apierrors.IsNotFound(err) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("the cache still holds %s", obj.GetName())
+	testenv.Eventually(t, 10*time.Second, "the cache to drop "+obj.GetName(), func() bool {
+		err := env.Cached.Get(env.Ctx, client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
+		return apierrors.IsNotFound(err)
+	})
 }
 
 // TestRebalanceIsTakenUp: after a rebalance rewrites the ledger (as ontime
@@ -269,17 +261,14 @@ func TestRebalanceIsTakenUp(t *testing.T) {
 
 func waitForLedgerEpoch(t *testing.T, group string, epoch int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	testenv.Eventually(t, 10*time.Second, fmt.Sprintf("the cache to see epoch %d of group %s", epoch, group), func() bool {
 		cm := &corev1.ConfigMap{}
-		if err := env.Cached.Get(env.Ctx, types.NamespacedName{Namespace: testSpreadNamespace, Name: spread.LedgerName(group)}, cm); err == nil {
-			if _, got, _ := spread.ReadLedger(cm); got == epoch {
-				return
-			}
+		if err := env.Cached.Get(env.Ctx, types.NamespacedName{Namespace: testSpreadNamespace, Name: spread.LedgerName(group)}, cm); err != nil {
+			return false
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("the cache never saw epoch %d of group %s", epoch, group)
+		_, got, _ := spread.ReadLedger(cm)
+		return got == epoch
+	})
 }
 
 // TestHashedScheduledJobRuns: an H schedule without spread settings runs
