@@ -21,6 +21,7 @@ import (
 
 // Meaning is what a ScheduledJob's spec (or an annotated CronJob's) means,
 // defaults applied.
+// +kubebuilder:object:generate=false
 type Meaning struct {
 	// Location is the zone runs are computed and named in: a TZ= prefix
 	// of the schedule, else spec.timeZone, else UTC.
@@ -62,6 +63,7 @@ func (m Meaning) Runs(anchor time.Time) cron.Runs {
 }
 
 // once is a runAt: one run.
+// +kubebuilder:object:generate=false
 type once struct{ at time.Time }
 
 func (o once) Prev(t time.Time) time.Time {
@@ -79,6 +81,7 @@ func (o once) Next(t time.Time) time.Time {
 }
 
 // SpecError is a field of a spec that cannot be followed.
+// +kubebuilder:object:generate=false
 type SpecError struct {
 	// Field is the field's path, such as "spec.timeZone".
 	Field string
@@ -140,6 +143,7 @@ func (sj *ScheduledJob) Meaning(choices []int) (Meaning, error) {
 }
 
 // reading is how one kind of object's schedule is read.
+// +kubebuilder:object:generate=false
 type reading struct {
 	dialect cron.Dialect
 	policy  cron.DSTPolicy
@@ -221,6 +225,7 @@ func PlacementChoices(placement *SpreadStatus) []int {
 }
 
 // WarmUpSettings are a warm-up's settings, defaults applied.
+// +kubebuilder:object:generate=false
 type WarmUpSettings struct {
 	Strategy          WarmUpStrategy
 	Lead              time.Duration
