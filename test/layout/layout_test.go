@@ -153,7 +153,7 @@ func ours(imports []string) []string {
 // including the tests behind their build tags (e2e, chaos, bench).
 func listPackages(t *testing.T) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-tags", "e2e,chaos,bench", "-json", "./...")
+	cmd := exec.Command("go", "list", "-tags", "e2e,chaos,bench,image", "-json", "./...")
 	cmd.Dir = "../.."
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

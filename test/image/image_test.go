@@ -1,0 +1,206 @@
+//go:build image
+
+// Package image checks the image make image builds, as a release does.
+//
+//	go test -tags image -v ./test/image     (make test runs it)
+package image
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// testVersion is the version make image is asked to stamp.
+const testVersion = "v0.0.0-imagetest"
+
+// What docs/install.md says of the image.
+const (
+	user       = "65532:65532"
+	entrypoint = "/ontime"
+)
+
+// TestMakeImage builds the image twice with make image, as a release does,
+// and checks that the digests are the same, that each platform's image is
+// as docs/install.md describes it (user, entrypoint, labels, one layer
+// holding /ontime), and that the binary in the image reports the build's
+// version and carries its own zone database.
+func TestMakeImage(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := t.TempDir(), t.TempDir()
+	digests := []string{makeImage(t, root, first), makeImage(t, root, second)}
+	if digests[0] != digests[1] {
+		t.Fatalf("two builds of the same source: digests %s and %s", digests[0], digests[1])
+	}
+	oci := ociLayout(filepath.Join(first, "oci"))
+	var index struct {
+		Manifests []descriptor `json:"manifests"`
+	}
+	oci.read(t, "index.json", &index)
+	var platforms []string
+	for _, desc := range index.Manifests {
+		platform := desc.Platform.OS + "/" + desc.Platform.Architecture
+		platforms = append(platforms, platform)
+		t.Run(platform, func(t *testing.T) { checkImage(t, oci, desc) })
+	}
+	if want := []string{"linux/amd64", "linux/arm64"}; !slices.Equal(platforms, want) {
+		t.Errorf("platforms %v, want %v", platforms, want)
+	}
+}
+
+// ociLayout is an OCI image layout directory, read with the standard
+// library only: index.json and blobs/sha256/….
+type ociLayout string
+
+// descriptor is an OCI content descriptor.
+type descriptor struct {
+	MediaType string `json:"mediaType"`
+	Digest    string `json:"digest"`
+	Platform  *struct {
+		OS           string `json:"os"`
+		Architecture string `json:"architecture"`
+	} `json:"platform,omitempty"`
+}
+
+func (l ociLayout) blob(digest string) string {
+	return filepath.Join(string(l), "blobs", strings.Replace(digest, ":", string(filepath.Separator), 1))
+}
+
+// read decodes a JSON file of the layout: index.json, or a blob's digest.
+func (l ociLayout) read(t *testing.T, name string, v any) {
+	t.Helper()
+	path := filepath.Join(string(l), name)
+	if strings.HasPrefix(name, "sha256:") {
+		path = l.blob(name)
+	}
+	data, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(data, v)
+	}
+	if err != nil {
+		t.Fatalf("reading %s: %v", name, err)
+	}
+}
+
+// makeImage runs make image into dir and returns the digest it wrote.
+func makeImage(t *testing.T, root, dir string) string {
+	t.Helper()
+	cmd := exec.Command("make", "--no-print-directory", "image", "IMAGE_DIR="+dir, "VERSION="+testVersion)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make image: %v\n%s", err, out)
+	}
+	digest, err := os.ReadFile(filepath.Join(dir, "digest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ontime-image.tar")); err != nil {
+		t.Error(err)
+	}
+	return strings.TrimSpace(string(digest))
+}
+
+// imageConfig is the part of an OCI image config the test reads.
+type imageConfig struct {
+	OS           string `json:"os"`
+	Architecture string `json:"architecture"`
+	Config       struct {
+		User       string            `json:"User"`
+		Entrypoint []string          `json:"Entrypoint"`
+		Labels     map[string]string `json:"Labels"`
+	} `json:"config"`
+}
+
+func checkImage(t *testing.T, oci ociLayout, desc descriptor) {
+	var manifest struct {
+		Config descriptor   `json:"config"`
+		Layers []descriptor `json:"layers"`
+	}
+	oci.read(t, desc.Digest, &manifest)
+	var config imageConfig
+	oci.read(t, manifest.Config.Digest, &config)
+	if config.Config.User != user || !slices.Equal(config.Config.Entrypoint, []string{entrypoint}) {
+		t.Errorf("user %q, entrypoint %v; want %q, [%s]", config.Config.User, config.Config.Entrypoint, user, entrypoint)
+	}
+	if config.OS != desc.Platform.OS || config.Architecture != desc.Platform.Architecture {
+		t.Errorf("config says %s/%s, the index %s/%s", config.OS, config.Architecture, desc.Platform.OS, desc.Platform.Architecture)
+	}
+	labels := config.Config.Labels
+	for _, name := range []string{"title", "version", "revision", "created", "source", "licenses"} {
+		if labels["org.opencontainers.image."+name] == "" {
+			t.Errorf("no label org.opencontainers.image.%s: %v", name, labels)
+		}
+	}
+	if labels["org.opencontainers.image.version"] != testVersion {
+		t.Errorf("version label %q, want %q", labels["org.opencontainers.image.version"], testVersion)
+	}
+	if len(manifest.Layers) != 1 {
+		t.Fatalf("%d layers, want 1", len(manifest.Layers))
+	}
+	binary := onlyFile(t, oci.blob(manifest.Layers[0].Digest))
+	if desc.Platform.Architecture != runtime.GOARCH {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "ontime")
+	if err := os.WriteFile(path, binary, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(path, "version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "ontime "+testVersion+" ") {
+		t.Errorf("ontime version in the image: %q (%v), want it to report %s", out, err, testVersion)
+	}
+	// The zone database is in the binary (time/tzdata): the image has no
+	// /usr/share/zoneinfo.
+	info, err := exec.Command("go", "version", "-m", path).CombinedOutput()
+	if err != nil || !strings.Contains(string(info), "-tags=timetzdata") {
+		t.Errorf("the binary was not built with -tags timetzdata: %s (%v)", info, err)
+	}
+}
+
+// onlyFile returns the content of the layer's one file, /ontime, after
+// checking that the layer (a gzipped tar) holds only it, executable.
+func onlyFile(t *testing.T, layer string) []byte {
+	t.Helper()
+	f, err := os.Open(layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	var content []byte
+	for {
+		header, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if header.Name != strings.TrimPrefix(entrypoint, "/") || header.Mode != 0o755 {
+			t.Errorf("layer holds %s (mode %o), want only %s (755)", header.Name, header.Mode, entrypoint)
+		}
+		if content, err = io.ReadAll(tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if content == nil {
+		t.Fatal("the layer holds no /ontime")
+	}
+	return content
+}
