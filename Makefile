@@ -87,8 +87,9 @@ unit: kube-binaries ## The edit-test loop: go vet, unit and envtest tests with t
 test: kube-binaries autoscaler verify-generated lint unit ## Everything CI runs: generated files, lint, unit and envtest, full schedule-engine checks, e2e, a short chaos run.
 	@echo "==> timing: the burst test alone, where its order of events means something (make unit skips it)"
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -count=1 -run 'TestBurstCreatesJobsBeforeStatus' ./internal/controller/scheduledjob/
-	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone)"
+	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone) and balancer sequences"
 	$(GO) test -count=1 -run 'Differential|DST' ./pkg/cron/
+	$(GO) test -count=1 -run 'RandomSequences' ./internal/spread/
 	@echo "==> the image: make image twice, the same digest; user, entrypoint, labels, ontime version inside"
 	$(GO) test -tags image -count=1 -timeout 20m -v ./test/image/
 	@echo "==> end-to-end on local kwok clusters: next to native CronJobs, and warm-up with Karpenter (about 10 minutes)"

@@ -45,8 +45,10 @@ type Controller struct {
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
-	// exited is closed when the running process has exited.
-	exited chan struct{}
+	// exited is closed when the running process has exited; exitErr is
+	// then what its Wait returned.
+	exited  chan struct{}
+	exitErr error
 }
 
 // NewController prepares a controller process without starting it.
@@ -110,8 +112,11 @@ func (c *Controller) Start() error {
 	c.cmd, c.exited = cmd, exited
 	c.mu.Unlock()
 	go func() {
-		_ = cmd.Wait()
+		err := cmd.Wait()
 		log.Close()
+		c.mu.Lock()
+		c.exitErr = err
+		c.mu.Unlock()
 		close(exited)
 	}()
 	return nil
@@ -153,7 +158,10 @@ func (c *Controller) Supervise(ctx context.Context, restartDelay time.Duration, 
 		select {
 		case <-c.running():
 			if ctx.Err() == nil {
-				report("exited", nil)
+				c.mu.Lock()
+				err := c.exitErr
+				c.mu.Unlock()
+				report("exited", err)
 			}
 		case <-ctx.Done():
 			return
