@@ -12,7 +12,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,30 +29,9 @@ const (
 	warmLead       = 90 * time.Second
 )
 
-// runTemplate is a run whose pod needs a node of its own from the
-// Karpenter NodePool "batch" (600m of a 1-CPU node), and starts as soon as
-// it is placed (kwok's simulated kubelet delays set to 0), so that what is
-// measured is placement: the autoscaler and ontime.
-func runTemplate() batchv1.JobTemplateSpec {
-	annotations := map[string]string{"pod-complete.stage.kwok.x-k8s.io/delay": "60s", "pod-complete.stage.kwok.x-k8s.io/jitter-delay": "60s"}
-	for _, stage := range []string{"pod-create", "pod-init-container-running", "pod-ready"} {
-		annotations[stage+".stage.kwok.x-k8s.io/delay"] = "0s"
-		annotations[stage+".stage.kwok.x-k8s.io/jitter-delay"] = "0s"
-	}
-	return batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Annotations: annotations},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			NodeSelector:  map[string]string{"karpenter.sh/nodepool": "batch"},
-			Containers: []corev1.Container{{Name: "main", Image: "busybox",
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m")}}}},
-		},
-	}}}
-}
-
 func warmScheduledJob(name, schedule string, warmUp *v1alpha1.WarmUp) *v1alpha1.ScheduledJob {
 	return &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: warmNamespace, Name: name},
-		Spec: v1alpha1.ScheduledJobSpec{Schedule: schedule, WarmUp: warmUp, JobTemplate: runTemplate()}}
+		Spec: v1alpha1.ScheduledJobSpec{Schedule: schedule, WarmUp: warmUp, JobTemplate: framework.NodePoolRun(time.Minute)}}
 }
 
 // coldNodePool is the NodePool of the run without warm-up.
@@ -116,7 +94,7 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 	early := &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: warmLead}, Strategy: v1alpha1.WarmUpEarlyStart}
 	cronJob := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: warmNamespace, Name: "cronjob",
 		Annotations: map[string]string{v1alpha1.WarmUpLeadAnnotation: warmLead.String()}},
-		Spec: batchv1.CronJobSpec{Schedule: schedule, JobTemplate: runTemplate()}}
+		Spec: batchv1.CronJobSpec{Schedule: schedule, JobTemplate: framework.NodePoolRun(time.Minute)}}
 	for _, obj := range []client.Object{
 		warmScheduledJob("placeholder", schedule, lead), warmScheduledJob("early-start", schedule, early),
 		coldScheduledJob(schedule), warmScheduledJob("deleted", schedule, lead), cronJob,

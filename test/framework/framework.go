@@ -24,6 +24,8 @@ import (
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -181,3 +183,28 @@ func Tail(tb testing.TB, path string) {
 
 // Eventually is internal/testenv's: one way to wait for another process.
 var Eventually = testenv.Eventually
+
+// NodePoolRun is a run whose pod needs a node of its own from the
+// Karpenter NodePool "batch" (600m of a 1-CPU node) and starts as soon as
+// it is placed (kwok's simulated kubelet delays set to 0), so that what is
+// measured is placement: the autoscaler, the scheduler and the
+// controllers. Its container runs for runFor.
+func NodePoolRun(runFor time.Duration) batchv1.JobTemplateSpec {
+	annotations := map[string]string{
+		"pod-complete.stage.kwok.x-k8s.io/delay":        runFor.String(),
+		"pod-complete.stage.kwok.x-k8s.io/jitter-delay": runFor.String(),
+	}
+	for _, stage := range []string{"pod-create", "pod-init-container-running", "pod-ready"} {
+		annotations[stage+".stage.kwok.x-k8s.io/delay"] = "0s"
+		annotations[stage+".stage.kwok.x-k8s.io/jitter-delay"] = "0s"
+	}
+	return batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Annotations: annotations},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			NodeSelector:  map[string]string{"karpenter.sh/nodepool": "batch"},
+			Containers: []corev1.Container{{Name: "main", Image: "busybox",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m")}}}},
+		},
+	}}}
+}

@@ -36,7 +36,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
@@ -125,27 +124,6 @@ func measure(t *testing.T, variant string, cfg config) string {
 	return w.row(variant, cfg, run, leftPlaceholders(t, c))
 }
 
-// runTemplate: a pod of 600m on the 1-CPU nodes of the NodePool "batch",
-// which runs runTime once placed.
-func runTemplate() batchv1.JobTemplateSpec {
-	annotations := map[string]string{}
-	for _, stage := range []string{"pod-create", "pod-init-container-running", "pod-ready"} {
-		annotations[stage+".stage.kwok.x-k8s.io/delay"] = "0s"
-		annotations[stage+".stage.kwok.x-k8s.io/jitter-delay"] = "0s"
-	}
-	annotations["pod-complete.stage.kwok.x-k8s.io/delay"] = runTime.String()
-	annotations["pod-complete.stage.kwok.x-k8s.io/jitter-delay"] = runTime.String()
-	return batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Annotations: annotations},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			NodeSelector:  map[string]string{"karpenter.sh/nodepool": "batch"},
-			Containers: []corev1.Container{{Name: "main", Image: "busybox",
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m")}}}},
-		},
-	}}}
-}
-
 // owner is one variant's object with one run at `run`.
 func owner(variant string, i int, cfg config, run time.Time) (client.Object, error) {
 	name := fmt.Sprintf("run-%03d", i)
@@ -156,9 +134,9 @@ func owner(variant string, i int, cfg config, run time.Time) (client.Object, err
 		if variant != "CronJob" {
 			meta.Annotations = map[string]string{v1alpha1.WarmUpLeadAnnotation: cfg.lead.String()}
 		}
-		return &batchv1.CronJob{ObjectMeta: meta, Spec: batchv1.CronJobSpec{Schedule: schedule, JobTemplate: runTemplate()}}, nil
+		return &batchv1.CronJob{ObjectMeta: meta, Spec: batchv1.CronJobSpec{Schedule: schedule, JobTemplate: framework.NodePoolRun(runTime)}}, nil
 	}
-	sj := &v1alpha1.ScheduledJob{ObjectMeta: meta, Spec: v1alpha1.ScheduledJobSpec{Schedule: schedule, JobTemplate: runTemplate()}}
+	sj := &v1alpha1.ScheduledJob{ObjectMeta: meta, Spec: v1alpha1.ScheduledJobSpec{Schedule: schedule, JobTemplate: framework.NodePoolRun(runTime)}}
 	switch variant {
 	case "Placeholder", "EarlyStart":
 		sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: cfg.lead}, Strategy: v1alpha1.WarmUpStrategy(variant)}
