@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -235,13 +236,29 @@ type WarmUpSettings struct {
 	Hold time.Duration
 }
 
+// ControllerDefaults are the defaults a controller sets for every owner
+// with its flags, in place of the API's.
+//
+// +kubebuilder:object:generate=false
+type ControllerDefaults struct {
+	// PlaceholderImage is what placeholder containers run when the owner
+	// names none (--placeholder-image): a mirror of the pause image for
+	// clusters that cannot pull registry.k8s.io. "" is
+	// DefaultPlaceholderImage.
+	PlaceholderImage string
+}
+
 // Settings applies the documented defaults to a spec.warmUp.
-func (w *WarmUp) Settings() WarmUpSettings {
+func (w *WarmUp) Settings() WarmUpSettings { return w.SettingsWith(ControllerDefaults{}) }
+
+// SettingsWith applies the defaults to a spec.warmUp: what the spec sets,
+// else the controller's, else the API's.
+func (w *WarmUp) SettingsWith(defaults ControllerDefaults) WarmUpSettings {
 	s := WarmUpSettings{
 		Strategy:          w.Strategy,
 		Lead:              w.Lead.Duration,
 		PriorityClassName: DefaultPlaceholderPriorityClass,
-		Image:             DefaultPlaceholderImage,
+		Image:             cmp.Or(defaults.PlaceholderImage, DefaultPlaceholderImage),
 		Hold:              DefaultHoldAfterSchedule,
 	}
 	if s.Strategy == "" {
@@ -267,8 +284,9 @@ func (w *WarmUp) Settings() WarmUpSettings {
 // them: robfig/cron's language and daylight-saving behavior (the
 // Kubernetes dialect and DST policy), in spec.timeZone, else UTC (the zone
 // of kube-controller-manager in most clusters). An error names the
-// annotation, time zone or schedule that cannot be read.
-func CronJobMeaning(cj *batchv1.CronJob) (Meaning, error) {
+// annotation, time zone or schedule that cannot be read. defaults are the
+// controller's: a CronJob has no field to set them.
+func CronJobMeaning(cj *batchv1.CronJob, defaults ControllerDefaults) (Meaning, error) {
 	m := Meaning{Location: time.UTC, Spread: Spread{Strategy: SpreadHash}}
 	value, ok := cj.Annotations[WarmUpLeadAnnotation]
 	if !ok {
@@ -281,7 +299,7 @@ func CronJobMeaning(cj *batchv1.CronJob) (Meaning, error) {
 	case lead < MinWarmUpLead || lead > MaxWarmUpLead:
 		return m, fmt.Errorf("annotation %s %q: must be from %s to %s", WarmUpLeadAnnotation, value, MinWarmUpLead, MaxWarmUpLead)
 	}
-	settings := (&WarmUp{Lead: metav1.Duration{Duration: lead}}).Settings()
+	settings := (&WarmUp{Lead: metav1.Duration{Duration: lead}}).SettingsWith(defaults)
 	m.WarmUp = &settings
 	r := reading{dialect: cron.Kubernetes, policy: cron.DSTKubernetes}
 	if errs := r.read(&m, cj.Spec.TimeZone, &cj.Spec.Schedule); len(errs) > 0 {

@@ -117,6 +117,21 @@ func TestWarmUpSettings(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", name, got, tc.want)
 		}
 	}
+	// The controller's --placeholder-image replaces the API's default, not
+	// an image the spec names.
+	mirror := ControllerDefaults{PlaceholderImage: "mirror.example/pause:3.10"}
+	if got := (&WarmUp{Lead: time10m()}).SettingsWith(mirror).Image; got != mirror.PlaceholderImage {
+		t.Errorf("image %q without one in the spec, want the controller's %q", got, mirror.PlaceholderImage)
+	}
+	named := &WarmUp{Lead: time10m(), Placeholder: &PlaceholderWarmUp{Image: "team.example/pause:3.10"}}
+	if got := named.SettingsWith(mirror).Image; got != "team.example/pause:3.10" {
+		t.Errorf("image %q with one in the spec, want the spec's", got)
+	}
+	cj := &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "0 * * * *"}}
+	cj.Annotations = map[string]string{WarmUpLeadAnnotation: "10m"}
+	if m, err := CronJobMeaning(cj, mirror); err != nil || m.WarmUp.Image != mirror.PlaceholderImage {
+		t.Errorf("a CronJob's placeholder image %+v (%v), want the controller's", m.WarmUp, err)
+	}
 	sj := &ScheduledJob{Spec: ScheduledJobSpec{Schedule: "* * * * *", WarmUp: &WarmUp{Lead: time10m()}}}
 	if m, _ := sj.Meaning(nil); m.WarmUp == nil || m.WarmUp.Lead != 10*time.Minute {
 		t.Errorf("Meaning's warm-up %+v", m.WarmUp)
@@ -148,7 +163,7 @@ func TestCronJobMeaning(t *testing.T) {
 			if tc.zone != "" {
 				cj.Spec.TimeZone = ptr.To(tc.zone)
 			}
-			m, err := CronJobMeaning(cj)
+			m, err := CronJobMeaning(cj, ControllerDefaults{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +180,7 @@ func TestCronJobMeaning(t *testing.T) {
 	} {
 		cj := &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "0 * * * *"}}
 		cj.Annotations = map[string]string{WarmUpLeadAnnotation: value}
-		m, err := CronJobMeaning(cj)
+		m, err := CronJobMeaning(cj, ControllerDefaults{})
 		got := ""
 		if err != nil {
 			got = err.Error()
@@ -174,7 +189,7 @@ func TestCronJobMeaning(t *testing.T) {
 			t.Errorf("%q: warm-up %+v, error %q; want %q", value, m.WarmUp, got, want)
 		}
 	}
-	if m, err := CronJobMeaning(&batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "not read"}}); err != nil || m.WarmUp != nil {
+	if m, err := CronJobMeaning(&batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "not read"}}, ControllerDefaults{}); err != nil || m.WarmUp != nil {
 		t.Errorf("a CronJob without the annotation: %+v, %v; want no warm-up and nothing read", m.WarmUp, err)
 	}
 }

@@ -63,9 +63,11 @@ type PlaceholderWarmUp struct {
 	// +optional
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 
-	// image is what placeholder containers run. Default
-	// "registry.k8s.io/pause:3.10"; mirror it where nodes cannot reach
-	// registry.k8s.io.
+	// image is what placeholder containers run. Default: the controller's
+	// --placeholder-image, itself "registry.k8s.io/pause:3.10" unless set;
+	// where nodes cannot reach registry.k8s.io, set the flag to a mirror
+	// once for every ScheduledJob and annotated CronJob, or this field for
+	// one ScheduledJob.
 	// +optional
 	Image string `json:"image,omitempty"`
 

@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller"
 	"github.com/ontime-dev/ontime/internal/scheme"
 	ontimewebhook "github.com/ontime-dev/ontime/internal/webhook"
@@ -47,7 +48,7 @@ type controllerOptions struct {
 	cronJobWarmUp        bool
 	// leaseDuration, renewDeadline and retryPeriod tune leader election.
 	leaseDuration, renewDeadline, retryPeriod time.Duration
-	earlyStartImage                           string
+	earlyStartImage, placeholderImage         string
 	logging                                   zap.Options
 	webhook                                   webhookOptions
 }
@@ -105,6 +106,8 @@ service account, then ~/.kube/config.`,
 	flags.DurationVar(&opts.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to acquire or renew the Lease")
 	flags.StringVar(&opts.earlyStartImage, "early-start-image", defaultImage(),
 		"image whose `ontime wait` holds the pods of EarlyStart warm-up runs until their scheduled time")
+	flags.StringVar(&opts.placeholderImage, "placeholder-image", v1alpha1.DefaultPlaceholderImage,
+		"image of placeholder pods whose owner names none (every annotated CronJob's): a mirror of the pause image where nodes cannot pull registry.k8s.io")
 	flags.StringSliceVar(&opts.namespaces, "namespaces", nil,
 		"watch only these namespaces' ScheduledJobs (comma-separated; default all), to shard a cluster between controllers")
 	flags.StringVar(&opts.scheduledJobSelector, "scheduledjob-selector", "",
@@ -143,7 +146,8 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	if err != nil {
 		return err
 	}
-	registration := controller.Options{Workers: opts.workers, EarlyStartImage: opts.earlyStartImage, SpreadNamespace: opts.spreadNamespace, CronJobWarmUp: opts.cronJobWarmUp}
+	registration := controller.Options{Workers: opts.workers, EarlyStartImage: opts.earlyStartImage, PlaceholderImage: opts.placeholderImage,
+		SpreadNamespace: opts.spreadNamespace, CronJobWarmUp: opts.cronJobWarmUp}
 	if err := registration.Validate(scope); err != nil {
 		return badInput("%v", err)
 	}

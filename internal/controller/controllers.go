@@ -28,6 +28,9 @@ type Options struct {
 	Workers int
 	// EarlyStartImage runs `ontime wait` in the pods of EarlyStart runs.
 	EarlyStartImage string
+	// PlaceholderImage is what placeholder containers run when the owner
+	// names no image ("": the API's default pause image).
+	PlaceholderImage string
 	// SpreadNamespace holds the Balanced spread groups' ConfigMaps.
 	SpreadNamespace string
 	// CronJobWarmUp runs the warm-up controller of annotated batch/v1
@@ -102,17 +105,22 @@ func (o Options) Validate(scope Scope) error {
 	return nil
 }
 
+// defaults are the controller-wide defaults the options set.
+func (o Options) defaults() v1alpha1.ControllerDefaults {
+	return v1alpha1.ControllerDefaults{PlaceholderImage: o.PlaceholderImage}
+}
+
 // Register adds every ontime reconciler to mgr. clk is the only source of
 // the current time below cmd/, so that tests can step it.
 func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opts Options) error {
 	scheduledJobs := scheduledjob.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("scheduledjob-controller"),
-		scheduledjob.Options{EarlyStartImage: opts.EarlyStartImage, SpreadNamespace: opts.SpreadNamespace})
+		scheduledjob.Options{EarlyStartImage: opts.EarlyStartImage, SpreadNamespace: opts.SpreadNamespace, Defaults: opts.defaults()})
 	if err := scheduledJobs.Register(ctx, mgr, opts.Workers); err != nil {
 		return err
 	}
 	if !opts.CronJobWarmUp {
 		return nil
 	}
-	cronJobs := cronjobwarmup.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("cronjob-warmup-controller"))
+	cronJobs := cronjobwarmup.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("cronjob-warmup-controller"), opts.defaults())
 	return cronJobs.Register(ctx, mgr, opts.Workers)
 }

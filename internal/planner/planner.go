@@ -45,7 +45,9 @@ type Input struct {
 	Placement *v1alpha1.SpreadStatus
 	// EarlyStartImage is the image of EarlyStart's wait container.
 	EarlyStartImage string
-	Now             time.Time
+	// Defaults are the controller's defaults (--placeholder-image).
+	Defaults v1alpha1.ControllerDefaults
+	Now      time.Time
 }
 
 // Plan is what the reconciler must do. The runs come first: the Replace

@@ -108,7 +108,7 @@ func decideWarmUp(sj *v1alpha1.ScheduledJob, in Input, runs timeline, status *v1
 		meta.RemoveStatusCondition(&status.Conditions, v1alpha1.ConditionCapacityReady)
 		return d
 	}
-	opts := sj.Spec.WarmUp.Settings()
+	opts := sj.Spec.WarmUp.SettingsWith(in.Defaults)
 	decision := warmup.Decide(warmup.Input{
 		Owner: ownerOf(sj), Options: opts, Now: in.Now,
 		Next: runs.next, NextJob: runs.nextJob, NextJobCreating: runs.nextJobCreating,

@@ -159,6 +159,29 @@ func TestWarmUpForEveryAndRunAt(t *testing.T) {
 	}
 }
 
+// TestControllerPlaceholderImage: placeholders run the controller's
+// --placeholder-image unless the ScheduledJob names its own.
+func TestControllerPlaceholderImage(t *testing.T) {
+	created := mustTime("2026-11-24T08:00:00Z")
+	mirror := v1alpha1.ControllerDefaults{PlaceholderImage: "mirror.example/pause:3.10"}
+	for name, tc := range map[string]struct {
+		spec, want string
+	}{
+		"the controller's": {want: mirror.PlaceholderImage},
+		"the spec's":       {spec: "team.example/pause:3.10", want: "team.example/pause:3.10"},
+	} {
+		sj := scheduledJob("0 10 * * *", created)
+		sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 10 * time.Minute}}
+		if tc.spec != "" {
+			sj.Spec.WarmUp.Placeholder = &v1alpha1.PlaceholderWarmUp{Image: tc.spec}
+		}
+		plan := Compute(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T09:55:00Z"), Defaults: mirror})
+		if len(plan.CreatePods) != 1 || plan.CreatePods[0].Spec.Containers[0].Image != tc.want {
+			t.Errorf("%s: placeholders %d, want one running %s", name, len(plan.CreatePods), tc.want)
+		}
+	}
+}
+
 // world follows a ScheduledJob, its Jobs and its warm-up pods as the
 // reconciler would, applying each plan.
 type world struct {

@@ -43,6 +43,8 @@ type Controller struct {
 	apiReader client.Reader
 	clock     clock.PassiveClock
 	recorder  record.EventRecorder
+	// defaults are the controller-wide defaults of warm-up.
+	defaults v1alpha1.ControllerDefaults
 	// memory holds what the controller cannot write on the CronJob: its
 	// last warm-up and measured run (types.NamespacedName -> *memory).
 	// After a restart it starts empty: the warm-up pods' own timestamps
@@ -58,9 +60,11 @@ type memory struct {
 	problem  string
 }
 
-// NewController returns the controller. clk is its only source of time.
-func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.PassiveClock, recorder record.EventRecorder) *Controller {
-	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder}
+// NewController returns the controller. clk is its only source of time;
+// defaults are the controller-wide defaults of warm-up
+// (--placeholder-image).
+func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.PassiveClock, recorder record.EventRecorder, defaults v1alpha1.ControllerDefaults) *Controller {
+	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, defaults: defaults}
 }
 
 // Name identifies the controller in logs and metrics.
@@ -105,7 +109,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	mem := c.remember(req.NamespacedName, cj.UID)
-	settings, runs, err := meaningOf(cj)
+	settings, runs, err := meaningOf(cj, c.defaults)
 	c.report(cj, mem, err)
 	if err != nil || settings == nil || cj.DeletionTimestamp != nil {
 		// No warm-up (any more): no placeholder stays.

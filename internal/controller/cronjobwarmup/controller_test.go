@@ -64,6 +64,9 @@ func TestCronJobWarmUp(t *testing.T) {
 	if pods[0].Labels[v1alpha1.OwnerKindLabel] != "CronJob" || pods[0].Labels[v1alpha1.RunLabel] != v1alpha1.RunLabelValue(run) {
 		t.Errorf("placeholder labels %v", pods[0].Labels)
 	}
+	if image := pods[0].Spec.Containers[0].Image; image != testPlaceholderImage {
+		t.Errorf("placeholder image %q, want the controller's --placeholder-image %q", image, testPlaceholderImage)
+	}
 	if events := env.DrainEvents(); !hasEvent(events, "WarmUpStarted") {
 		t.Errorf("events %v, want WarmUpStarted", events)
 	}

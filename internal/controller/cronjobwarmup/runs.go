@@ -19,8 +19,8 @@ var errNoSchedule = errors.New("cannot read the CronJob's schedule")
 // meaningOf reads what the CronJob asks of ontime (v1alpha1.CronJobMeaning):
 // its warm-up, nil when it asks for none, and its runs, with @every
 // counted from the last run or the creation.
-func meaningOf(cj *batchv1.CronJob) (*v1alpha1.WarmUpSettings, cron.Runs, error) {
-	meaning, err := v1alpha1.CronJobMeaning(cj)
+func meaningOf(cj *batchv1.CronJob, defaults v1alpha1.ControllerDefaults) (*v1alpha1.WarmUpSettings, cron.Runs, error) {
+	meaning, err := v1alpha1.CronJobMeaning(cj, defaults)
 	var specErr *v1alpha1.SpecError
 	switch {
 	case errors.As(err, &specErr):

@@ -26,22 +26,22 @@ func mustTime(value string) time.Time {
 // themselves are tested with v1alpha1.CronJobMeaning.
 func TestMeaningOfACronJob(t *testing.T) {
 	cj := &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "not a schedule"}}
-	if settings, runs, err := meaningOf(cj); settings != nil || runs != nil || err != nil {
+	if settings, runs, err := meaningOf(cj, v1alpha1.ControllerDefaults{}); settings != nil || runs != nil || err != nil {
 		t.Errorf("without the annotation: %v, %v, %v; want nothing", settings, runs, err)
 	}
 	cj.Annotations = map[string]string{v1alpha1.WarmUpLeadAnnotation: "10m"}
-	if _, _, err := meaningOf(cj); err == nil || err.Error() != `cannot read the CronJob's schedule: spec.schedule "not a schedule": `+
+	if _, _, err := meaningOf(cj, v1alpha1.ControllerDefaults{}); err == nil || err.Error() != `cannot read the CronJob's schedule: spec.schedule "not a schedule": `+
 		`expected 5 fields (minute hour day-of-month month day-of-week), found 3` {
 		t.Errorf("bad schedule: %v", err)
 	}
 	cj.Spec.Schedule, cj.Spec.TimeZone = "0 0 * * *", ptr.To("Mars/Olympus")
-	if _, _, err := meaningOf(cj); err == nil || err.Error() != `cannot read the CronJob's schedule: spec.timeZone "Mars/Olympus": unknown time zone` {
+	if _, _, err := meaningOf(cj, v1alpha1.ControllerDefaults{}); err == nil || err.Error() != `cannot read the CronJob's schedule: spec.timeZone "Mars/Olympus": unknown time zone` {
 		t.Errorf("unknown zone: %v", err)
 	}
 	cj.Spec.TimeZone = nil
 	cj.Status.LastScheduleTime = &metav1.Time{Time: mustTime("2026-11-24T08:10:00Z")}
 	cj.Spec.Schedule = "@every 90m"
-	settings, runs, err := meaningOf(cj)
+	settings, runs, err := meaningOf(cj, v1alpha1.ControllerDefaults{})
 	if err != nil || settings.Lead != 10*time.Minute {
 		t.Fatalf("settings %+v, error %v", settings, err)
 	}
@@ -80,7 +80,7 @@ func TestWhetherTheCurrentRunStarts(t *testing.T) {
 				tc.change(cj)
 			}
 			cj.Annotations = map[string]string{v1alpha1.WarmUpLeadAnnotation: "10m"}
-			_, runs, err := meaningOf(cj)
+			_, runs, err := meaningOf(cj, v1alpha1.ControllerDefaults{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -29,6 +29,10 @@ var (
 	warmUps *Controller
 )
 
+// testPlaceholderImage is the suite controller's --placeholder-image: a
+// CronJob cannot name an image, so its placeholders run this one.
+const testPlaceholderImage = "mirror.example/pause:3.10"
+
 func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
 
 func runSuite(m *testing.M) int {
@@ -45,7 +49,7 @@ func runSuite(m *testing.M) int {
 	}
 	defer h.Stop()
 	env = h
-	warmUps = NewController(h.Cached, h.Reader, h.Clock, h.Recorder)
+	warmUps = NewController(h.Cached, h.Reader, h.Clock, h.Recorder, v1alpha1.ControllerDefaults{PlaceholderImage: testPlaceholderImage})
 	if err := h.Live.Create(h.Ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.DefaultPlaceholderPriorityClass},
 		Value: -5, PreemptionPolicy: ptr.To(corev1.PreemptNever)}); err != nil {
 		fmt.Fprintln(os.Stderr, err)

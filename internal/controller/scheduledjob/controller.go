@@ -53,6 +53,8 @@ type Controller struct {
 	overlay statusOverlay
 	// earlyStartImage runs `ontime wait` in EarlyStart pods.
 	earlyStartImage string
+	// defaults are the controller-wide defaults of warm-up.
+	defaults v1alpha1.ControllerDefaults
 	// ledgers place ScheduledJobs under a Balanced spread.
 	ledgers *spreadLedgers
 }
@@ -61,6 +63,9 @@ type Controller struct {
 type Options struct {
 	// EarlyStartImage is the image of EarlyStart's wait container.
 	EarlyStartImage string
+	// Defaults are the controller-wide defaults of warm-up
+	// (--placeholder-image).
+	Defaults v1alpha1.ControllerDefaults
 	// SpreadNamespace is the namespace of the Balanced spread groups'
 	// ConfigMaps: the controller's own.
 	SpreadNamespace string
@@ -68,7 +73,7 @@ type Options struct {
 
 // NewController returns the controller. clk is its only source of time.
 func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.PassiveClock, recorder record.EventRecorder, opts Options) *Controller {
-	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, earlyStartImage: opts.EarlyStartImage,
+	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, earlyStartImage: opts.EarlyStartImage, defaults: opts.Defaults,
 		ledgers: &spreadLedgers{cached: kubeClient, apiReader: apiReader, namespace: opts.SpreadNamespace}}
 }
 
@@ -191,7 +196,7 @@ func (c *Controller) remaining(now time.Time, requeueAfter time.Duration) time.D
 // gather reads what the planner looks at: the ScheduledJob's Jobs, its
 // warm-up pods, and the pods of the run whose start is being measured.
 func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (planner.Input, error) {
-	in := planner.Input{ScheduledJob: sj, Now: now, EarlyStartImage: c.earlyStartImage}
+	in := planner.Input{ScheduledJob: sj, Now: now, EarlyStartImage: c.earlyStartImage, Defaults: c.defaults}
 	var err error
 	if in.Jobs, err = c.gatherJobs(ctx, sj); err != nil {
 		return in, err
