@@ -27,18 +27,15 @@ type Meaning struct {
 	// Location is the zone runs are computed and named in: a TZ= prefix
 	// of the schedule, else spec.timeZone, else UTC.
 	Location *time.Location
-	// Parser reads the schedule: its dialect, zone, DST policy, hash key
-	// and, under a Balanced spread, the placement's choices.
-	Parser cron.Parser
 	// Schedule is the parsed schedule; nil for a runAt ScheduledJob and
 	// when the schedule cannot be read.
 	Schedule *cron.Spec
 	// RunAt is spec.runAt; zero for a schedule.
 	RunAt time.Time
-	// WarmUp is the warm-up with its defaults; nil without one.
+	// WarmUp is the warm-up with its defaults; nil without one. A
+	// ScheduledJob's has the API's defaults: the controller applies its
+	// flags' with WarmUp.SettingsWith.
 	WarmUp *WarmUpSettings
-	// Spread is spec.spread with its defaults (Hash for a CronJob).
-	Spread Spread
 }
 
 // Effective is the schedule with its H fields replaced by their values, or
@@ -123,7 +120,7 @@ func SpecErrors(err error) []*SpecError {
 // schedule, read in UTC when the zone is unknown so that both are reported.
 // The warm-up and spread settings are filled in regardless.
 func (sj *ScheduledJob) Meaning(choices []int) (Meaning, error) {
-	m := Meaning{Location: time.UTC, Spread: sj.SpreadOf()}
+	m := Meaning{Location: time.UTC}
 	if w := sj.Spec.WarmUp; w != nil {
 		settings := w.Settings()
 		m.WarmUp = &settings
@@ -152,7 +149,7 @@ type reading struct {
 	choices []int
 }
 
-// read fills in m's zone and parser from timeZone, and its schedule from
+// read fills in m's zone from timeZone, and its schedule from
 // schedule (nil: a runAt, nothing to parse). It returns a *SpecError for
 // each of the two that cannot be read; a schedule is read in UTC when the
 // zone is unknown, so that both are reported.
@@ -166,11 +163,11 @@ func (r reading) read(m *Meaning, timeZone *string, schedule *string) []error {
 			m.Location = loc
 		}
 	}
-	m.Parser = cron.Parser{Dialect: r.dialect, Location: m.Location, DSTPolicy: r.policy, HashKey: r.key, HashChoices: r.choices}
 	if schedule == nil {
 		return errs
 	}
-	parsed, err := parseSchedule(m.Parser, *schedule)
+	parser := cron.Parser{Dialect: r.dialect, Location: m.Location, DSTPolicy: r.policy, HashKey: r.key, HashChoices: r.choices}
+	parsed, err := parseSchedule(parser, *schedule)
 	if err != nil {
 		return append(errs, err)
 	}
@@ -287,7 +284,7 @@ func (w *WarmUp) SettingsWith(defaults ControllerDefaults) WarmUpSettings {
 // annotation, time zone or schedule that cannot be read. defaults are the
 // controller's: a CronJob has no field to set them.
 func CronJobMeaning(cj *batchv1.CronJob, defaults ControllerDefaults) (Meaning, error) {
-	m := Meaning{Location: time.UTC, Spread: Spread{Strategy: SpreadHash}}
+	m := Meaning{Location: time.UTC}
 	value, ok := cj.Annotations[WarmUpLeadAnnotation]
 	if !ok {
 		return m, nil

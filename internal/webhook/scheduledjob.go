@@ -89,15 +89,16 @@ func (v *Validator) ValidateDelete(context.Context, runtime.Object) (admission.W
 }
 
 func (v *Validator) validate(ctx context.Context, sj, old *v1alpha1.ScheduledJob) (admission.Warnings, error) {
+	now := time.Now()
 	meaning, meaningErr := meaningOf(sj)
-	errs, warnings := validate(sj, old, meaning, meaningErr, time.Now())
+	errs, warnings := validate(sj, old, meaning, meaningErr, now)
 	if len(errs) == 0 && v.client != nil {
 		errs = append(errs, v.dryRunCronJob(ctx, sj)...)
 	}
 	if len(errs) == 0 && v.client != nil {
 		errs = append(errs, v.dryRunJob(ctx, sj)...)
-		warnings = append(warnings, v.priorityWarnings(ctx, sj)...)
-		warnings = append(warnings, v.crowdWarnings(sj, meaning, time.Now())...)
+		warnings = append(warnings, v.priorityWarnings(ctx, sj, meaning.WarmUp)...)
+		warnings = append(warnings, v.crowdWarnings(sj, meaning, now)...)
 	}
 	if len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind("ScheduledJob").GroupKind(), sj.Name, errs)

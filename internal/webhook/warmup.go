@@ -105,13 +105,12 @@ const expendableCutoff = -10
 // PriorityClass is missing, lets them preempt, is below cluster-autoscaler's
 // expendable cutoff, or is not below the priority of the run's pods (which
 // then cannot preempt them at the hand-off).
-func (v *Validator) priorityWarnings(ctx context.Context, sj *v1alpha1.ScheduledJob) admission.Warnings {
-	w := sj.Spec.WarmUp
+func (v *Validator) priorityWarnings(ctx context.Context, sj *v1alpha1.ScheduledJob, w *v1alpha1.WarmUpSettings) admission.Warnings {
 	if w == nil || w.Strategy == v1alpha1.WarmUpEarlyStart {
 		return nil
 	}
 	path := field.NewPath("spec", "warmUp", "placeholder", "priorityClassName")
-	name := w.Settings().PriorityClassName
+	name := w.PriorityClassName
 	class := &schedulingv1.PriorityClass{}
 	if err := v.client.Get(ctx, client.ObjectKey{Name: name}, class); err != nil {
 		return admission.Warnings{fmt.Sprintf("%s: PriorityClass %q cannot be read (%v); placeholders cannot be created without it (config/ installs ontime-placeholder)", path, name, err)}
