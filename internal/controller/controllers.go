@@ -39,8 +39,8 @@ type Options struct {
 }
 
 // Leader election keeps a Lease, and records events, in the manager's
-// namespace.
-// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// namespace. client-go's Lease lock only gets, creates and updates it.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=system,resources=leases,verbs=get;create;update
 
 // Scope is what one controller process watches, and so caches. The zero
 // value (with SpreadNamespace set) watches everything, as one controller per

@@ -14,8 +14,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// +kubebuilder:rbac:groups="",namespace=system,resources=secrets,verbs=get;list;watch;update
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch;update;patch
+// cert-controller watches the Secret and the webhook configuration through
+// informers (get, list, watch of all of them), but writes only ontime's own:
+// the default names of --webhook-secret and --webhook-configuration.
+// +kubebuilder:rbac:groups="",namespace=system,resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",namespace=system,resources=secrets,verbs=update,resourceNames=ontime-webhook-server-cert
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=update;patch,resourceNames=ontime-validating-webhook-configuration
 
 // CertOptions say where the webhook's serving certificate lives.
 type CertOptions struct {

@@ -277,6 +277,8 @@ func validateTimeZone(tz string, path *field.Path) field.ErrorList {
 	return nil
 }
 
+// The webhook creates CronJobs only with dryRun=All (below): RBAC has no
+// verb for a dry run, which needs the permission of the real request.
 // +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=create
 
 // dryRunCronJob asks the API server to validate (not create) the batch/v1
