@@ -36,6 +36,39 @@ image: ## Build the controller image for linux/amd64 and linux/arm64 into $(IMAG
 	@cd hack/tools/image && $(GO) run . -out $(abspath $(IMAGE_DIR)) -version $(VERSION) -revision "$(IMAGE_REVISION)" -created $(IMAGE_CREATED) \
 	  $(foreach platform,$(IMAGE_PLATFORMS),-binary $(platform)=$(abspath $(IMAGE_DIR))/ontime-$(subst /,-,$(platform)))
 
+# A release: everything a user installs, in $(DIST). make image builds the
+# linux binaries the image holds; the CLI binaries are the same builds.
+DIST ?= dist
+CLI_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+# Archives are reproducible too: sorted, owned by root, dated at the commit.
+ARCHIVE = tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=$(IMAGE_CREATED) -cf - -C $(1) $(2) | gzip -n > $(3)
+
+.PHONY: release
+release: $(HELM) ## Write every release artifact for VERSION=vX.Y.Z into $(DIST): install.yaml (image by digest), the image, the chart, CLI binaries, kubectl-ontime and its krew manifest, SHA256SUMS.
+	@[[ "$(VERSION)" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$ ]] || { echo "VERSION=$(VERSION): a release needs a semantic version such as v0.1.0" >&2; exit 1; }
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	$(MAKE) --no-print-directory image VERSION=$(VERSION) IMAGE_DIR=$(DIST)/image
+	cp $(DIST)/image/ontime-image.tar $(DIST)/ontime-image-$(VERSION).tar
+	@echo "==> install.yaml: the chart rendered with the image by digest"
+	{ echo "# ontime $(VERSION): kubectl apply --server-side -f install.yaml (docs/install.md)"; \
+	  $(HELM) template ontime charts/ontime --namespace ontime-system --include-crds \
+	    --set image.tag=$(VERSION) --set image.digest=$$(cat $(DIST)/image/digest) --set namespace.create=true; \
+	} > $(DIST)/install.yaml
+	$(HELM) package charts/ontime --version $(VERSION:v%=%) --app-version $(VERSION) --destination $(DIST) >/dev/null
+	@echo "==> CLI binaries and the kubectl plugin"
+	@for platform in $(CLI_PLATFORMS); do \
+	  os=$${platform%/*} arch=$${platform#*/}; \
+	  if [[ -f $(DIST)/image/ontime-$$os-$$arch ]]; then cp $(DIST)/image/ontime-$$os-$$arch $(DIST)/; \
+	  else echo "==> building ontime $(VERSION) for $$platform"; \
+	    CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build $(BINARY_FLAGS) -o $(DIST)/ontime-$$os-$$arch ./cmd/ontime || exit 1; fi; \
+	  plugin=$(DIST)/plugin-$$os-$$arch; mkdir -p $$plugin; \
+	  cp $(DIST)/ontime-$$os-$$arch $$plugin/kubectl-ontime; cp LICENSE $$plugin/; \
+	  $(call ARCHIVE,$$plugin,kubectl-ontime LICENSE,$(DIST)/kubectl-ontime-$$os-$$arch.tar.gz); rm -rf $$plugin; \
+	done
+	$(GO) run ./hack/krew-manifest -version $(VERSION) -dir $(DIST) > $(DIST)/ontime.krew.yaml
+	cd $(DIST) && sha256sum install.yaml ontime-*.tgz ontime-image-$(VERSION).tar ontime-linux-* ontime-darwin-* kubectl-ontime-*.tar.gz ontime.krew.yaml > SHA256SUMS
+	@echo "==> $(DIST): image $$(cat $(DIST)/image/digest)"; ls $(DIST)
+
 .PHONY: kube-binaries
 kube-binaries: ## Build the local control plane into ~/.cache/ontime (first time ~15 min).
 	@hack/kube-binaries.sh >/dev/null
@@ -59,6 +92,13 @@ generate: ## Regenerate deepcopy code, CRDs, RBAC and webhook manifests from the
 	   awk '/^    service:$$/ {svc=1; next} svc && /^      path: / {print "    url: https://localhost:9443" $$2; svc=0; next} svc {next} \
 	        {sub(/name: validating-webhook-configuration/, "name: ontime-validating-webhook-configuration"); print}' config/webhook/manifests.yaml; \
 	 } > config/dev/webhook.yaml
+	@# The chart renders config/'s CRD, RBAC, webhook and Prometheus assets
+	@# from these copies (a chart cannot read files outside its directory).
+	@mkdir -p charts/ontime/crds charts/ontime/files/prometheus
+	@cp config/crd/bases/*.yaml charts/ontime/crds/
+	@cp config/rbac/role.yaml config/rbac/aggregated_roles.yaml charts/ontime/files/
+	@cp config/webhook/manifests.yaml charts/ontime/files/webhook.yaml
+	@cp config/prometheus/rules.yaml config/prometheus/dashboard.json charts/ontime/files/prometheus/
 
 .PHONY: verify-generated
 verify-generated: ## Fail if generated code or manifests are out of date.
@@ -73,6 +113,30 @@ GOLANGCI_LINT := $(ONTIME_CACHE_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)/gola
 $(GOLANGCI_LINT):
 	@echo "==> building golangci-lint $(GOLANGCI_LINT_VERSION) (first time only, about 2 minutes; cached in $(@D))"
 	cd hack/tools/golangci-lint && GOBIN=$(@D) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+HELM_VERSION := $(shell awk '$$1 == "require" && $$2 == "helm.sh/helm/v3" {print $$3}' hack/tools/helm/go.mod)
+HELM := $(ONTIME_CACHE_DIR)/helm-$(HELM_VERSION)/helm
+
+$(HELM):
+	@echo "==> building helm $(HELM_VERSION) (first time only, about 3 minutes; cached in $(@D))"
+	cd hack/tools/helm && GOBIN=$(@D) $(GO) install helm.sh/helm/v3/cmd/helm
+
+.PHONY: helm
+helm: $(HELM) ## Build the pinned Helm (hack/tools/helm) into the cache and print its path.
+	@echo $(HELM)
+
+# Every file in charts/ontime/ci is a case of the chart's values matrix.
+CHART_VALUES := $(wildcard charts/ontime/ci/*-values.yaml)
+
+.PHONY: chart
+chart: $(HELM) ## helm lint and helm template over the values matrix (charts/ontime/ci); the Prometheus rules and dashboard parsed by Prometheus' own packages.
+	@for values in $(CHART_VALUES); do \
+	  echo "==> helm lint and template: $$values"; \
+	  $(HELM) lint --strict --quiet charts/ontime -f $$values >/dev/null || exit 1; \
+	  $(HELM) template ontime charts/ontime --namespace ontime-system --include-crds -f $$values >/dev/null || exit 1; \
+	done
+	@echo "==> Prometheus rules and dashboard (hack/tools/promcheck)"
+	@cd hack/tools/promcheck && $(GO) run . -rules $(abspath config/prometheus/rules.yaml) -dashboard $(abspath config/prometheus/dashboard.json)
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint with .golangci.yml (gofmt, goimports, errorlint, gocyclo, revive, misspell, …).
