@@ -3,6 +3,8 @@ package warmup
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
 
 // Metrics of runs and their warm-up, shared by the ScheduledJob controller
@@ -31,4 +33,15 @@ var (
 
 func init() {
 	metrics.Registry.MustRegister(StartLateness, CapacityReady, Late)
+	// Every strategy and kind is exported from the start, at 0, so that
+	// alerts see the first late run as an increase and dashboards have
+	// every series ("none" is a run without warm-up).
+	for _, kind := range []string{"ScheduledJob", "CronJob"} {
+		StartLateness.WithLabelValues("none", kind)
+		for _, strategy := range []string{string(v1alpha1.WarmUpPlaceholder), string(v1alpha1.WarmUpEarlyStart)} {
+			StartLateness.WithLabelValues(strategy, kind)
+			CapacityReady.WithLabelValues(strategy, kind)
+			Late.WithLabelValues(strategy, kind)
+		}
+	}
 }

@@ -92,6 +92,7 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 	if err := IndexJobs(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	spreadStarts.watch(c.kubeClient, c.ledgers.namespace, c.clock)
 	informer, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.ScheduledJob{})
 	if err != nil {
 		return err

@@ -50,4 +50,9 @@ func recordMetrics(outcome planner.Outcome) {
 
 func init() {
 	metrics.Registry.MustRegister(jobCreationSkew, missedRuns)
+	// Every reason is exported from the start, at 0, so that an alert on
+	// increase() sees the first miss (a series born at 1 shows no increase).
+	for _, reason := range []planner.MissReason{planner.MissDeadline, planner.MissSkipped, planner.MissConflict} {
+		missedRuns.WithLabelValues(string(reason))
+	}
 }
