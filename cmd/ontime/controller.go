@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -31,7 +30,7 @@ import (
 )
 
 type controllerOptions struct {
-	kubeconfig              string
+	cluster                 clusterFlags
 	workers                 int
 	qps                     float32
 	burst                   int
@@ -83,7 +82,7 @@ service account, then ~/.kube/config.`,
 		},
 	}
 	flags := cmd.Flags()
-	flags.StringVar(&opts.kubeconfig, "kubeconfig", "", "path to a kubeconfig file")
+	opts.cluster.bind(cmd, "", "")
 	flags.IntVar(&opts.workers, "workers", 20, "ScheduledJobs reconciled at once")
 	// client-go's default (QPS 5, controller-runtime 20) makes a thousand
 	// minutely runs queue behind each other for a minute; each run costs
@@ -151,7 +150,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	if err := registration.Validate(scope); err != nil {
 		return badInput("%v", err)
 	}
-	config, err := restConfig(opts.kubeconfig)
+	config, err := restConfig(opts.cluster)
 	if err != nil {
 		return err
 	}
@@ -225,19 +224,18 @@ func (opts controllerOptions) scope() (controller.Scope, error) {
 }
 
 // restConfig loads the cluster's address and credentials.
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" {
+// In a pod, with no flag naming a kubeconfig or context, that is the
+// pod's service account (controller-runtime's order); otherwise kubectl's
+// loading rules with --kubeconfig, --context and --as.
+func restConfig(cluster clusterFlags) (*rest.Config, error) {
+	if cluster.kubeconfig == "" && cluster.context == "" && cluster.as == "" {
 		config, err := ctrl.GetConfig()
 		if err != nil {
 			return nil, fmt.Errorf("finding the cluster (set --kubeconfig): %w", err)
 		}
 		return config, nil
 	}
-	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, badInput("--kubeconfig %q: %v", kubeconfig, err)
-	}
-	return config, nil
+	return cluster.restConfig()
 }
 
 // serveWebhook starts the admission webhook once its certificate is in

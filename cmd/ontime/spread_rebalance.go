@@ -18,7 +18,7 @@ import (
 )
 
 func newSpreadRebalanceCommand() *cobra.Command {
-	var kubeconfig, namespace string
+	var cluster clusterFlags
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "rebalance GROUP",
@@ -38,15 +38,14 @@ namespace, -n) with the next epoch; the controller picks the placements up.`,
   ontime spread rebalance nightly-batch -n ontime-system`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ns, err := kubeClient(kubeconfig, namespace)
+			c, ns, err := cluster.client()
 			if err != nil {
 				return err
 			}
 			return rebalance(cmd.Context(), c, types.NamespacedName{Namespace: ns, Name: spread.LedgerName(args[0])}, dryRun, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "path to a kubeconfig file")
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "ontime-system", "the controller's namespace (its --spread-namespace)")
+	cluster.bind(cmd, "ontime-system", "the controller's namespace (its --spread-namespace)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the new placements without writing them")
 	return cmd
 }

@@ -12,15 +12,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/scheme"
 )
 
 func newTriggerCommand() *cobra.Command {
-	var kubeconfig, namespace string
+	var cluster clusterFlags
 	var waitFor bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -40,7 +38,7 @@ handling one request twice (after a crash) makes one.`,
 			if err != nil {
 				return err
 			}
-			c, ns, err := kubeClient(kubeconfig, namespace)
+			c, ns, err := cluster.client()
 			if err != nil {
 				return err
 			}
@@ -58,8 +56,7 @@ handling one request twice (after a crash) makes one.`,
 			return waitForRun(ctx, c, key, value, jobName, timeout, out)
 		},
 	}
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "path to a kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "namespace of the ScheduledJob (default: the kubeconfig context's)")
+	cluster.bind(cmd, "", "namespace of the ScheduledJob (default: the kubeconfig context's)")
 	cmd.Flags().BoolVar(&waitFor, "wait", false, "wait until the controller has started the Job or refused the run")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long --wait waits")
 	return cmd
@@ -81,25 +78,6 @@ func scheduledJobName(arg string) (string, error) {
 		return "", badInput("%q: the name is empty", arg)
 	}
 	return name, nil
-}
-
-// kubeClient connects with the kubeconfig's loading rules and returns the
-// namespace to use.
-func kubeClient(kubeconfig, namespace string) (client.Client, string, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
-	config, err := loader.ClientConfig()
-	if err != nil {
-		return nil, "", badInput("loading the kubeconfig: %v", err)
-	}
-	if namespace == "" {
-		if namespace, _, err = loader.Namespace(); err != nil {
-			return nil, "", err
-		}
-	}
-	c, err := client.New(config, client.Options{Scheme: scheme.New()})
-	return c, namespace, err
 }
 
 // requestRun sets the trigger annotation to the request time.
