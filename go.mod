@@ -9,6 +9,7 @@ require (
 	github.com/prometheus/client_golang v1.22.0
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/spf13/cobra v1.10.2
+	github.com/yuin/gopher-lua v1.1.2
 	k8s.io/api v0.34.4
 	k8s.io/apiextensions-apiserver v0.34.1
 	k8s.io/apimachinery v0.34.4
