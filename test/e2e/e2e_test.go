@@ -63,6 +63,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	// config/default must apply cleanly to a real API server (dry run: kwok
 	// cannot run the controller's container).
 	cluster.Kubectl(t, "apply", "--server-side", "--dry-run=server", "-k", "config/default")
+	t.Run("install manifests", func(t *testing.T) { checkInstallManifests(t, cluster) })
 	c := framework.NewClient(t, kubeconfig)
 	ctx := context.Background()
 	framework.Eventually(t, time.Minute, "the CRD to be established", func() bool {
@@ -125,8 +126,9 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	})
 	// The killed replica comes back as a follower (and, if it was the one,
 	// serves the webhook again, which the trigger's update goes through).
+	var restarted *framework.Controller
 	t.Run("the restarted replica follows", func(t *testing.T) {
-		restarted := replica(leader.Name+"-restarted", leader == first)
+		restarted = replica(leader.Name+"-restarted", leader == first)
 		if l, _ := currentLeader(t, c, follower, restarted); l != follower {
 			t.Errorf("the restarted replica took the lead from %s", follower.Name)
 		}
@@ -137,6 +139,10 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 			t.Errorf("ontime trigger: %s", out)
 		}
 	})
+	t.Run("edit role", func(t *testing.T) { checkEditRole(t, cluster, binary) })
+	// Both live replicas: the leader reports runs, the one at localhost:9443
+	// the webhook.
+	t.Run("monitoring", func(t *testing.T) { checkMonitoring(t, follower, restarted) })
 }
 
 // createPairs creates each pair's ScheduledJob and CronJob.

@@ -226,7 +226,7 @@ func (c *Controller) IsLeader() bool {
 var metricsClient = &http.Client{Timeout: 2 * time.Second}
 
 func (c *Controller) metricLines() ([]string, error) {
-	resp, err := metricsClient.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.MetricsPort))
+	resp, err := metricsClient.Get(c.MetricsURL())
 	if err != nil {
 		return nil, err
 	}
@@ -267,4 +267,9 @@ func (c *Controller) Running() bool {
 	default:
 		return true
 	}
+}
+
+// MetricsURL is the process's /metrics.
+func (c *Controller) MetricsURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d/metrics", c.MetricsPort)
 }

@@ -9,6 +9,7 @@
 package framework
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -207,4 +208,23 @@ func NodePoolRun(runFor time.Duration) batchv1.JobTemplateSpec {
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m")}}}},
 		},
 	}}}
+}
+
+// Helm is the pinned Helm (hack/tools/helm), built into the cache by make
+// helm if it is not there yet.
+func Helm(tb testing.TB) string {
+	tb.Helper()
+	out := strings.TrimSpace(Command(tb, nil, "make", "--no-print-directory", "-s", "helm"))
+	return out[strings.LastIndex(out, "\n")+1:]
+}
+
+// ModuleDir downloads a module version through the Go module proxy and
+// returns its directory: how tests reach other projects' CRDs.
+func ModuleDir(tb testing.TB, moduleVersion string) string {
+	tb.Helper()
+	var module struct{ Dir, Error string }
+	if err := json.Unmarshal([]byte(Command(tb, nil, "go", "mod", "download", "-json", moduleVersion)), &module); err != nil || module.Dir == "" {
+		tb.Fatalf("downloading %s: %v %s", moduleVersion, err, module.Error)
+	}
+	return module.Dir
 }
