@@ -148,7 +148,7 @@ unit: kube-binaries ## The edit-test loop: go vet, unit and envtest tests with t
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -race -short -count=1 ./...
 
 .PHONY: test
-test: kube-binaries autoscaler verify-generated lint unit ## Everything CI runs: generated files, lint, unit and envtest, full schedule-engine checks, e2e, a short chaos run.
+test: kube-binaries autoscaler verify-generated lint unit chart ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, e2e, a short chaos run.
 	@echo "==> timing: the burst test alone, where its order of events means something (make unit skips it)"
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -count=1 -run 'TestBurstCreatesJobsBeforeStatus' ./internal/controller/scheduledjob/
 	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone) and balancer sequences"

@@ -285,13 +285,11 @@ func serveWebhook(mgr ctrl.Manager, opts webhookOptions) error {
 	})
 }
 
-// defaultImage is this version's ontime image.
+// defaultImage is this version's ontime image, never :latest: a build
+// without a version (go build) names ontime:dev, which no registry has, and
+// the Deployment (chart, install.yaml) always sets the flag.
 func defaultImage() string {
-	tag := version
-	if tag == "dev" {
-		tag = "latest"
-	}
-	return "ghcr.io/ontime-dev/ontime:" + tag
+	return "ghcr.io/ontime-dev/ontime:" + version
 }
 
 // defaultNamespace is the pod's namespace in a cluster, else ontime-system.

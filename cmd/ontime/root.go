@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -70,6 +72,11 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 operator (ontime controller) and offline tools for cron schedules.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+	}
+	// Installed as kubectl-ontime (krew), kubectl runs it for `kubectl
+	// ontime …`: usage lines say so.
+	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-") {
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl ontime"}
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
