@@ -8,7 +8,8 @@ import (
 
 func newNextCommand() *cobra.Command {
 	var flags scheduleFlags
-	var from, output string
+	var from string
+	var output outputFlag
 	var count int
 	var lead time.Duration
 	cmd := &cobra.Command{
@@ -36,20 +37,20 @@ as the controller computes it.`,
 			if count < 1 || count > 100000 {
 				return badInput("-n %d: must be from 1 to 100000", count)
 			}
-			if output != "text" && output != "json" {
-				return badInput("-o %q: must be text or json", output)
+			if err := output.check(); err != nil {
+				return err
 			}
 			if err := checkLead(lead); err != nil {
 				return err
 			}
 			times := activations(spec, start, count)
-			return printTimes(cmd.OutOrStdout(), times, lead, output)
+			return printTimes(cmd.OutOrStdout(), times, lead, &output)
 		},
 	}
 	flags.register(cmd, true)
 	cmd.Flags().StringVar(&from, "from", "", "start after this RFC 3339 time (default: now)")
 	cmd.Flags().IntVarP(&count, "count", "n", 5, "how many activation times to print")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	output.bind(cmd, "text", "json", "yaml")
 	cmd.Flags().DurationVar(&lead, "lead", 0, "also print when warm-up begins, this long before each run (as spec.warmUp.lead)")
 	return cmd
 }

@@ -15,6 +15,7 @@ func newPrimeCommand() *cobra.Command {
 	var flags scheduleFlags
 	var lead time.Duration
 	var extended bool
+	var output outputFlag
 	cmd := &cobra.Command{
 		Use:   "prime SCHEDULE --lead DURATION",
 		Short: "Print the schedules that fire exactly a lead time before every run",
@@ -35,6 +36,9 @@ exits with code 2; with --extended it prints the extended form instead
 			if err != nil {
 				return err
 			}
+			if err := output.check(); err != nil {
+				return err
+			}
 			dialect := cron.Kubernetes
 			if extended {
 				dialect = cron.Extended
@@ -50,8 +54,17 @@ exits with code 2; with --extended it prints the extended form instead
 			if err != nil {
 				return err
 			}
-			for _, line := range lines {
-				fmt.Fprintln(cmd.OutOrStdout(), line)
+			if output.structured() {
+				err = output.write(cmd.OutOrStdout(), struct {
+					Schedules []string `json:"schedules"`
+				}{lines})
+			} else {
+				for _, line := range lines {
+					fmt.Fprintln(cmd.OutOrStdout(), line)
+				}
+			}
+			if err != nil {
+				return err
 			}
 			warnAboutDST(cmd.ErrOrStderr(), spec, lead, lines, dialect)
 			return nil
@@ -60,6 +73,7 @@ exits with code 2; with --extended it prints the extended form instead
 	flags.register(cmd, false)
 	cmd.Flags().DurationVar(&lead, "lead", 0, "how long before each run, in whole minutes from 1m to 168h (7 days)")
 	cmd.Flags().BoolVar(&extended, "extended", false, "print extended syntax (L, W, #) when standard syntax cannot express the answer")
+	output.bind(cmd, "text", "json", "yaml")
 	_ = cmd.MarkFlagRequired("lead")
 	return cmd
 }

@@ -76,7 +76,7 @@ func TestCLI(t *testing.T) {
 		{"spread table", []string{"spread", "--every", "30m", "--keys", "7,20,863,195,81,3"},
 			"KEY  SCHEDULE\n7    22,52 * * * *\n20   2,32 * * * *\n863  17,47 * * * *\n195  12,42 * * * *\n81   7,37 * * * *\n3    27,57 * * * *\n", "", 0},
 		{"spread bad every", []string{"spread", "--every", "45m", "--keys", "a"}, "", "every 45m0s: one cron schedule fires exactly every D only when", 2},
-		{"spread bad output", []string{"spread", "--every", "1h", "--keys", "a", "-o", "yaml"}, "", `-o "yaml"`, 2},
+		{"spread bad output", []string{"spread", "--every", "1h", "--keys", "a", "-o", "xml"}, "", `-o "xml"`, 2},
 		{"version", []string{"version"}, "", "", 0},
 	}
 	for _, tc := range tests {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -84,7 +83,7 @@ func activations(spec *cron.Spec, from time.Time, n int) []time.Time {
 }
 
 // printTimes prints runs, and with a lead when warm-up for each begins.
-func printTimes(w io.Writer, times []time.Time, lead time.Duration, output string) error {
+func printTimes(w io.Writer, times []time.Time, lead time.Duration, output *outputFlag) error {
 	type run struct {
 		Run    string `json:"run"`
 		WarmUp string `json:"warmUp"`
@@ -96,10 +95,10 @@ func printTimes(w io.Writer, times []time.Time, lead time.Duration, output strin
 		runs[i] = run{Run: formatted[i], WarmUp: warmUpStart(t, lead).Format(time.RFC3339)}
 	}
 	switch {
-	case output == "json" && lead > 0:
-		return writeJSON(w, runs)
-	case output == "json":
-		return writeJSON(w, formatted)
+	case output.structured() && lead > 0:
+		return output.write(w, runs)
+	case output.structured():
+		return output.write(w, formatted)
 	}
 	for _, r := range runs {
 		if lead > 0 {
@@ -125,8 +124,3 @@ func checkLead(lead time.Duration) error {
 	return nil
 }
 
-func writeJSON(w io.Writer, value any) error {
-	encoder := json.NewEncoder(w)
-	encoder.SetIndent("", "  ")
-	return encoder.Encode(value)
-}

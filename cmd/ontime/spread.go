@@ -51,7 +51,7 @@ placed in the minutes where the fewest of the others start, its key being
 namespace/name. Schedules without H stay and count as load, so a second
 run moves nothing and a new H manifest is placed among the others. --all
 spreads every schedule: a fixed minute becomes H, an evenly stepped one
-(*/15, 0,30) H/n. -o table or -o json-map prints the result without
+(*/15, 0,30) H/n. Any -o (table, json, yaml, json-map) prints the result without
 writing; json-map is a flat JSON object {namespace/name: schedule} that
 Terraform's external data source reads.
 
@@ -73,7 +73,7 @@ docs/spreading.md.`,
 	flags.DurationVar(&opts.every, "every", 0, "interval each key runs at, such as 30m or 6h")
 	flags.StringSliceVar(&opts.keys, "keys", nil, "comma-separated keys, one schedule each")
 	flags.StringVar(&opts.strategy, "strategy", string(spread.Even), "with --keys: even (evenly spaced; formerly balanced) or hash")
-	flags.StringVarP(&opts.output, "output", "o", "", "output format: table, json or json-map (with -f, default: write the files)")
+	flags.StringVarP(&opts.output, "output", "o", "", "output format: table, json, yaml or json-map (with -f, default: write the files; any -o only prints)")
 	flags.StringSliceVarP(&opts.files, "filename", "f", nil, "YAML files or directories of CronJobs and ScheduledJobs")
 	flags.BoolVar(&opts.all, "all", false, "with -f: spread every schedule, not only those with H")
 	flags.StringVarP(&opts.namespace, "namespace", "n", "default", "with -f: namespace of objects that name none")
@@ -90,8 +90,8 @@ func spreadKeys(out io.Writer, opts spreadOptions) error {
 	if output == "" {
 		output = "table"
 	}
-	if output != "table" && output != "json" && output != "json-map" {
-		return badInput("-o %q: must be table, json or json-map", output)
+	if output != "table" && output != "json" && output != "yaml" && output != "json-map" {
+		return badInput("-o %q: must be table, json, yaml or json-map", output)
 	}
 	assignments, err := spread.Schedules(opts.every, opts.keys, spread.Strategy(opts.strategy))
 	if err != nil {
@@ -100,6 +100,8 @@ func spreadKeys(out io.Writer, opts spreadOptions) error {
 	switch output {
 	case "json":
 		return writeJSON(out, assignments)
+	case "yaml":
+		return writeYAML(out, assignments)
 	case "json-map":
 		schedules := make(map[string]string, len(assignments))
 		for _, a := range assignments {
@@ -118,8 +120,10 @@ func spreadKeys(out io.Writer, opts spreadOptions) error {
 // spreadFiles balances the manifests in opts.files and writes them back,
 // or prints the result.
 func spreadFiles(out io.Writer, opts spreadOptions) error {
-	if opts.output != "" && opts.output != "table" && opts.output != "json-map" {
-		return badInput("-o %q: with -f, must be table or json-map (or unset, to write the files)", opts.output)
+	switch opts.output {
+	case "", "table", "json", "yaml", "json-map":
+	default:
+		return badInput("-o %q: with -f, must be table, json, yaml or json-map (or unset, to write the files)", opts.output)
 	}
 	files, err := readManifests(opts.files)
 	if err != nil {
@@ -128,6 +132,12 @@ func spreadFiles(out io.Writer, opts spreadOptions) error {
 	changed, schedules, err := spread.Manifests(files, spread.ManifestOptions{All: opts.all, Namespace: opts.namespace, Now: now()})
 	if err != nil {
 		return inputError{err}
+	}
+	switch opts.output {
+	case "json":
+		return writeJSON(out, schedules)
+	case "yaml":
+		return writeYAML(out, schedules)
 	}
 	if opts.output == "json-map" {
 		result := make(map[string]string, len(schedules))

@@ -85,7 +85,7 @@ func TestSpreadBadInput(t *testing.T) {
 	}{
 		{[]string{"spread", "-f", bad}, `bad.yaml: CronJob reports/report-a: spec.schedule "H(0-70) * * * *": cron: minute "H(0-70)": range must lie within 0-59`},
 		{[]string{"spread", "-f", filepath.Join(dir, "missing")}, "-f " + filepath.Join(dir, "missing") + ": "},
-		{[]string{"spread", "-f", dir, "-o", "yaml"}, `-o "yaml": with -f, must be table or json-map`},
+		{[]string{"spread", "-f", dir, "-o", "xml"}, `-o "xml": with -f, must be table, json, yaml or json-map`},
 		{[]string{"spread", "-f", dir, "--every", "30m", "--keys", "a"}, "none of the others can be"},
 		{[]string{"spread"}, "at least one of the flags in the group [keys filename] is required"},
 	}

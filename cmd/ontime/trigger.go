@@ -19,6 +19,7 @@ import (
 
 func newTriggerCommand() *cobra.Command {
 	var cluster clusterFlags
+	var output outputFlag
 	var waitFor bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -42,24 +43,51 @@ handling one request twice (after a crash) makes one.`,
 			if err != nil {
 				return err
 			}
+			if err := output.check(); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			key := types.NamespacedName{Namespace: ns, Name: name}
 			value, jobName, err := requestRun(ctx, c, key)
 			if err != nil {
 				return err
 			}
+			result := triggerResult{ScheduledJob: name, Namespace: ns, Request: value, Job: jobName}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "scheduledjob.ontime.dev/%s triggered (request %s); its job is %s\n", name, value, jobName)
-			if !waitFor {
-				return nil
+			if !output.structured() {
+				fmt.Fprintf(out, "scheduledjob.ontime.dev/%s triggered (request %s); its job is %s\n", name, value, jobName)
 			}
-			return waitForRun(ctx, c, key, value, jobName, timeout, out)
+			if waitFor {
+				if err := waitForRun(ctx, c, key, value, jobName, timeout); err != nil {
+					return err
+				}
+				result.Started = true
+				if !output.structured() {
+					fmt.Fprintf(out, "job.batch/%s started\n", jobName)
+				}
+			}
+			if output.structured() {
+				return output.write(out, result)
+			}
+			return nil
 		},
 	}
 	cluster.bind(cmd, "", "namespace of the ScheduledJob (default: the kubeconfig context's)")
 	cmd.Flags().BoolVar(&waitFor, "wait", false, "wait until the controller has started the Job or refused the run")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long --wait waits")
+	output.bind(cmd, "text", "json", "yaml")
 	return cmd
+}
+
+// triggerResult is what trigger prints with -o json or yaml.
+type triggerResult struct {
+	ScheduledJob string `json:"scheduledJob"`
+	Namespace    string `json:"namespace"`
+	// Request is the trigger annotation's value.
+	Request string `json:"request"`
+	// Job is the run's Job; Started, with --wait, that it exists.
+	Job     string `json:"job"`
+	Started bool   `json:"started,omitempty"`
 }
 
 // scheduledJobName accepts NAME, sj/NAME, scheduledjob/NAME,
@@ -99,7 +127,7 @@ func requestRun(ctx context.Context, c client.Client, key types.NamespacedName) 
 
 // waitForRun waits until the controller has handled the request (removed
 // or replaced the annotation), then reports whether the Job exists.
-func waitForRun(ctx context.Context, c client.Client, key types.NamespacedName, value, jobName string, timeout time.Duration, out interface{ Write([]byte) (int, error) }) error {
+func waitForRun(ctx context.Context, c client.Client, key types.NamespacedName, value, jobName string, timeout time.Duration) error {
 	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		sj := &v1alpha1.ScheduledJob{}
 		if err := c.Get(ctx, key, sj); err != nil {
@@ -117,6 +145,5 @@ func waitForRun(ctx context.Context, c client.Client, key types.NamespacedName, 
 		}
 		return err
 	}
-	fmt.Fprintf(out, "job.batch/%s started\n", jobName)
 	return nil
 }

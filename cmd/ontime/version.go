@@ -12,14 +12,33 @@ import (
 var version = "dev"
 
 func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
+	var output outputFlag
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the ontime version",
 		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "ontime %s (%s, %s/%s)\n", version, buildRevision(), runtime.GOOS, runtime.GOARCH)
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
+			info := versionInfo{Version: version, Revision: buildRevision(), Platform: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
+			if output.structured() {
+				return output.write(cmd.OutOrStdout(), info)
+			}
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "ontime %s (%s, %s)\n", info.Version, info.Revision, info.Platform)
+			return err
 		},
 	}
+	output.bind(cmd, "text", "json", "yaml")
+	return cmd
+}
+
+// versionInfo is what ontime version prints.
+type versionInfo struct {
+	Version  string `json:"version"`
+	Revision string `json:"revision"`
+	Platform string `json:"platform"`
+	Go       string `json:"go"`
 }
 
 // buildRevision returns the VCS revision the binary was built from, when the

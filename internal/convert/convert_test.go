@@ -1,0 +1,105 @@
+package convert
+
+import (
+	"strings"
+	"testing"
+)
+
+const cronJobs = `# Nightly reports.
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: report # the team's
+  namespace: reports
+  annotations:
+    warmup.ontime.dev/lead: 10m
+    team: reports
+spec:
+  schedule: "30 2 * * *" # UTC
+  timeZone: Europe/Amsterdam
+  concurrencyPolicy: Forbid
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+            - name: report
+              image: report:1
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: untouched
+data:
+  schedule: "0 * * * *"
+`
+
+func TestCronJobToScheduledJobAndBack(t *testing.T) {
+	scheduledJobs, converted, err := File("jobs.yaml", []byte(cronJobs), ToScheduledJob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(scheduledJobs)
+	for _, want := range []string{
+		"# Nightly reports.", "name: report # the team's", `schedule: "30 2 * * *" # UTC`, // comments kept
+		"apiVersion: ontime.dev/v1alpha1", "kind: ScheduledJob",
+		"warmUp:\n    strategy: Placeholder\n    lead: 10m", "team: reports",
+		"            - name: report", // the file's sequence indentation
+		"kind: ConfigMap",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the ScheduledJob lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "warmup.ontime.dev/lead") {
+		t.Errorf("the warm-up annotation stayed:\n%s", out)
+	}
+	if len(converted) != 1 || converted[0].Name != "report" || converted[0].To != "ScheduledJob" || converted[0].Note == "" {
+		t.Errorf("converted %+v", converted)
+	}
+
+	back, converted, err := File("jobs.yaml", scheduledJobs, ToCronJob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(back) != cronJobs && !sameExceptAnnotationOrder(string(back), cronJobs) {
+		t.Errorf("the round trip changed the file:\n%s", back)
+	}
+	if len(converted) != 1 || !strings.Contains(converted[0].Note, "dstPolicy is Kubernetes") {
+		t.Errorf("converted back %+v: the note should say the DST behaviour changes", converted)
+	}
+}
+
+// sameExceptAnnotationOrder: the warm-up annotation comes back after the
+// other annotations.
+func sameExceptAnnotationOrder(got, want string) bool {
+	moved := strings.Replace(want, "    warmup.ontime.dev/lead: 10m\n    team: reports\n", "    team: reports\n    warmup.ontime.dev/lead: 10m\n", 1)
+	return got == moved
+}
+
+func TestScheduledJobsACronJobCannotExpress(t *testing.T) {
+	cases := map[string]string{
+		"spec.schedule \"H 2 * * *\"":         `schedule: "H 2 * * *"`,
+		"spec.schedule \"0 0 L * *\"":         `schedule: "0 0 L * *"`,
+		"spec.runAt":                          "runAt: \"2026-12-01T00:00:00Z\"",
+		"spec.spread":                         "schedule: \"H * * * *\"\n  spread: {strategy: Balanced}",
+		"spec.warmUp.strategy \"EarlyStart\"": "schedule: \"0 2 * * *\"\n  warmUp: {strategy: EarlyStart, lead: 5m}",
+		"spec.warmUp.placeholder":             "schedule: \"0 2 * * *\"\n  warmUp: {lead: 5m, placeholder: {image: pause}}",
+	}
+	for want, spec := range cases {
+		manifest := "apiVersion: ontime.dev/v1alpha1\nkind: ScheduledJob\nmetadata:\n  name: odd\nspec:\n  " + spec + "\n  jobTemplate: {}\n"
+		_, _, err := File("odd.yaml", []byte(manifest), ToCronJob)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "odd.yaml: ScheduledJob odd") {
+			t.Errorf("%s: error %v, want one naming %s", spec, err, want)
+		}
+	}
+}
+
+func TestOtherFilesUntouched(t *testing.T) {
+	content := "# just a Service\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
+	out, converted, err := File("svc.yaml", []byte(content), ToScheduledJob)
+	if err != nil || string(out) != content || len(converted) != 0 {
+		t.Errorf("a file with nothing to convert changed: %v %q %v", err, out, converted)
+	}
+}
