@@ -48,8 +48,8 @@ func newExplainCommand() *cobra.Command {
 
 // explanation is what explain prints; -o json and yaml print it as is.
 type explanation struct {
-	Description string `json:"description"`
-	Lead        string `json:"lead,omitempty"`
+	Description string         `json:"description"`
+	Lead        string         `json:"lead,omitempty"`
 	Next        []explainedRun `json:"next"`
 }
 

@@ -123,4 +123,3 @@ func checkLead(lead time.Duration) error {
 	}
 	return nil
 }
-
