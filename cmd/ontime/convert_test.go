@@ -8,9 +8,12 @@ import (
 	"testing"
 )
 
-func TestConvert(t *testing.T) {
-	dir := t.TempDir()
-	cronJobs := filepath.Join(dir, "reports.yaml")
+// writeConvertible writes the hourly CronJobs and a Service into a
+// directory and returns it and the CronJobs' file.
+func writeConvertible(t *testing.T) (dir, cronJobs string) {
+	t.Helper()
+	dir = t.TempDir()
+	cronJobs = filepath.Join(dir, "reports.yaml")
 	service := filepath.Join(dir, "service.yaml")
 	serviceYAML := "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
 	if err := os.WriteFile(cronJobs, []byte(hourlyCronJobs), 0o640); err != nil {
@@ -19,6 +22,11 @@ func TestConvert(t *testing.T) {
 	if err := os.WriteFile(service, []byte(serviceYAML), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return dir, cronJobs
+}
+
+func TestConvert(t *testing.T) {
+	dir, cronJobs := writeConvertible(t)
 
 	stdout, stderr, code := runCLI(t, "convert", "-f", dir)
 	if code != 0 || strings.Count(stdout, "kind: ScheduledJob") != 2 || strings.Contains(stdout, "kind: Service") {
@@ -40,9 +48,16 @@ func TestConvert(t *testing.T) {
 	if info, _ := os.Stat(cronJobs); info.Mode().Perm() != 0o640 {
 		t.Errorf("permissions %v", info.Mode().Perm())
 	}
+}
 
+func TestConvertRefuses(t *testing.T) {
+	dir, cronJobs := writeConvertible(t)
+	if _, stderr, code := runCLI(t, "convert", "-f", dir, "--in-place"); code != 0 {
+		t.Fatalf("to ScheduledJobs: exit %d, %q", code, stderr)
+	}
+	written, _ := os.ReadFile(cronJobs)
 	// H has no CronJob form: nothing is written, and the error names it.
-	_, stderr, code = runCLI(t, "convert", "-f", dir, "--to", "cronjob", "--in-place")
+	_, stderr, code := runCLI(t, "convert", "-f", dir, "--to", "cronjob", "--in-place")
 	if code != exitBadInput || !strings.Contains(stderr, `spec.schedule "H * * * *"`) {
 		t.Errorf("H to a CronJob: exit %d, %q", code, stderr)
 	}

@@ -39,7 +39,7 @@ type Converted struct {
 	Name string `json:"name"`
 	From string `json:"from"`
 	To   string `json:"to"`
-	// Note says what the object's behaviour gains or loses, if anything.
+	// Note says what the object's behavior gains or loses, if anything.
 	Note string `json:"note,omitempty"`
 }
 
@@ -136,7 +136,7 @@ func toCronJob(node *yaml.RNode, c *Converted) error {
 	}
 	schedule := fieldValue(spec, "schedule")
 	if _, err := (cron.Parser{Dialect: cron.Kubernetes}).Parse(schedule); err != nil {
-		return fmt.Errorf("spec.schedule %q is not a CronJob schedule (%v); for H, pin it first with ontime spread -f", schedule, err)
+		return fmt.Errorf("spec.schedule %q is not a CronJob schedule; for H, pin it first with ontime spread -f: %w", schedule, err)
 	}
 	if err := dstPolicy(spec, c); err != nil {
 		return err

@@ -67,7 +67,7 @@ func TestCronJobToScheduledJobAndBack(t *testing.T) {
 		t.Errorf("the round trip changed the file:\n%s", back)
 	}
 	if len(converted) != 1 || !strings.Contains(converted[0].Note, "dstPolicy is Kubernetes") {
-		t.Errorf("converted back %+v: the note should say the DST behaviour changes", converted)
+		t.Errorf("converted back %+v: the note should say the DST behavior changes", converted)
 	}
 }
 
