@@ -121,6 +121,9 @@ $(HELM):
 	@echo "==> building helm $(HELM_VERSION) (first time only, about 3 minutes; cached in $(@D))"
 	cd hack/tools/helm && GOBIN=$(@D) $(GO) install helm.sh/helm/v3/cmd/helm
 
+.PHONY: tools
+tools: $(GOLANGCI_LINT) $(HELM) ## Build the pinned golangci-lint and Helm into the cache.
+
 .PHONY: helm
 helm: $(HELM) ## Build the pinned Helm (hack/tools/helm) into the cache and print its path.
 	@echo $(HELM)
