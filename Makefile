@@ -54,7 +54,12 @@ release: $(HELM) ## Write every release artifact for VERSION=vX.Y.Z into $(DIST)
 	  $(HELM) template ontime charts/ontime --namespace ontime-system --include-crds \
 	    --set image.tag=$(VERSION) --set image.digest=$$(cat $(DIST)/image/digest) --set namespace.create=true; \
 	} > $(DIST)/install.yaml
-	$(HELM) package charts/ontime --version $(VERSION:v%=%) --app-version $(VERSION) --destination $(DIST) >/dev/null
+	@# helm package stamps the time into the archive; repacked like the
+	@# other archives, the chart is reproducible too.
+	$(HELM) package charts/ontime --version $(VERSION:v%=%) --app-version $(VERSION) --destination $(DIST)/chart >/dev/null
+	tar -xzf $(DIST)/chart/ontime-$(VERSION:v%=%).tgz -C $(DIST)/chart
+	$(call ARCHIVE,$(DIST)/chart,ontime,$(DIST)/ontime-$(VERSION:v%=%).tgz)
+	rm -rf $(DIST)/chart
 	@echo "==> CLI binaries and the kubectl plugin"
 	@for platform in $(CLI_PLATFORMS); do \
 	  os=$${platform%/*} arch=$${platform#*/}; \
