@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 
 func newSpreadRebalanceCommand() *cobra.Command {
 	var cluster clusterFlags
+	var output outputFlag
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "rebalance GROUP",
@@ -38,15 +41,19 @@ namespace, -n) with the next epoch; the controller picks the placements up.`,
   ontime spread rebalance nightly-batch -n ontime-system`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
 			c, ns, err := cluster.client()
 			if err != nil {
 				return err
 			}
-			return rebalance(cmd.Context(), c, types.NamespacedName{Namespace: ns, Name: spread.LedgerName(args[0])}, dryRun, cmd.OutOrStdout())
+			return rebalance(cmd.Context(), c, types.NamespacedName{Namespace: ns, Name: spread.LedgerName(args[0])}, dryRun, cmd.OutOrStdout(), &output)
 		},
 	}
 	cluster.bind(cmd, "ontime-system", "the controller's namespace (its --spread-namespace)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the new placements without writing them")
+	output.bind(cmd, "table", "json", "yaml")
 	return cmd
 }
 
@@ -54,7 +61,7 @@ namespace, -n) with the next epoch; the controller picks the placements up.`,
 // concurrent placement by the controller makes the write conflict, and it
 // is made again from the newer ledger (retry.RetryOnConflict: at most five
 // attempts, then the conflict is the error).
-func rebalance(ctx context.Context, c client.Client, ledger types.NamespacedName, dryRun bool, out io.Writer) error {
+func rebalance(ctx context.Context, c client.Client, ledger types.NamespacedName, dryRun bool, out io.Writer, output *outputFlag) error {
 	var printed func() error
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cm := &corev1.ConfigMap{}
@@ -89,7 +96,7 @@ func rebalance(ctx context.Context, c client.Client, ledger types.NamespacedName
 				return err
 			}
 		}
-		printed = func() error { return printRebalance(out, entries, rebalanced, before, after, next, dryRun) }
+		printed = func() error { return printRebalance(out, output, entries, rebalanced, before, after, next, dryRun) }
 		return nil
 	})
 	if err != nil {
@@ -106,28 +113,57 @@ func peak(entries map[string]spread.LedgerEntry, now time.Time) (*spread.Load, e
 	return spread.LoadOf(members, now)
 }
 
-func printRebalance(out io.Writer, before, after map[string]spread.LedgerEntry, loadBefore, loadAfter *spread.Load, epoch int64, dryRun bool) error {
-	verb := "rebalanced"
-	if dryRun {
-		verb = "would rebalance"
+// rebalanceResult is what rebalance prints; -o json and yaml print it as is.
+type rebalanceResult struct {
+	DryRun     bool               `json:"dryRun"`
+	Epoch      int64              `json:"epoch"`
+	Moved      int                `json:"moved"`
+	PeakBefore int64              `json:"peakBefore"`
+	PeakAfter  int64              `json:"peakAfter"`
+	Ideal      int64              `json:"ideal"`
+	Placements []rebalancedMember `json:"placements"`
+}
+
+// rebalancedMember is one ScheduledJob's placement, and its former one if
+// it moved.
+type rebalancedMember struct {
+	ScheduledJob string `json:"scheduledJob"`
+	Schedule     string `json:"schedule"`
+	Choices      []int  `json:"choices"`
+	Was          []int  `json:"was,omitempty"`
+}
+
+func printRebalance(out io.Writer, output *outputFlag, before, after map[string]spread.LedgerEntry, loadBefore, loadAfter *spread.Load, epoch int64, dryRun bool) error {
+	result := rebalanceResult{DryRun: dryRun, Epoch: epoch, PeakBefore: loadBefore.Peak(), PeakAfter: loadAfter.Peak(), Ideal: loadAfter.Ideal()}
+	for _, key := range slices.Sorted(maps.Keys(after)) {
+		nn, _ := spread.ParseLedgerKey(key)
+		member := rebalancedMember{ScheduledJob: nn.String(), Schedule: after[key].Schedule, Choices: after[key].Choices}
+		if !slices.Equal(before[key].Choices, member.Choices) {
+			member.Was = before[key].Choices
+			result.Moved++
+		}
+		result.Placements = append(result.Placements, member)
 	}
-	moved := 0
+	if output.structured() {
+		return output.write(out, result)
+	}
 	table := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(table, "SCHEDULEDJOB\tSCHEDULE\tCHOICES\tWAS")
-	for key, entry := range after {
-		was := fmt.Sprint(before[key].Choices)
-		if was == fmt.Sprint(entry.Choices) {
-			was = ""
-		} else {
-			moved++
+	for _, m := range result.Placements {
+		was := ""
+		if m.Was != nil {
+			was = fmt.Sprint(m.Was)
 		}
-		nn, _ := spread.ParseLedgerKey(key)
-		fmt.Fprintf(table, "%s\t%s\t%v\t%s\n", nn, entry.Schedule, entry.Choices, was)
+		fmt.Fprintf(table, "%s\t%s\t%v\t%s\n", m.ScheduledJob, m.Schedule, m.Choices, was)
 	}
 	if err := table.Flush(); err != nil {
 		return err
 	}
+	verb := "rebalanced"
+	if dryRun {
+		verb = "would rebalance"
+	}
 	_, err := fmt.Fprintf(out, "%s %d ScheduledJobs (%d moved), epoch %d: busiest minute %d → %d starts (ideal %d)\n",
-		verb, len(after), moved, epoch, loadBefore.Peak(), loadAfter.Peak(), loadAfter.Ideal())
+		verb, len(after), result.Moved, epoch, result.PeakBefore, result.PeakAfter, result.Ideal)
 	return err
 }

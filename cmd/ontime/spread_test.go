@@ -116,16 +116,23 @@ func TestRebalance(t *testing.T) {
 	key := crowdedLedger(t, c, "reports", "a", "b", "c")
 
 	var out bytes.Buffer
-	if err := rebalance(ctx, c, key, true, &out); err != nil || !strings.Contains(out.String(), "would rebalance 3 ScheduledJobs (3 moved), epoch 1: busiest minute 3 → 1 starts (ideal 1)") {
+	table := &outputFlag{format: "table"}
+	if err := rebalance(ctx, c, key, true, &out, table); err != nil || !strings.Contains(out.String(), "would rebalance 3 ScheduledJobs (3 moved), epoch 1: busiest minute 3 → 1 starts (ideal 1)") {
 		t.Fatalf("dry run: %v\n%s", err, out.String())
 	}
 	out.Reset()
-	if err := rebalance(ctx, c, key, false, &out); err != nil || !strings.Contains(out.String(), "rebalanced 3 ScheduledJobs") {
+	var result rebalanceResult
+	if err := rebalance(ctx, c, key, true, &out, &outputFlag{format: "json"}); err != nil || json.Unmarshal(out.Bytes(), &result) != nil ||
+		!result.DryRun || result.Moved != 3 || len(result.Placements) != 3 || result.PeakBefore != 3 || result.PeakAfter != 1 {
+		t.Fatalf("dry run, -o json: %v %+v\n%s", err, result, out.String())
+	}
+	out.Reset()
+	if err := rebalance(ctx, c, key, false, &out, table); err != nil || !strings.Contains(out.String(), "rebalanced 3 ScheduledJobs") {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	checkRebalanced(t, c, key, 1)
 	missing := types.NamespacedName{Namespace: "ontime-system", Name: "ontime-spread-nope"}
-	if err := rebalance(ctx, c, missing, false, &out); err == nil || !strings.Contains(err.Error(), "not found") {
+	if err := rebalance(ctx, c, missing, false, &out, table); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("missing group: %v", err)
 	}
 }
