@@ -127,7 +127,11 @@ func run(t *testing.T, cfg config) *result {
 	framework.Progress("%d ScheduledJobs; faults until %s, measuring the runs from %s to %s", cfg.n,
 		start.Add(cfg.duration).Format(time.TimeOnly), from.Format(time.TimeOnly), to.Add(-time.Minute).Format(time.TimeOnly))
 	f := newFaults(t, obs, clusterDir)
-	go f.superviseComponents(ctx, t)
+	supervised := make(chan struct{})
+	go func() {
+		defer close(supervised)
+		f.superviseComponents(ctx, t)
+	}()
 	f.inject(ctx, t, cfg, start)
 	// Let the last runs of the window be created, without faults.
 	until := to.Add(75 * time.Second)
@@ -135,6 +139,7 @@ func run(t *testing.T, cfg config) *result {
 	time.Sleep(time.Until(until))
 	createdAt, finished := jobsAtEnd(t, c)
 	cancel()
+	<-supervised // before the cluster is deleted
 	for _, r := range replicas {
 		r.Stop()
 	}

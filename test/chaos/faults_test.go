@@ -52,21 +52,35 @@ func newFaults(t *testing.T, obs *observer, clusterDir string) *faults {
 }
 
 // superviseComponents restarts, a second after it exits, any component
-// not deliberately down, until ctx ends.
+// not deliberately down, until ctx ends. It checks ctx after each wait, not
+// only before: once the run is over the cluster is deleted, and a
+// supervisor that woke up then took its stopped processes for crashes and
+// failed the test trying to restart them.
 func (f *faults) superviseComponents(ctx context.Context, t *testing.T) {
-	for ctx.Err() == nil {
-		time.Sleep(time.Second)
-		f.mu.Lock()
-		for _, name := range components {
-			if c := f.components[name]; !c.down && !c.Alive() {
-				framework.Progress("%s exited; starting it again", name)
-				if err := c.Start(); err != nil {
-					t.Error(err)
-				}
-				f.restarts[name]++
-			}
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
 		}
-		f.mu.Unlock()
+		f.restartExited(t)
+	}
+}
+
+// restartExited starts again every component that exited unasked.
+func (f *faults) restartExited(t *testing.T) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, name := range components {
+		if c := f.components[name]; !c.down && !c.Alive() {
+			framework.Progress("%s exited; starting it again", name)
+			if err := c.Start(); err != nil {
+				t.Error(err)
+			}
+			f.restarts[name]++
+		}
 	}
 }
 
