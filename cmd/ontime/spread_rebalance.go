@@ -76,7 +76,7 @@ func rebalance(ctx context.Context, c client.Client, ledger types.NamespacedName
 			return err
 		}
 		now := time.Now()
-		before, err := peak(entries, now)
+		before, err := spread.LedgerLoad(entries, now)
 		if err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func rebalance(ctx context.Context, c client.Client, ledger types.NamespacedName
 		if err != nil {
 			return err
 		}
-		after, err := peak(rebalanced, now)
+		after, err := spread.LedgerLoad(rebalanced, now)
 		if err != nil {
 			return err
 		}
@@ -103,14 +103,6 @@ func rebalance(ctx context.Context, c client.Client, ledger types.NamespacedName
 		return err
 	}
 	return printed()
-}
-
-func peak(entries map[string]spread.LedgerEntry, now time.Time) (*spread.Load, error) {
-	members, err := spread.Members(entries)
-	if err != nil {
-		return nil, err
-	}
-	return spread.LoadOf(members, now)
 }
 
 // rebalanceResult is what rebalance prints; -o json and yaml print it as is.

@@ -114,6 +114,16 @@ func Members(entries map[string]LedgerEntry) ([]Member, error) {
 	return members, nil
 }
 
+// LedgerLoad adds up the starts of a ledger's entries (LoadOf of their
+// Members).
+func LedgerLoad(entries map[string]LedgerEntry, now time.Time) (*Load, error) {
+	members, err := Members(entries)
+	if err != nil {
+		return nil, err
+	}
+	return LoadOf(members, now)
+}
+
 // MemberOf is the balancer's member for a ledger entry.
 func MemberOf(key string, entry LedgerEntry) (Member, error) {
 	nn, _ := ParseLedgerKey(key)

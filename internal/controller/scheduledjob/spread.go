@@ -150,11 +150,7 @@ func newEntry(sj *v1alpha1.ScheduledJob, others map[string]spread.LedgerEntry, e
 		entry.Choices, entry.Epoch = last.Choices, last.Epoch
 		return entry, nil
 	}
-	members, err := spread.Members(others)
-	if err != nil {
-		return entry, err
-	}
-	load, err := spread.LoadOf(members, now)
+	load, err := spread.LedgerLoad(others, now)
 	if err != nil {
 		return entry, err
 	}

@@ -82,11 +82,7 @@ func startsPerMinuteOfHour(ledger *corev1.ConfigMap, now time.Time) ([60]int64, 
 	if err != nil {
 		return perMinute, err
 	}
-	members, err := spread.Members(entries)
-	if err != nil {
-		return perMinute, err
-	}
-	load, err := spread.LoadOf(members, now)
+	load, err := spread.LedgerLoad(entries, now)
 	if err != nil {
 		return perMinute, err
 	}
