@@ -2,10 +2,13 @@ package cron
 
 import (
 	"archive/zip"
+	"fmt"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -22,11 +25,7 @@ func TestDSTEveryZone(t *testing.T) {
 	if testing.Short() {
 		names = sample(names, 8) // make test checks every zone, without -short
 	}
-	cases := []struct {
-		spec     string
-		policy   DSTPolicy
-		from, to time.Time
-	}{
+	cases := []dstCase{
 		// Fixed times every quarter hour (neither field starts with *), so
 		// every transition of every zone crosses a scheduled time.
 		{spec: "0-59/15 0-23 * * *", policy: DSTCron},
@@ -51,27 +50,52 @@ func TestDSTEveryZone(t *testing.T) {
 			cases[i].from, cases[i].to = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2029, 1, 1, 0, 0, 0, 0, time.UTC)
 		}
 	}
-	checked := 0
-	for _, name := range names {
-		loc, err := time.LoadLocation(name)
-		if err != nil {
-			t.Fatalf("loading %s: %v", name, err)
-		}
-		for _, c := range cases {
-			s, err := Parser{Location: loc, DSTPolicy: c.policy}.Parse(c.spec)
-			if err != nil {
-				t.Fatal(err)
+	// The zones are independent: one shard per CPU halves make test's
+	// longest engine check on two cores.
+	var checked atomic.Int64
+	shards := runtime.GOMAXPROCS(0)
+	for shard := range shards {
+		t.Run(fmt.Sprintf("shard-%d-of-%d", shard+1, shards), func(t *testing.T) {
+			t.Parallel()
+			for i := shard; i < len(names); i += shards {
+				checked.Add(int64(checkZone(t, names[i], cases)))
+				if t.Failed() {
+					return
+				}
 			}
-			offsets := zoneOffsets(loc, c.from.AddDate(0, 0, -2), c.to.AddDate(0, 0, 2))
-			want := expectedInstants(s, loc, offsets, c.from, c.to)
-			checkSequence(t, s, want, name, c.spec)
-			checked++
-		}
-		if t.Failed() {
-			return
-		}
+		})
 	}
-	t.Logf("%d zones, %d zone × schedule × policy sequences checked", len(names), checked)
+	t.Cleanup(func() {
+		t.Logf("%d zones, %d zone × schedule × policy sequences checked", len(names), checked.Load())
+	})
+}
+
+// dstCase is one schedule, policy and period TestDSTEveryZone checks in every
+// zone.
+type dstCase struct {
+	spec     string
+	policy   DSTPolicy
+	from, to time.Time
+}
+
+// checkZone checks every case in the named zone and returns how many
+// sequences it checked.
+func checkZone(t *testing.T, name string, cases []dstCase) int {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatalf("loading %s: %v", name, err)
+	}
+	for _, c := range cases {
+		s, err := Parser{Location: loc, DSTPolicy: c.policy}.Parse(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offsets := zoneOffsets(loc, c.from.AddDate(0, 0, -2), c.to.AddDate(0, 0, 2))
+		want := expectedInstants(s, loc, offsets, c.from, c.to)
+		checkSequence(t, s, want, name, c.spec)
+	}
+	return len(cases)
 }
 
 // checkSequence compares Next forwards and Prev backwards with want, within
