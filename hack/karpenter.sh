@@ -31,6 +31,9 @@ build() {
   fi
   echo "building Karpenter's kwok provider $version (first time only, about 2 minutes; cached in $(dirname "$bin"))" >&2
   local tmp
+  # On a fresh machine nothing may have made the cache yet (make -j3 runs
+  # this beside the control plane's build, which makes it too).
+  mkdir -p "$cache"
   tmp=$(mktemp -d "$cache/.karpenter-build.XXXXXX")
   # The package's binary is called kwok, like kwok's own: rename it.
   GOBIN=$tmp go install "sigs.k8s.io/karpenter/kwok@$version"
