@@ -49,11 +49,7 @@ release: $(HELM) ## Write every release artifact for VERSION=vX.Y.Z into $(DIST)
 	rm -rf $(DIST) && mkdir -p $(DIST)
 	$(MAKE) --no-print-directory image VERSION=$(VERSION) IMAGE_DIR=$(DIST)/image
 	cp $(DIST)/image/ontime-image.tar $(DIST)/ontime-image-$(VERSION).tar
-	@echo "==> install.yaml: the chart rendered with the image by digest"
-	{ echo "# ontime $(VERSION): kubectl apply --server-side -f install.yaml (docs/install.md)"; \
-	  $(HELM) template ontime charts/ontime --namespace ontime-system --include-crds \
-	    --set image.tag=$(VERSION) --set image.digest=$$(cat $(DIST)/image/digest) --set namespace.create=true; \
-	} > $(DIST)/install.yaml
+	$(MAKE) --no-print-directory install-yaml VERSION=$(VERSION) DIST=$(DIST) IMAGE_DIR=$(DIST)/image
 	@# helm package stamps the time into the archive; repacked like the
 	@# other archives, the chart is reproducible too.
 	$(HELM) package charts/ontime --version $(VERSION:v%=%) --app-version $(VERSION) --destination $(DIST)/chart >/dev/null
@@ -74,9 +70,22 @@ release: $(HELM) ## Write every release artifact for VERSION=vX.Y.Z into $(DIST)
 	cd $(DIST) && sha256sum install.yaml ontime-*.tgz ontime-image-$(VERSION).tar ontime-linux-* ontime-darwin-* kubectl-ontime-*.tar.gz ontime.krew.yaml > SHA256SUMS
 	@echo "==> $(DIST): image $$(cat $(DIST)/image/digest)"; ls $(DIST)
 
+.PHONY: install-yaml
+install-yaml: $(HELM) ## Write $(DIST)/install.yaml alone: the chart rendered for VERSION with the image of $(IMAGE_DIR) by digest.
+	@echo "==> install.yaml: the chart rendered with the image by digest"
+	@mkdir -p $(DIST)
+	{ echo "# ontime $(VERSION): kubectl apply --server-side -f install.yaml (docs/install.md)"; \
+	  $(HELM) template ontime charts/ontime --namespace ontime-system --include-crds \
+	    --set image.tag=$(VERSION) --set image.digest=$$(cat $(IMAGE_DIR)/digest) --set namespace.create=true; \
+	} > $(DIST)/install.yaml
+
 .PHONY: kube-binaries
 kube-binaries: ## Build the local control plane into ~/.cache/ontime (first time ~15 min).
 	@hack/kube-binaries.sh >/dev/null
+
+.PHONY: node-binaries
+node-binaries: kube-binaries ## Build the real node's kubelet and kube-proxy into the same cache (hack/real-node.sh; first time ~3 min).
+	@hack/kube-binaries.sh --node >/dev/null
 
 .PHONY: autoscaler
 autoscaler: ## Build Karpenter's kwok provider, the local cluster's node autoscaler (first time ~2 min).
@@ -155,7 +164,7 @@ unit: vet unit-tests ## The edit-test loop: go vet, unit and envtest tests with 
 
 .PHONY: vet
 vet:
-	$(GO) vet -tags e2e,chaos,bench,image ./...
+	$(GO) vet -tags e2e,chaos,bench,image,realnode ./...
 
 # make test runs the tests without go vet: lint's govet runs the same
 # analyzers.
@@ -164,7 +173,7 @@ unit-tests: kube-binaries
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -race -short -count=1 ./...
 
 .PHONY: test
-test: kube-binaries autoscaler verify-generated lint unit-tests chart ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image, e2e, a short chaos run.
+test: kube-binaries node-binaries autoscaler verify-generated lint unit-tests chart ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image, e2e, the real node, a short chaos run.
 	@echo "==> timing: the burst test alone, where its order of events means something (make unit skips it)"
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -count=1 -run 'TestBurstCreatesJobsBeforeStatus' ./internal/controller/scheduledjob/
 	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone) and balancer sequences"
@@ -172,6 +181,8 @@ test: kube-binaries autoscaler verify-generated lint unit-tests chart ## Everyth
 	$(GO) test -count=1 -run 'RandomSequences' ./internal/spread/
 	@echo "==> end-to-end on local kwok clusters: next to native CronJobs, and warm-up with Karpenter (about 10 minutes)"
 	$(GO) test -tags e2e -count=1 -timeout 20m -v ./test/e2e/
+	@echo "==> on a real node (kubelet, containerd, runc): installed with Helm and install.yaml, real runs, leader killed, uninstalled (about 5 minutes)"
+	$(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/
 	@# The chaos run mostly waits on its clock, the image test mostly
 	@# compiles (minutes on a fresh machine): side by side, the image test at
 	@# the lowest CPU priority so it takes only what chaos leaves idle.
@@ -187,6 +198,10 @@ test: kube-binaries autoscaler verify-generated lint unit-tests chart ## Everyth
 .PHONY: e2e
 e2e: kube-binaries autoscaler ## Only the end-to-end tests (kwok clusters; about 10 minutes).
 	$(GO) test -tags e2e -count=1 -timeout 20m -v ./test/e2e/
+
+.PHONY: e2e-real-node
+e2e-real-node: kube-binaries node-binaries $(HELM) ## Only the real-node test: ontime installed as users do on a kubelet with containerd and runc (root; about 5 minutes).
+	$(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/
 
 .PHONY: dev
 dev: ## Run ontime on a local kwok cluster (ontime-dev) with the samples applied.

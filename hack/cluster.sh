@@ -54,6 +54,31 @@ KUSTOMIZATION
   rm -rf "$tmp"
 }
 
+# kwokctl_configuration: kwok manages only the nodes annotated
+# kwok.x-k8s.io/node=fake (this script's and Karpenter's), so that a real
+# kubelet can join (hack/real-node.sh); the API server's certificate also
+# names the kubernetes Service's cluster IP and this machine's address,
+# which pods on that node connect to, and it reaches kubelets (logs, exec)
+# at their node's InternalIP: the real node's name is not in DNS.
+kwokctl_configuration() {
+  local host_ip
+  host_ip=$(ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')
+  cat <<YAML
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  kubeApiserverCertSANs: [10.0.0.1${host_ip:+, $host_ip}]
+componentsPatches:
+- name: kube-apiserver
+  extraArgs:
+  - {key: kubelet-preferred-address-types, value: "InternalIP,Hostname"}
+- name: kwok-controller
+  extraArgs:
+  - {key: manage-all-nodes, value: "false", override: true}
+  - {key: manage-nodes-with-annotation-selector, value: kwok.x-k8s.io/node=fake}
+YAML
+}
+
 nodes() {
   local count=$1
   echo "apiVersion: v1"
@@ -81,11 +106,11 @@ up() {
     echo "==> creating cluster $name (kwok, binary runtime)" >&2
     # ONTIME_KWOK_STAGES=fast keeps kwokctl's default stages: pods
     # complete at once, which keeps a benchmark's load on the Jobs.
-    local stages config=()
+    local config
+    config=$(mktemp --suffix .yaml)
+    kwokctl_configuration >"$config"
     if [[ ${ONTIME_KWOK_STAGES:-general} == general ]]; then
-      stages=$(mktemp --suffix .yaml)
-      pod_stages >"$stages"
-      config=(--config "$stages")
+      { echo "---"; pod_stages; } >>"$config"
     fi
     quietly kwokctl create cluster --name "$name" --runtime binary \
       --etcd-binary "$kube_bin/etcd" \
@@ -93,14 +118,17 @@ up() {
       --kube-controller-manager-binary "$kube_bin/kube-controller-manager" \
       --kube-scheduler-binary "$kube_bin/kube-scheduler" \
       --kwok-controller-binary "$kube_bin/kwok" \
-      "${config[@]}" \
+      --config "$config" \
       --kubeconfig "$kubeconfig" --wait 2m ${ONTIME_KWOKCTL_FLAGS:-}
-    rm -f "${stages:-}"
+    rm -f "$config"
   fi
   mkdir -p "$(dirname "$kubeconfig")"
   kwokctl get kubeconfig --name "$name" >"$kubeconfig"
-  nodes "$node_count" | kubectl --kubeconfig "$kubeconfig" apply -f - >/dev/null
-  wait_for Ready --kubeconfig "$kubeconfig" node --all
+  # No fake node at all: a cluster for hack/real-node.sh's node alone.
+  if ((node_count > 0)); then
+    nodes "$node_count" | kubectl --kubeconfig "$kubeconfig" apply -f - >/dev/null
+    wait_for Ready --kubeconfig "$kubeconfig" node --all
+  fi
 }
 
 down() {

@@ -6,6 +6,8 @@
 # skipped, so only the first run is slow (~15 min on 2 cores).
 #
 # Usage: hack/kube-binaries.sh            build what is missing, print the dir
+#        hack/kube-binaries.sh --node     also the kubelet and kube-proxy of
+#                                         the real node (hack/real-node.sh)
 #        hack/kube-binaries.sh --print    print the dir only
 set -euo pipefail
 
@@ -46,6 +48,12 @@ targets=(
   "kwok||sigs.k8s.io/kwok/cmd/kwok@$kwok_version"
   "kwokctl||sigs.k8s.io/kwok/cmd/kwokctl@$kwok_version"
 )
+if [[ ${1:-} == --node ]]; then
+  targets+=(
+    "kubelet|$tools/kube|k8s.io/kubernetes/cmd/kubelet"
+    "kube-proxy|$tools/kube|k8s.io/kubernetes/cmd/kube-proxy"
+  )
+fi
 
 missing=0
 for target in "${targets[@]}"; do

@@ -91,6 +91,7 @@ operator (ontime controller) and offline tools for cron schedules.`,
 		newSpreadCommand(),
 		newTriggerCommand(),
 		newWaitCommand(),
+		newPauseCommand(),
 		newConvertCommand(),
 	)
 	for _, cmd := range root.Commands() {

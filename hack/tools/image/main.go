@@ -12,7 +12,7 @@
 // owners and modes, and nothing else varies.
 //
 //	go run . -out DIR -version v0.1.0 -revision SHA -created 2026-11-25T00:00:00Z \
-//	  -binary linux/amd64=PATH -binary linux/arm64=PATH
+//	  -binary linux/amd64=PATH -binary linux/arm64=PATH [-cmd pause]
 //
 // It writes DIR/oci (an OCI image layout), DIR/ontime-image.tar (the same
 // layout as one tar, which `ctr images import` and `crane push` take) and
@@ -56,6 +56,10 @@ type Options struct {
 	Created  time.Time
 	// Source is the repository's URL, for the source label.
 	Source string
+	// Cmd is the image's default arguments to the entrypoint: none for the
+	// controller's image; "pause" for the pause image of the local
+	// cluster's real node (hack/real-node.sh).
+	Cmd []string
 }
 
 // Labels are the image's org.opencontainers.image.* labels.
@@ -79,6 +83,10 @@ func main() {
 	flag.StringVar(&opts.Version, "version", "dev", "the version label")
 	flag.StringVar(&opts.Revision, "revision", "", "the revision label (a commit)")
 	flag.StringVar(&opts.Source, "source", "https://github.com/ontime-dev/ontime", "the source label")
+	flag.Func("cmd", "a default argument of the entrypoint (repeat for more), such as pause", func(value string) error {
+		opts.Cmd = append(opts.Cmd, value)
+		return nil
+	})
 	flag.Func("binary", "PLATFORM=PATH, such as linux/arm64=bin/ontime-linux-arm64 (repeat per platform)", func(value string) error {
 		platform, path, ok := strings.Cut(value, "=")
 		if !ok {
@@ -178,6 +186,7 @@ func buildImage(platform, binary string, opts Options) (v1.Image, *v1.Platform, 
 	config.Created = v1.Time{Time: opts.Created}
 	config.Config = v1.Config{
 		Entrypoint: []string{Entrypoint},
+		Cmd:        opts.Cmd,
 		User:       User,
 		WorkingDir: "/",
 		Labels:     opts.Labels(),

@@ -1,0 +1,355 @@
+//go:build realnode
+
+// Package realnode installs ontime as users do on a local cluster whose
+// only node is real (hack/real-node.sh: a kubelet with containerd, runc,
+// CNI bridge networking and kube-proxy): the image built by make image,
+// imported into containerd; the Helm chart, then dist/install.yaml, with the
+// shipped RBAC and nothing added. The controller runs in its pods, reaches
+// the API server through the kubernetes Service, and the API server calls
+// its webhook through the webhook's Service. The runs are real containers.
+//
+//	go test -tags realnode -count=1 -v ./test/realnode/   (make e2e-real-node; root)
+package realnode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/test/framework"
+)
+
+const (
+	clusterName = "ontime-real"
+	nodeName    = "ontime-real-node"
+	// version is the image's version, as make image stamps it.
+	version   = "v0.0.0-realnode"
+	imageRepo = "ghcr.io/ontime-dev/ontime"
+	namespace = "ontime-system"
+	leaseName = "ontime-controller.ontime.dev"
+	// workloads is where the test's ScheduledJobs run.
+	workloads = "default"
+	socket    = "/run/ontime-real-node/containerd.sock"
+)
+
+// env is what every step needs.
+type env struct {
+	cluster *framework.Cluster
+	client  client.Client
+	ontime  string // the ontime CLI, built from this checkout
+	helm    string
+	image   string // the image's directory from make image
+	// nodeLogs holds the kubelet's, containerd's and kube-proxy's logs.
+	nodeLogs string
+}
+
+func TestInstallOnRealNode(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("a real node needs root: containerd, mounts, iptables (hack/real-node.sh)")
+	}
+	before := snapshotHost(t)
+	// Registered first, so it runs last: after the node and the cluster
+	// are gone.
+	t.Cleanup(func() { checkHostClean(t, before) })
+
+	cluster := framework.StartCluster(t, clusterName, framework.ClusterOptions{Nodes: 0})
+	framework.Progress("starting the real node")
+	// Alone in its cluster, the node needs no taint: every pod runs on it.
+	t.Cleanup(func() {
+		if _, err := framework.CommandErr(nil, "hack/real-node.sh", "down"); err != nil {
+			t.Error(err)
+		}
+	})
+	nodeLogs := filepath.Join(cluster.Work, "node-logs")
+	framework.Command(t, []string{"ONTIME_REAL_NODE_TAINT=", "ONTIME_REAL_NODE_LOGS=" + nodeLogs},
+		"hack/real-node.sh", "up", cluster.Kubeconfig)
+
+	e := &env{cluster: cluster, client: framework.NewClient(t, cluster.Kubeconfig), helm: framework.Helm(t),
+		image: filepath.Join(cluster.Work, "image"), nodeLogs: nodeLogs}
+	framework.Progress("make image (%s) and importing it into the node's containerd", runtime.GOARCH)
+	framework.Command(t, nil, "make", "--no-print-directory", "image", "IMAGE_PLATFORMS=linux/"+runtime.GOARCH,
+		"IMAGE_DIR="+e.image, "VERSION="+version)
+	framework.Command(t, nil, "hack/real-node.sh", "import", filepath.Join(e.image, "ontime-image.tar"), imageRepo+":"+version)
+	e.ontime = framework.BuildOntime(t, cluster.Work)
+
+	// install.yaml goes where the chart was: only after a clean uninstall.
+	if !t.Run("helm", func(t *testing.T) {
+		framework.Progress("helm install")
+		framework.Command(t, nil, e.helm, "--kubeconfig", cluster.Kubeconfig, "install", "ontime", "charts/ontime",
+			"--namespace", namespace, "--create-namespace", "--set", "image.tag="+version, "--wait", "--timeout", "3m")
+		e.checkInstalled(t)
+		e.checkRuns(t)
+		framework.Progress("uninstalling as docs/install.md says")
+		e.deleteWorkloads(t)
+		framework.Command(t, nil, e.helm, "--kubeconfig", cluster.Kubeconfig, "uninstall", "ontime", "--namespace", namespace, "--wait")
+		e.deleteCRDAndNamespace(t)
+		e.checkNothingLeft(t)
+	}) {
+		return
+	}
+
+	t.Run("install.yaml", func(t *testing.T) {
+		dist := filepath.Join(cluster.Work, "dist")
+		framework.Command(t, nil, "make", "--no-print-directory", "install-yaml", "VERSION="+version, "DIST="+dist, "IMAGE_DIR="+e.image)
+		framework.Progress("kubectl apply --server-side -f dist/install.yaml")
+		cluster.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(dist, "install.yaml"))
+		e.checkInstalled(t)
+		e.checkTriggeredRun(t)
+		framework.Progress("uninstalling as docs/install.md says")
+		e.deleteWorkloads(t)
+		cluster.Kubectl(t, "delete", "validatingwebhookconfiguration,priorityclass,clusterrole,clusterrolebinding",
+			"-l", "app.kubernetes.io/name=ontime", "--wait")
+		cluster.Kubectl(t, "delete", "-n", namespace, "deploy,svc,secret,sa,role,rolebinding,pdb",
+			"-l", "app.kubernetes.io/name=ontime", "--wait")
+		e.deleteCRDAndNamespace(t)
+		e.checkNothingLeft(t)
+	})
+}
+
+// checkInstalled waits for two ready replicas on the real node, a leader,
+// and the webhook answering through its Service.
+func (e *env) checkInstalled(t *testing.T) {
+	t.Helper()
+	e.cluster.Kubectl(t, "rollout", "status", "-n", namespace, "deployment/ontime-controller", "--timeout=3m")
+	pods := e.controllerPods(t)
+	if len(pods) != 2 {
+		t.Fatalf("%d controller pods, want 2", len(pods))
+	}
+	for _, pod := range pods {
+		if pod.Spec.NodeName != nodeName || !podReady(pod) {
+			t.Errorf("pod %s on node %q, ready %v: want ready on %s", pod.Name, pod.Spec.NodeName, podReady(pod), nodeName)
+		}
+	}
+	leader, _ := e.waitForLeader(t, "", time.Minute)
+	framework.Progress("two replicas ready on %s; leader %s", nodeName, leader)
+
+	// A malformed ScheduledJob is refused by the webhook (its parser's
+	// words, which no schema has) with the field's path; a valid one is
+	// admitted (the runs below).
+	bad := scheduledJob("ontime-bad", "61 * * * *", "", "100m", "")
+	out, err := framework.CommandErr(nil, framework.KubeBin(t, "kubectl"), "--kubeconfig", e.cluster.Kubeconfig, "apply", "-f", writeFile(t, bad))
+	if err == nil || !strings.Contains(out, `spec.schedule: Invalid value: "61 * * * *"`) || !strings.Contains(out, "61 is above the maximum 59") {
+		t.Errorf("a schedule of minute 61: want the webhook's refusal naming spec.schedule, got %v: %s", err, out)
+	}
+}
+
+// controllerPods are the controller's running pods.
+func (e *env) controllerPods(t *testing.T) []corev1.Pod {
+	t.Helper()
+	var pods corev1.PodList
+	if err := e.client.List(context.Background(), &pods, client.InNamespace(namespace),
+		client.MatchingLabels{"app.kubernetes.io/name": "ontime"}); err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil })
+}
+
+// waitForLeader waits until a controller process other than the one
+// notIdentity names holds the Lease, and returns its pod and identity (the
+// pod's name and a per-process suffix: a killed container restarted in the
+// same pod is a new identity).
+func (e *env) waitForLeader(t *testing.T, notIdentity string, timeout time.Duration) (pod, identity string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var lease coordinationv1.Lease
+		err := e.client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: leaseName}, &lease)
+		if err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != notIdentity {
+			for _, p := range e.controllerPods(t) {
+				if strings.HasPrefix(*lease.Spec.HolderIdentity, p.Name+"_") {
+					return p.Name, *lease.Spec.HolderIdentity
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no leader other than %q after %v (lease: %v)", notIdentity, timeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func podReady(pod corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// scheduledJob is a ScheduledJob whose pods run the ontime image's
+// `ontime version` (it prints the version and exits 0), asking cpu.
+func scheduledJob(name, schedule, warmUp, cpu, extra string) string {
+	if warmUp != "" {
+		warmUp = "\n  warmUp: " + warmUp
+	}
+	return fmt.Sprintf(`apiVersion: ontime.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: %s, namespace: %s}
+spec:
+  schedule: %q%s%s
+  jobTemplate:
+    spec:
+      backoffLimit: 0
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: %s:%s
+            args: [version]
+            resources: {requests: {cpu: %s}}
+`, name, workloads, schedule, warmUp, extra, imageRepo, version, cpu)
+}
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "object.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// checkTriggeredRun triggers a ScheduledJob whose schedule is far away
+// through the API (ontime trigger) and checks its container's exit and log.
+func (e *env) checkTriggeredRun(t *testing.T) {
+	t.Helper()
+	e.cluster.Kubectl(t, "apply", "-f", writeFile(t, scheduledJob("ontime-yearly", "0 0 1 1 *", "", "100m", "")))
+	job := e.trigger(t, "ontime-yearly")
+	pod := e.waitForRunPod(t, job, 2*time.Minute)
+	e.checkRunPod(t, pod, "main")
+}
+
+// trigger runs ontime trigger --wait and returns the run's Job.
+func (e *env) trigger(t *testing.T, sj string) string {
+	t.Helper()
+	out := framework.Command(t, nil, e.ontime, "trigger", "sj/"+sj, "--kubeconfig", e.cluster.Kubeconfig,
+		"-n", workloads, "--wait", "-o", "json")
+	var result struct {
+		Job     string `json:"job"`
+		Started bool   `json:"started"`
+	}
+	if err := json.Unmarshal([]byte(out), &result); err != nil || !result.Started {
+		t.Fatalf("ontime trigger: %v: %s", err, out)
+	}
+	return result.Job
+}
+
+// waitForRunPod waits until the Job's one pod has finished and returns it;
+// a second pod would be a duplicate run.
+func (e *env) waitForRunPod(t *testing.T, job string, timeout time.Duration) corev1.Pod {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var pods corev1.PodList
+		if err := e.client.List(context.Background(), &pods, client.InNamespace(workloads), client.MatchingLabels{"job-name": job}); err != nil {
+			t.Fatal(err)
+		}
+		if len(pods.Items) > 1 {
+			t.Fatalf("job %s has %d pods, want 1", job, len(pods.Items))
+		}
+		if len(pods.Items) == 1 {
+			if phase := pods.Items[0].Status.Phase; phase == corev1.PodSucceeded || phase == corev1.PodFailed {
+				return pods.Items[0]
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s: no finished pod after %v", job, timeout)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// checkRunPod checks that a run's pod ran its container on the real node,
+// exited 0 and logged the image's version.
+func (e *env) checkRunPod(t *testing.T, pod corev1.Pod, container string) {
+	t.Helper()
+	if pod.Spec.NodeName != nodeName {
+		t.Errorf("pod %s ran on %q, want %s", pod.Name, pod.Spec.NodeName, nodeName)
+	}
+	if code, ok := exitCode(pod.Status.ContainerStatuses, container); !ok || code != 0 {
+		t.Errorf("pod %s: container %s exit code %d (terminated %v), want 0", pod.Name, container, code, ok)
+	}
+	logs := e.cluster.Kubectl(t, "logs", "-n", workloads, pod.Name, "-c", container)
+	if want := "ontime " + version + " "; !strings.HasPrefix(logs, want) {
+		t.Errorf("pod %s: log %q, want it to start with %q", pod.Name, logs, want)
+	}
+}
+
+func exitCode(statuses []corev1.ContainerStatus, container string) (int32, bool) {
+	for _, s := range statuses {
+		if s.Name == container && s.State.Terminated != nil {
+			return s.State.Terminated.ExitCode, true
+		}
+	}
+	return -1, false
+}
+
+// deleteWorkloads deletes the ScheduledJobs (step 1 of uninstalling) and
+// waits until their Jobs and pods are gone.
+func (e *env) deleteWorkloads(t *testing.T) {
+	t.Helper()
+	e.cluster.Kubectl(t, "delete", "scheduledjobs", "--all", "-n", workloads, "--wait")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var pods corev1.PodList
+		if err := e.client.List(context.Background(), &pods, client.InNamespace(workloads)); err != nil {
+			t.Fatal(err)
+		}
+		if len(pods.Items) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d pods left in %s two minutes after their ScheduledJobs were deleted", len(pods.Items), workloads)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// deleteCRDAndNamespace are the last steps of uninstalling.
+func (e *env) deleteCRDAndNamespace(t *testing.T) {
+	t.Helper()
+	e.cluster.Kubectl(t, "delete", "crd", "scheduledjobs.ontime.dev", "--wait")
+	e.cluster.Kubectl(t, "delete", "namespace", namespace, "--wait", "--timeout=2m")
+}
+
+// checkNothingLeft lists every object of every kind and fails for any
+// named after ontime or labelled as its, but the real node's own objects.
+func (e *env) checkNothingLeft(t *testing.T) {
+	t.Helper()
+	var kinds []string
+	for _, kind := range strings.Fields(e.cluster.Kubectl(t, "api-resources", "--verbs=list", "-o", "name")) {
+		if kind != "events" && kind != "events.events.k8s.io" {
+			kinds = append(kinds, kind)
+		}
+	}
+	all := strings.Join(kinds, ",")
+	named := e.cluster.Kubectl(t, "get", all, "--all-namespaces", "-o", "custom-columns=KIND:.kind,NAMESPACE:.metadata.namespace,NAME:.metadata.name", "--no-headers")
+	labelled := e.cluster.Kubectl(t, "get", all, "--all-namespaces", "-l", "app.kubernetes.io/name=ontime", "-o", "name")
+	for _, line := range strings.Split(named, "\n") {
+		if strings.Contains(line, "ontime") && !strings.HasSuffix(line, " "+nodeName) && !isWarning(line) {
+			t.Errorf("left after uninstalling: %s", strings.Join(strings.Fields(line), " "))
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(labelled), "\n") {
+		if line != "" && !isWarning(line) {
+			t.Errorf("left after uninstalling, labelled app.kubernetes.io/name=ontime: %s", line)
+		}
+	}
+}
+
+// isWarning tells kubectl's warnings (deprecated kinds it lists) from its
+// output.
+func isWarning(line string) bool { return strings.HasPrefix(line, "Warning: ") }
