@@ -204,11 +204,11 @@ e2e-real-node: kube-binaries node-binaries $(HELM) ## Only the real-node test: o
 	$(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/
 
 .PHONY: dev
-dev: ## Run ontime on a local kwok cluster (ontime-dev) with the samples applied.
+dev: ## Run ontime on a local kwok cluster (ontime-dev) with the samples applied; IN_CLUSTER=1 runs it from its image on a real node (root).
 	@hack/dev.sh up
 
 .PHONY: dev-down
-dev-down: ## Stop the controller and delete the local cluster.
+dev-down: ## Stop the controller, the real node if any, and delete the local cluster.
 	@hack/dev.sh down
 
 # The benchmarks on a local cluster are Go tests behind the bench tag

@@ -4,8 +4,13 @@
 #               Karpenter's kwok provider (a real node autoscaler, with a
 #               60 s provisioning delay), run `ontime controller` against
 #               it and apply config/samples.
-# make dev-down stop the controller, Karpenter and the cluster; nothing is
-#               left running.
+# make dev IN_CLUSTER=1
+#               the same cluster, but ontime runs in it as users run it:
+#               make image, a real node (hack/real-node.sh) beside the fake
+#               ones, the image imported there and the Helm chart installed
+#               with its pods on that node. Needs root.
+# make dev-down stop the controller, Karpenter, the real node and the
+#               cluster; nothing is left running.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,17 +50,45 @@ start_controller() {
   exit 1
 }
 
+# install_in_cluster runs ontime as users do: its image on the real node,
+# installed with the Helm chart (logs: kubectl logs -n ontime-system).
+install_in_cluster() {
+  local version=dev-$(date +%s) helm
+  "$root/hack/real-node.sh" up "$kubeconfig"
+  step "make image for this machine and importing it into the real node"
+  (cd "$root" && make --no-print-directory image IMAGE_PLATFORMS="linux/$(go env GOARCH)" IMAGE_DIR="$state/image" VERSION="$version" >/dev/null)
+  "$root/hack/real-node.sh" import "$state/image/ontime-image.tar" "ghcr.io/ontime-dev/ontime:$version"
+  step "helm install ontime (pods on the real node)"
+  helm=$(cd "$root" && make --no-print-directory -s helm | tail -n 1)
+  # The controller left by a host-process make dev would fight the pods.
+  stop_controller
+  "$helm" --kubeconfig "$kubeconfig" upgrade --install ontime "$root/charts/ontime" -n ontime-system --create-namespace \
+    --set image.tag="$version" --set-string nodeSelector.ontime\\.dev/real-node=true \
+    --set 'tolerations[0].key=ontime.dev/real-node' --set 'tolerations[0].operator=Exists' \
+    --wait --timeout 3m >/dev/null
+}
+
 up() {
   mkdir -p "$state"
   step "building ontime"
   (cd "$root" && go build -o bin/ontime ./cmd/ontime)
   "$root/hack/cluster.sh" up "$cluster" "$kubeconfig" 3
-  step "installing the ScheduledJob CRD and webhook"
-  kubectl --kubeconfig "$kubeconfig" apply --server-side --force-conflicts -k "$root/config/dev" >/dev/null
-  wait_for Established --kubeconfig "$kubeconfig" crd/scheduledjobs.ontime.dev
+  if [[ -z ${IN_CLUSTER:-} ]]; then
+    step "installing the ScheduledJob CRD and webhook"
+    kubectl --kubeconfig "$kubeconfig" apply --server-side --force-conflicts -k "$root/config/dev" >/dev/null
+    wait_for Established --kubeconfig "$kubeconfig" crd/scheduledjobs.ontime.dev
+  fi
   step "starting Karpenter (NodePool batch, nodes take ${ONTIME_DEV_NODE_DELAY:-60s} to register)"
   "$root/hack/karpenter.sh" up "$kubeconfig" "$state" "${ONTIME_DEV_NODE_DELAY:-60s}"
-  start_controller
+  if [[ -n ${IN_CLUSTER:-} ]]; then
+    install_in_cluster
+  else
+    start_controller
+  fi
+  local logs_hint="tail -f .dev/controller.log                     # the controller's structured log"
+  if [[ -n ${IN_CLUSTER:-} ]]; then
+    logs_hint="kubectl logs -n ontime-system -l app.kubernetes.io/name=ontime -f --prefix   # the pods on ontime-real-node"
+  fi
   step "applying config/samples"
   kubectl --kubeconfig "$kubeconfig" apply -k "$root/config/samples"
   cat <<MSG
@@ -69,7 +102,7 @@ ontime is running on the local cluster "$cluster".
   kubectl get sj spread-a spread-b hashed          # spreading: EFFECTIVE shows the minutes H became
   tail -f .dev/karpenter.log                      # the autoscaler
   bin/ontime trigger sj/every-minute --wait       # run one now
-  tail -f .dev/controller.log                     # the controller's structured log
+  $logs_hint
   curl -s localhost:${metrics_address##*:}/metrics | grep ^ontime_
 
 Stop everything with: make dev-down
@@ -80,6 +113,7 @@ down() {
   step "stopping ontime controller and Karpenter"
   stop_controller
   "$root/hack/karpenter.sh" down "$state"
+  "$root/hack/real-node.sh" down
   "$root/hack/cluster.sh" down "$cluster"
   rm -rf "$state"
 }
