@@ -86,7 +86,10 @@ up() {
     start_controller
   fi
   local logs_hint="tail -f .dev/controller.log                     # the controller's structured log"
+  local metrics_hint="curl -s localhost:${metrics_address##*:}/metrics | grep ^ontime_"
   if [[ -n ${IN_CLUSTER:-} ]]; then
+    # Pod addresses on the real node's bridge are routable from this host.
+    metrics_hint="curl -s \$(kubectl get pod -n ontime-system -l app.kubernetes.io/name=ontime -o jsonpath='{.items[0].status.podIP}'):8080/metrics | grep ^ontime_"
     logs_hint="kubectl logs -n ontime-system -l app.kubernetes.io/name=ontime -f --prefix   # the pods on ontime-real-node"
   fi
   step "applying config/samples"
@@ -103,7 +106,7 @@ ontime is running on the local cluster "$cluster".
   tail -f .dev/karpenter.log                      # the autoscaler
   bin/ontime trigger sj/every-minute --wait       # run one now
   $logs_hint
-  curl -s localhost:${metrics_address##*:}/metrics | grep ^ontime_
+  $metrics_hint
 
 Stop everything with: make dev-down
 MSG

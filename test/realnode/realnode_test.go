@@ -90,6 +90,7 @@ func TestInstallOnRealNode(t *testing.T) {
 			"--namespace", namespace, "--create-namespace", "--set", "image.tag="+version, "--wait", "--timeout", "3m")
 		e.checkInstalled(t)
 		e.checkRuns(t)
+		e.checkUpgrade(t)
 		framework.Progress("uninstalling as docs/install.md says")
 		e.deleteWorkloads(t)
 		framework.Command(t, nil, e.helm, "--kubeconfig", cluster.Kubeconfig, "uninstall", "ontime", "--namespace", namespace, "--wait")

@@ -42,7 +42,8 @@ const lead = 30 * time.Second
 // minutes the leader's container is killed. Then a run is triggered.
 func (e *env) checkRuns(t *testing.T) {
 	t.Helper()
-	objects := []string{scheduledJob("ontime-plain", "* * * * *", "", "100m", "")}
+	// Its Jobs are kept for checkNoRunLost, here and after the upgrade.
+	objects := []string{scheduledJob("ontime-plain", "* * * * *", "", "100m", "\n  successfulJobsHistoryLimit: 20")}
 	for i := range earlyStarts {
 		objects = append(objects, scheduledJob(fmt.Sprintf("ontime-early-%d", i), "* * * * *",
 			fmt.Sprintf("{lead: %s, strategy: EarlyStart}", lead), "50m", ""))
