@@ -327,7 +327,7 @@ func (e *env) deleteCRDAndNamespace(t *testing.T) {
 }
 
 // checkNothingLeft lists every object of every kind and fails for any
-// named after ontime or labelled as its, but the real node's own objects.
+// named after ontime or labeled as its, but the real node's own objects.
 func (e *env) checkNothingLeft(t *testing.T) {
 	t.Helper()
 	var kinds []string
@@ -338,15 +338,15 @@ func (e *env) checkNothingLeft(t *testing.T) {
 	}
 	all := strings.Join(kinds, ",")
 	named := e.cluster.Kubectl(t, "get", all, "--all-namespaces", "-o", "custom-columns=KIND:.kind,NAMESPACE:.metadata.namespace,NAME:.metadata.name", "--no-headers")
-	labelled := e.cluster.Kubectl(t, "get", all, "--all-namespaces", "-l", "app.kubernetes.io/name=ontime", "-o", "name")
+	labeled := e.cluster.Kubectl(t, "get", all, "--all-namespaces", "-l", "app.kubernetes.io/name=ontime", "-o", "name")
 	for _, line := range strings.Split(named, "\n") {
 		if strings.Contains(line, "ontime") && !strings.HasSuffix(line, " "+nodeName) && !isWarning(line) {
 			t.Errorf("left after uninstalling: %s", strings.Join(strings.Fields(line), " "))
 		}
 	}
-	for _, line := range strings.Split(strings.TrimSpace(labelled), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(labeled), "\n") {
 		if line != "" && !isWarning(line) {
-			t.Errorf("left after uninstalling, labelled app.kubernetes.io/name=ontime: %s", line)
+			t.Errorf("left after uninstalling, labeled app.kubernetes.io/name=ontime: %s", line)
 		}
 	}
 }
