@@ -4,6 +4,7 @@
 # registered with a local cluster (hack/cluster.sh). Its pods run real
 # containers from images imported from tarballs: nothing is pulled.
 #
+#   hack/real-node.sh packages          install the Debian packages it needs
 #   hack/real-node.sh up KUBECONFIG     start the node "ontime-real-node"
 #   hack/real-node.sh import TAR NAME   import an OCI image tarball (make
 #                                       image's ontime-image.tar) as NAME
@@ -298,8 +299,9 @@ down() {
 }
 
 case ${1:-} in
+  packages) install_packages ;;
   up) shift; up "$@" ;;
   import) shift; import "$@" ;;
   down) down ;;
-  *) echo "usage: $0 up KUBECONFIG | import TAR NAME | down" >&2; exit 2 ;;
+  *) echo "usage: $0 packages | up KUBECONFIG | import TAR NAME | down" >&2; exit 2 ;;
 esac

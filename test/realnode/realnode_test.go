@@ -58,6 +58,9 @@ func TestInstallOnRealNode(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("a real node needs root: containerd, mounts, iptables (hack/real-node.sh)")
 	}
+	// The packages first (apt-get, when missing): the snapshot of the
+	// host reads iptables' chains, and they are not the node's to remove.
+	framework.Command(t, nil, "hack/real-node.sh", "packages")
 	before := snapshotHost(t)
 	// Registered first, so it runs last: after the node and the cluster
 	// are gone.
