@@ -93,6 +93,7 @@ operator (ontime controller) and offline tools for cron schedules.`,
 		newWaitCommand(),
 		newPauseCommand(),
 		newConvertCommand(),
+		newUninstallPreviewCommand(),
 	)
 	for _, cmd := range root.Commands() {
 		cmd.Args = wrapArgs(cmd.Args)

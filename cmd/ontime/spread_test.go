@@ -137,9 +137,10 @@ func TestRebalance(t *testing.T) {
 	}
 }
 
-func startAPIServer(t *testing.T) client.Client {
+// startAPIServer starts a test API server with the CRDs of crdDirs.
+func startAPIServer(t *testing.T, crdDirs ...string) client.Client {
 	t.Helper()
-	env, config, err := testenv.Start()
+	env, config, err := testenv.Start(crdDirs...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,10 +23,12 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/test/framework"
 )
 
@@ -301,10 +303,28 @@ func exitCode(statuses []corev1.ContainerStatus, container string) (int32, bool)
 	return -1, false
 }
 
-// deleteWorkloads deletes the ScheduledJobs (step 1 of uninstalling) and
-// waits until their Jobs and pods are gone.
+// deleteWorkloads deletes the ScheduledJobs (step 1 of uninstalling), after
+// ontime uninstall-preview has listed each with its Jobs, and waits until
+// their Jobs and pods are gone.
 func (e *env) deleteWorkloads(t *testing.T) {
 	t.Helper()
+	var sjs v1alpha1.ScheduledJobList
+	var jobs batchv1.JobList
+	if err := e.client.List(context.Background(), &sjs); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.List(context.Background(), &jobs, client.HasLabels{v1alpha1.ScheduledJobLabel}); err != nil {
+		t.Fatal(err)
+	}
+	out := framework.Command(t, nil, e.ontime, "uninstall-preview", "--kubeconfig", e.cluster.Kubeconfig, "-o", "json")
+	var preview struct {
+		ScheduledJobs []struct{ Name string } `json:"scheduledJobs"`
+		Jobs          int                     `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(out), &preview); err != nil || len(preview.ScheduledJobs) != len(sjs.Items) || preview.Jobs != len(jobs.Items) {
+		t.Errorf("ontime uninstall-preview: %d ScheduledJobs and %d Jobs, want %d and %d (%v): %s",
+			len(preview.ScheduledJobs), preview.Jobs, len(sjs.Items), len(jobs.Items), err, out)
+	}
 	e.cluster.Kubectl(t, "delete", "scheduledjobs", "--all", "-n", workloads, "--wait")
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
