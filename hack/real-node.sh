@@ -166,6 +166,8 @@ YAML
 set_sysctl() {
   local name=$1 value=$2 file
   file=/proc/sys/${name//.//}
+  # br_netfilter's may be absent: kube-proxy's --masquerade-all covers it.
+  [[ -f $file ]] || return 0
   echo "$name $(cat "$file")" >>"$state/sysctls"
   echo "$value" >"$file"
 }
