@@ -61,13 +61,13 @@ KUSTOMIZATION
 # which pods on that node connect to, and it reaches kubelets (logs, exec)
 # at their node's InternalIP: the real node's name is not in DNS.
 kwokctl_configuration() {
-  local host_ip
-  host_ip=$(ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')
+  local address
+  address=$(host_ip)
   cat <<YAML
 apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokctlConfiguration
 options:
-  kubeApiserverCertSANs: [10.0.0.1${host_ip:+, $host_ip}]
+  kubeApiserverCertSANs: [10.0.0.1${address:+, $address}]
 componentsPatches:
 - name: kube-apiserver
   extraArgs:

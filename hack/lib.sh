@@ -29,3 +29,8 @@ wait_for() {
   echo "$(basename "$0"): $* did not become $condition" >&2
   return 1
 }
+
+# host_ip is the IPv4 address of the default route's interface: the real
+# node's InternalIP (hack/real-node.sh), which the API server's certificate
+# names (hack/cluster.sh).
+host_ip() { ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p'; }

@@ -46,9 +46,6 @@ taint=${ONTIME_REAL_NODE_TAINT-ontime.dev/real-node=true:NoSchedule}
 step() { printf '==> %s\n' "$*" >&2; }
 die() { echo "$(basename "$0"): $*" >&2; exit 1; }
 
-# host_ip is the address of the interface of the default route: the node's
-# InternalIP (a loopback address is refused in the node's status).
-host_ip() { ip -4 route get 1.1.1.1 | sed -n 's/.* src \([0-9.]*\).*/\1/p'; }
 
 install_packages() {
   local missing=()

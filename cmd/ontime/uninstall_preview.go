@@ -106,7 +106,7 @@ func previewUninstall(ctx context.Context, c client.Client) (uninstallPreview, e
 		}
 		owner.Jobs = append(owner.Jobs, job.Name)
 		preview.Jobs++
-		if !jobFinished(job) {
+		if _, finished := v1alpha1.JobFinished(&job); !finished {
 			owner.RunningJobs = append(owner.RunningJobs, job.Name)
 			preview.RunningJobs = append(preview.RunningJobs, job.Namespace+"/"+job.Name)
 		}
@@ -130,16 +130,6 @@ func controllerScheduledJob(owners []metav1.OwnerReference, byOwner map[types.UI
 		}
 	}
 	return nil
-}
-
-// jobFinished reports whether a Job has completed or failed.
-func jobFinished(job batchv1.Job) bool {
-	for _, c := range job.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 func printUninstallPreview(out io.Writer, preview uninstallPreview) error {

@@ -78,23 +78,3 @@ func TestUninstallPreview(t *testing.T) {
 		t.Errorf("%v\n%s", err, out.String())
 	}
 }
-
-func TestJobFinished(t *testing.T) {
-	condition := func(kind batchv1.JobConditionType, status corev1.ConditionStatus) batchv1.Job {
-		return batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: kind, Status: status}}}}
-	}
-	for _, c := range []struct {
-		job  batchv1.Job
-		want bool
-	}{
-		{batchv1.Job{}, false},
-		{condition(batchv1.JobComplete, corev1.ConditionTrue), true},
-		{condition(batchv1.JobFailed, corev1.ConditionTrue), true},
-		{condition(batchv1.JobSuspended, corev1.ConditionTrue), false},
-		{condition(batchv1.JobComplete, corev1.ConditionFalse), false},
-	} {
-		if got := jobFinished(c.job); got != c.want {
-			t.Errorf("%+v: finished %v, want %v", c.job.Status.Conditions, got, c.want)
-		}
-	}
-}

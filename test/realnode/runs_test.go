@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/test/framework"
 )
 
@@ -89,7 +90,7 @@ func sleepUntil(at time.Time) { time.Sleep(time.Until(at)) }
 // finished pod.
 func (e *env) runPod(t *testing.T, sj string, at time.Time) corev1.Pod {
 	t.Helper()
-	return e.waitForRunPod(t, fmt.Sprintf("%s-%d", sj, at.Unix()/60), time.Minute)
+	return e.waitForRunPod(t, v1alpha1.RunJobName(sj, at), time.Minute)
 }
 
 func (e *env) checkPlainRun(t *testing.T, at time.Time) {
@@ -176,7 +177,7 @@ func (e *env) checkPlaceholderRun(t *testing.T, at time.Time) {
 	t.Helper()
 	pod := e.runPod(t, "ontime-placeholder", at)
 	e.checkRunPod(t, pod, "main")
-	placeholder := fmt.Sprintf("ontime-placeholder-%d-placeholder-0", at.Unix()/60)
+	placeholder := v1alpha1.RunJobName("ontime-placeholder", at) + "-placeholder-0"
 	reasons := e.eventReasons(t, placeholder)
 	if !slices.Contains(reasons, "Started") || !slices.Contains(reasons, "Preempted") {
 		t.Errorf("placeholder %s: events %v, want Started (its pause container ran) and Preempted (by the run's pod)", placeholder, reasons)
