@@ -118,8 +118,8 @@ const (
 	// Placeholder warm-up this long (a duration, such as "10m") before each
 	// of its runs. ontime never changes the CronJob.
 	WarmUpLeadAnnotation = "warmup.ontime.dev/lead"
-	// ReleaseAtAnnotation on an EarlyStart pod is when its init container
-	// lets the pod's containers start: the run's scheduled time (RFC 3339).
+	// ReleaseAtAnnotation on an EarlyStart pod is when `ontime wait` lets
+	// the run's commands start: the run's scheduled time (RFC 3339).
 	ReleaseAtAnnotation = "ontime.dev/release-at"
 )
 

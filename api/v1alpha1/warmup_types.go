@@ -26,10 +26,15 @@ type WarmUp struct {
 	// low-priority pods shaped like the run's pods at lead before the run;
 	// the autoscaler adds nodes for them and the run's pods, created at the
 	// scheduled time exactly as without warm-up, take their place.
-	// EarlyStart creates the run's Job lead early, with an init container
-	// that holds its pods until the scheduled time; choose it where
-	// placeholder pods are not allowed, or to pull images ahead of the run.
-	// See docs/warmup.md for the trade-offs.
+	// EarlyStart creates the run's Job lead early and holds its pods until
+	// the scheduled time: when every container names its command (and has
+	// no liveness or startup probe, no postStart hook, and the pod no init
+	// containers), the containers start during the lead and `ontime wait`
+	// execs their command at the scheduled time, within milliseconds;
+	// otherwise an init container holds the pod and its containers start
+	// a few seconds after the time. Choose it where placeholder pods are
+	// not allowed, or to pull images ahead of the run. See docs/warmup.md
+	// for the trade-offs.
 	// +kubebuilder:default=Placeholder
 	// +optional
 	Strategy WarmUpStrategy `json:"strategy,omitempty"`
@@ -47,8 +52,9 @@ const (
 	// WarmUpPlaceholder creates placeholder pods shaped like the run's
 	// pods, which the run's pods preempt.
 	WarmUpPlaceholder WarmUpStrategy = "Placeholder"
-	// WarmUpEarlyStart creates the run's Job early, its pods held by an
-	// init container until the scheduled time.
+	// WarmUpEarlyStart creates the run's Job early, its pods held until
+	// the scheduled time by `ontime wait`, in their containers or in an
+	// init container.
 	WarmUpEarlyStart WarmUpStrategy = "EarlyStart"
 )
 

@@ -1,6 +1,8 @@
 package warmup
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -10,17 +12,39 @@ import (
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
 
-// WaitContainerName is the init container that holds EarlyStart pods.
+// WaitContainerName is the init container of EarlyStart pods: it either
+// holds the pod until the scheduled time or installs `ontime wait` for the
+// run's containers to wait in (HoldUntil).
 const WaitContainerName = "ontime-wait"
 
+// waitVolume is the emptyDir WaitContainerName copies the ontime binary
+// into when the run's containers wait in it; waitBinary is the copy.
+const (
+	waitVolume    = "ontime-wait"
+	waitMountPath = "/.ontime-wait"
+	waitBinary    = waitMountPath + "/ontime"
+)
+
 // HoldUntil turns job, the run scheduled at scheduled, into an EarlyStart
-// run created at now: an init container running `ontime wait --until
-// <scheduled>` from image, first among the init containers, keeps its pods
-// from starting before the scheduled time, while they already hold their
-// nodes. The pods carry the warm-up labels (so the controller sees them
-// placed) and ReleaseAtAnnotation. activeDeadlineSeconds, which counts from
-// the Job's start, grows by the wait, so that the run gets the time it
-// would have had.
+// run created at now, held until the scheduled time in one of two ways:
+//
+//   - In the run's containers (InContainerWait): the init container copies
+//     the ontime binary from image into an emptyDir and exits, and each
+//     container's command becomes `ontime wait --until <scheduled> --
+//     <command> <args>`, which execs the command at the scheduled time by
+//     the node's clock. The containers are created, and their images
+//     pulled, during the lead, so the command starts within milliseconds
+//     of its time.
+//   - Otherwise, in the init container: `ontime wait --until <scheduled>`,
+//     first among the init containers, keeps the pod's containers from
+//     starting before the scheduled time; they start after it by the
+//     kubelet's reaction time (it notices the exit at its next relist,
+//     once a second, then creates and starts them).
+//
+// Either way the pods hold their nodes from now, carry the warm-up labels
+// (so the controller sees them placed) and ReleaseAtAnnotation, and
+// activeDeadlineSeconds, which counts from the Job's start, grows by the
+// wait, so that the run gets the time it would have had.
 func HoldUntil(job *batchv1.Job, owner Owner, scheduled, now time.Time, image string) {
 	pod := &job.Spec.Template
 	if pod.Labels == nil {
@@ -34,17 +58,80 @@ func HoldUntil(job *batchv1.Job, owner Owner, scheduled, now time.Time, image st
 	}
 	release := scheduled.UTC().Format(time.RFC3339)
 	pod.Annotations[v1alpha1.ReleaseAtAnnotation] = release
-	small := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}
-	wait := corev1.Container{
-		Name:            WaitContainerName,
-		Image:           image,
-		Args:            []string{"wait", "--until", release},
-		Resources:       corev1.ResourceRequirements{Requests: small, Limits: small.DeepCopy()},
-		SecurityContext: restrictedContainer(),
+	if InContainerWait(&pod.Spec) {
+		waitInContainers(&pod.Spec, image, release)
+	} else {
+		pod.Spec.InitContainers = append([]corev1.Container{waitContainer(image, "wait", "--until", release)}, pod.Spec.InitContainers...)
 	}
-	pod.Spec.InitContainers = append([]corev1.Container{wait}, pod.Spec.InitContainers...)
 	if deadline := job.Spec.ActiveDeadlineSeconds; deadline != nil {
 		waitSeconds := int64((max(scheduled.Sub(now), 0) + time.Second - 1) / time.Second)
 		*deadline += waitSeconds
+	}
+}
+
+// InContainerWait says whether an EarlyStart run of pods shaped by spec can
+// wait in its own containers, which then run during the lead
+// (HeldInInitContainer says why not).
+func InContainerWait(spec *corev1.PodSpec) bool { return HeldInInitContainer(spec) == "" }
+
+// HeldInInitContainer says why an EarlyStart run of pods shaped by spec is
+// held in an init container rather than in its own containers, naming the
+// pod spec's field; "" when it is not. Containers wait only when nothing
+// the user wrote would run before the scheduled time or notice the wait:
+// every container names its command (the image's entrypoint is not known
+// here, and `ontime wait` must exec it), none has a liveness or startup
+// probe (which would fail, and kill it, during the wait) or a postStart
+// hook, and the pod has no init containers of its own (which must run
+// after the scheduled time, as they would without warm-up).
+func HeldInInitContainer(spec *corev1.PodSpec) string {
+	if len(spec.InitContainers) > 0 {
+		return "initContainers is set"
+	}
+	if slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == waitVolume }) {
+		return "volumes has one named " + waitVolume
+	}
+	for i, c := range spec.Containers {
+		container := fmt.Sprintf("containers[%d] (%s)", i, c.Name)
+		switch {
+		case len(c.Command) == 0:
+			return container + " names no command"
+		case c.LivenessProbe != nil:
+			return container + " has a livenessProbe"
+		case c.StartupProbe != nil:
+			return container + " has a startupProbe"
+		case c.Lifecycle != nil && c.Lifecycle.PostStart != nil:
+			return container + " has a postStart hook"
+		}
+	}
+	return ""
+}
+
+// waitInContainers adds the init container that installs ontime from image
+// into the wait volume and makes every container's command wait there
+// until release, then exec what it was.
+func waitInContainers(spec *corev1.PodSpec, image, release string) {
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: waitVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	install := waitContainer(image, "wait", "--until", release, "--install", waitBinary)
+	install.VolumeMounts = []corev1.VolumeMount{{Name: waitVolume, MountPath: waitMountPath}}
+	spec.InitContainers = []corev1.Container{install}
+	for i := range spec.Containers {
+		c := &spec.Containers[i]
+		c.Args = append(append([]string{"wait", "--until", release, "--"}, c.Command...), c.Args...)
+		c.Command = []string{waitBinary}
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: waitVolume, MountPath: waitMountPath, ReadOnly: true})
+	}
+}
+
+// waitContainer is the init container running ontime from image with args.
+func waitContainer(image string, args ...string) corev1.Container {
+	// Copying the binary (about 45 MB) goes through the page cache, which
+	// counts toward the container's memory: 32Mi leaves room for it.
+	small := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}
+	return corev1.Container{
+		Name:            WaitContainerName,
+		Image:           image,
+		Args:            args,
+		Resources:       corev1.ResourceRequirements{Requests: small, Limits: small.DeepCopy()},
+		SecurityContext: restrictedContainer(),
 	}
 }

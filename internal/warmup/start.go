@@ -60,7 +60,10 @@ func RunToMeasure(jobs []*batchv1.Job, measured, now time.Time) *batchv1.Job {
 }
 
 // MeasureStart says when the run of job started, from its pods (those the
-// Job controls among pods), and how late that was.
+// Job controls among pods), and how late that was. A run never starts
+// before its scheduled time: an EarlyStart container that waits in `ontime
+// wait` is running during the lead, and its command starts when the wait
+// execs it, at the scheduled time, which is what is recorded then.
 func MeasureStart(job *batchv1.Job, pods []*corev1.Pod) (*v1alpha1.RunStart, bool) {
 	if job == nil {
 		return nil, false
@@ -79,6 +82,9 @@ func MeasureStart(job *batchv1.Job, pods []*corev1.Pod) (*v1alpha1.RunStart, boo
 	if !ok {
 		return nil, false
 	}
+	if started.Before(scheduled) {
+		started = scheduled
+	}
 	return &v1alpha1.RunStart{ScheduledTime: metav1.NewTime(scheduled), StartTime: metav1.NewTime(started),
-		Lateness: metav1.Duration{Duration: max(started.Sub(scheduled), 0)}}, true
+		Lateness: metav1.Duration{Duration: started.Sub(scheduled)}}, true
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/warmup"
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
@@ -39,6 +41,10 @@ func validateWarmUp(sj *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, now tim
 			fmt.Sprintf("must be from %s to %s", v1alpha1.MinWarmUpLead, v1alpha1.MaxWarmUpLead))}, nil
 	}
 	errs := validatePlaceholder(w.Placeholder, path.Child("placeholder"))
+	var warnings admission.Warnings
+	if w.Strategy == v1alpha1.WarmUpEarlyStart {
+		warnings = earlyStartWarnings(&sj.Spec.JobTemplate.Spec.Template.Spec, path.Child("strategy"))
+	}
 	gap := shortestGap(meaning.Schedule, now)
 	switch {
 	case gap == 0 || lead < gap:
@@ -46,10 +52,23 @@ func validateWarmUp(sj *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, now tim
 		errs = append(errs, field.Invalid(path.Child("lead"), lead.String(), fmt.Sprintf(
 			"with strategy EarlyStart, lead must be shorter than the shortest interval between runs (%s): a run's early Job would exist before the previous run starts", gap)))
 	default:
-		return errs, admission.Warnings{fmt.Sprintf("%s: %s is not shorter than the shortest interval between runs (%s): warm-up for a run begins only once the run before it has started, so it is shorter than the lead",
-			path.Child("lead"), lead, gap)}
+		warnings = append(warnings, fmt.Sprintf("%s: %s is not shorter than the shortest interval between runs (%s): warm-up for a run begins only once the run before it has started, so it is shorter than the lead",
+			path.Child("lead"), lead, gap))
 	}
-	return errs, nil
+	return errs, warnings
+}
+
+// earlyStartWarnings says when EarlyStart will hold the run's pods in an
+// init container, whose containers then start seconds after the run's
+// time, and what would let them wait in their own process instead.
+func earlyStartWarnings(pod *corev1.PodSpec, path *field.Path) admission.Warnings {
+	reason := warmup.HeldInInitContainer(pod)
+	if reason == "" {
+		return nil
+	}
+	return admission.Warnings{fmt.Sprintf("%s: EarlyStart will hold the run's pods in an init container, because spec.jobTemplate.spec.template.spec.%s: "+
+		"on a real kubelet their containers then start a few seconds after each run's time. Containers that name their command, with no liveness or startup probe, "+
+		"no postStart hook and no init containers in the pod, wait in `ontime wait` instead and start their command at the time (docs/warmup.md)", path, reason)}
 }
 
 func validatePlaceholder(p *v1alpha1.PlaceholderWarmUp, path *field.Path) field.ErrorList {

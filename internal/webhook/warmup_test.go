@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -67,5 +68,35 @@ func TestEarlyStartLeadInTheExtendedLanguage(t *testing.T) {
 				t.Errorf("error\n  %s\nwant it to start with\n  %s", got, want)
 			}
 		})
+	}
+}
+
+// TestEarlyStartWarnsWhenHeldInAnInitContainer: admission says when an
+// EarlyStart run's pods will be held in an init container (their start is
+// then seconds late) and why, and stays quiet when the containers can wait
+// in their own process.
+func TestEarlyStartWarnsWhenHeldInAnInitContainer(t *testing.T) {
+	now := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		command []string
+		want    string
+	}{
+		{[]string{"/app/report"}, ""},
+		{nil, "spec.warmUp.strategy: EarlyStart will hold the run's pods in an init container, because spec.jobTemplate.spec.template.spec.containers[0] (main) names no command"},
+	} {
+		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "report"}}
+		sj.Spec.Schedule = "0 * * * *"
+		sj.Spec.WarmUp = &v1alpha1.WarmUp{Strategy: v1alpha1.WarmUpEarlyStart, Lead: metav1.Duration{Duration: 5 * time.Minute}}
+		sj.Spec.JobTemplate.Spec.Template.Spec.Containers = []corev1.Container{{Name: "main", Image: "report", Command: tc.command}}
+		errs, warnings := Validate(sj, nil, now)
+		if len(errs) > 0 {
+			t.Fatalf("command %q: refused: %v", tc.command, errs)
+		}
+		switch {
+		case tc.want == "" && len(warnings) > 0:
+			t.Errorf("command %q: warnings %q, want none", tc.command, warnings)
+		case tc.want != "" && (len(warnings) != 1 || !strings.HasPrefix(warnings[0], tc.want)):
+			t.Errorf("command %q: warnings %q, want one starting with %q", tc.command, warnings, tc.want)
+		}
 	}
 }

@@ -279,7 +279,8 @@ func (e *env) waitForRunPod(t *testing.T, job string, timeout time.Duration) cor
 }
 
 // checkRunPod checks that a run's pod ran its container on the real node,
-// exited 0 and logged the image's version.
+// exited 0 and logged the image's version (on a line of its own: an
+// EarlyStart container's `ontime wait` logs first, on stderr).
 func (e *env) checkRunPod(t *testing.T, pod corev1.Pod, container string) {
 	t.Helper()
 	if pod.Spec.NodeName != nodeName {
@@ -289,8 +290,8 @@ func (e *env) checkRunPod(t *testing.T, pod corev1.Pod, container string) {
 		t.Errorf("pod %s: container %s exit code %d (terminated %v), want 0", pod.Name, container, code, ok)
 	}
 	logs := e.cluster.Kubectl(t, "logs", "-n", workloads, pod.Name, "-c", container)
-	if want := "ontime " + version + " "; !strings.HasPrefix(logs, want) {
-		t.Errorf("pod %s: log %q, want it to start with %q", pod.Name, logs, want)
+	if want := "ontime " + version + " "; !strings.Contains("\n"+logs, "\n"+want) {
+		t.Errorf("pod %s: log %q, want a line starting with %q", pod.Name, logs, want)
 	}
 }
 
