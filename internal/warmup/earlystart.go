@@ -1,8 +1,6 @@
 package warmup
 
 import (
-	"fmt"
-	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -20,7 +18,7 @@ const WaitContainerName = "ontime-wait"
 // waitVolume is the emptyDir WaitContainerName copies the ontime binary
 // into when the run's containers wait in it; waitBinary is the copy.
 const (
-	waitVolume    = "ontime-wait"
+	waitVolume    = v1alpha1.EarlyStartWaitVolume
 	waitMountPath = "/.ontime-wait"
 	waitBinary    = waitMountPath + "/ontime"
 )
@@ -71,39 +69,9 @@ func HoldUntil(job *batchv1.Job, owner Owner, scheduled, now time.Time, image st
 
 // InContainerWait says whether an EarlyStart run of pods shaped by spec can
 // wait in its own containers, which then run during the lead
-// (HeldInInitContainer says why not).
-func InContainerWait(spec *corev1.PodSpec) bool { return HeldInInitContainer(spec) == "" }
-
-// HeldInInitContainer says why an EarlyStart run of pods shaped by spec is
-// held in an init container rather than in its own containers, naming the
-// pod spec's field; "" when it is not. Containers wait only when nothing
-// the user wrote would run before the scheduled time or notice the wait:
-// every container names its command (the image's entrypoint is not known
-// here, and `ontime wait` must exec it), none has a liveness or startup
-// probe (which would fail, and kill it, during the wait) or a postStart
-// hook, and the pod has no init containers of its own (which must run
-// after the scheduled time, as they would without warm-up).
-func HeldInInitContainer(spec *corev1.PodSpec) string {
-	if len(spec.InitContainers) > 0 {
-		return "initContainers is set"
-	}
-	if slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == waitVolume }) {
-		return "volumes has one named " + waitVolume
-	}
-	for i, c := range spec.Containers {
-		container := fmt.Sprintf("containers[%d] (%s)", i, c.Name)
-		switch {
-		case len(c.Command) == 0:
-			return container + " names no command"
-		case c.LivenessProbe != nil:
-			return container + " has a livenessProbe"
-		case c.StartupProbe != nil:
-			return container + " has a startupProbe"
-		case c.Lifecycle != nil && c.Lifecycle.PostStart != nil:
-			return container + " has a postStart hook"
-		}
-	}
-	return ""
+// (v1alpha1.EarlyStartHeldInInitContainer says why not).
+func InContainerWait(spec *corev1.PodSpec) bool {
+	return v1alpha1.EarlyStartHeldInInitContainer(spec) == ""
 }
 
 // waitInContainers adds the init container that installs ontime from image

@@ -40,8 +40,8 @@ func TestInContainerWait(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			spec := corev1.PodSpec{Containers: []corev1.Container{withCommand("main"), withCommand("sidecar")}}
 			test.change(&spec)
-			if got := HeldInInitContainer(&spec); got != test.want {
-				t.Errorf("HeldInInitContainer = %q, want %q", got, test.want)
+			if got := v1alpha1.EarlyStartHeldInInitContainer(&spec); got != test.want {
+				t.Errorf("EarlyStartHeldInInitContainer = %q, want %q", got, test.want)
 			}
 			if got := InContainerWait(&spec); got != (test.want == "") {
 				t.Errorf("InContainerWait = %v, want %v", got, test.want == "")

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/warmup"
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
@@ -62,7 +61,7 @@ func validateWarmUp(sj *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, now tim
 // init container, whose containers then start seconds after the run's
 // time, and what would let them wait in their own process instead.
 func earlyStartWarnings(pod *corev1.PodSpec, path *field.Path) admission.Warnings {
-	reason := warmup.HeldInInitContainer(pod)
+	reason := v1alpha1.EarlyStartHeldInInitContainer(pod)
 	if reason == "" {
 		return nil
 	}
