@@ -12,8 +12,8 @@ import (
 )
 
 func TestBound(t *testing.T) {
-	int32Field := func(min *float64) apiextensionsv1.JSONSchemaProps {
-		return apiextensionsv1.JSONSchemaProps{Type: "integer", Format: "int32", Minimum: min}
+	int32Field := func(minimum *float64) apiextensionsv1.JSONSchemaProps {
+		return apiextensionsv1.JSONSchemaProps{Type: "integer", Format: "int32", Minimum: minimum}
 	}
 	root := apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
 		"spec": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
@@ -64,26 +64,32 @@ func TestShippedCRDsAreBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, version := range crd.Spec.Versions {
-			ints, nonNegative := 0, map[string]bool{}
-			visit(version.Schema.OpenAPIV3Schema, "", func(field string, s *apiextensionsv1.JSONSchemaProps) {
-				if s.Type == "integer" && s.Format == "int32" {
-					ints++
-					if s.Minimum == nil || s.Maximum == nil || *s.Maximum > math.MaxInt32 || *s.Minimum < math.MinInt32 {
-						t.Errorf("%s %s: %s is an int32 with minimum %v, maximum %v", path, version.Name, field, show(s.Minimum), show(s.Maximum))
-					}
-				}
-				if s.Minimum != nil && *s.Minimum == 0 {
-					nonNegative[field] = true
-				}
-			})
-			for _, field := range nonNegativeFields {
-				if !nonNegative[field] {
-					t.Errorf("%s %s: %s has no minimum 0", path, version.Name, field)
-				}
-			}
-			t.Logf("%s %s: %d int32 fields bounded", filepath.Base(path), version.Name, ints)
+			checkBounded(t, filepath.Base(path)+" "+version.Name, version.Schema.OpenAPIV3Schema)
 		}
 	}
+}
+
+// checkBounded checks the bounds of one version's schema.
+func checkBounded(t *testing.T, crd string, schema *apiextensionsv1.JSONSchemaProps) {
+	t.Helper()
+	ints, nonNegative := 0, map[string]bool{}
+	visit(schema, "", func(field string, s *apiextensionsv1.JSONSchemaProps) {
+		if s.Type == "integer" && s.Format == "int32" {
+			ints++
+			if s.Minimum == nil || s.Maximum == nil || *s.Maximum > math.MaxInt32 || *s.Minimum < math.MinInt32 {
+				t.Errorf("%s: %s is an int32 with minimum %v, maximum %v", crd, field, show(s.Minimum), show(s.Maximum))
+			}
+		}
+		if s.Minimum != nil && *s.Minimum == 0 {
+			nonNegative[field] = true
+		}
+	})
+	for _, field := range nonNegativeFields {
+		if !nonNegative[field] {
+			t.Errorf("%s: %s has no minimum 0", crd, field)
+		}
+	}
+	t.Logf("%s: %d int32 fields bounded", crd, ints)
 }
 
 func visit(s *apiextensionsv1.JSONSchemaProps, path string, f func(string, *apiextensionsv1.JSONSchemaProps)) {
