@@ -88,6 +88,10 @@ const (
 	ReasonUnsupportedSchedule = "UnsupportedSchedule"
 	// ReasonTriggered: a run was started by TriggerAnnotation.
 	ReasonTriggered = "Triggered"
+	// ReasonUndecodable: the stored ScheduledJob has a value this version
+	// cannot decode (ScheduledJob.DecodeError); the controller leaves it
+	// and its Jobs alone until it is fixed or deleted.
+	ReasonUndecodable = "Undecodable"
 	// ReasonWarmUpStarted: warm-up for a run began.
 	ReasonWarmUpStarted = "WarmUpStarted"
 	// ReasonWarmUpReady: the capacity for a run is ready.

@@ -256,6 +256,11 @@ type ScheduledJob struct {
 	// status is what the controller observed.
 	// +optional
 	Status ScheduledJobStatus `json:"status,omitempty"`
+
+	// DecodeError, never serialized, says why this object's spec or status
+	// could not be decoded (UnmarshalJSON); then only its type and metadata
+	// are set. Empty for every object that decoded.
+	DecodeError string `json:"-"`
 }
 
 // ScheduledJobList is a list of ScheduledJobs.

@@ -117,6 +117,9 @@ func requestRun(ctx context.Context, c client.Client, key types.NamespacedName) 
 		}
 		return "", "", err
 	}
+	if sj.DecodeError != "" {
+		return "", "", fmt.Errorf("scheduledjob %s cannot be decoded, so the controller would not run it: %s; fix it with kubectl edit", key.Name, sj.DecodeError)
+	}
 	value = now().UTC().Format(time.RFC3339Nano)
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{v1alpha1.TriggerAnnotation: value}}})
 	if err := c.Patch(ctx, sj, client.RawPatch(types.MergePatchType, patch)); err != nil {

@@ -53,6 +53,14 @@ func tooManyMissedTimesEvent(missed int) Event {
 		fmt.Sprintf("too many missed start times (%d). Set or decrease .spec.startingDeadlineSeconds or check clock skew", missed))
 }
 
+// UndecodableEvent reports a stored ScheduledJob that could not be decoded
+// (v1alpha1.ScheduledJob.DecodeError); the controller emits it without
+// planning, as nothing about the object but its name is known.
+func UndecodableEvent(decodeError string) Event {
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonUndecodable,
+		fmt.Sprintf("Cannot decode the stored object: %s. It does not run, and its Jobs are left alone, until it is fixed (kubectl edit) or deleted", decodeError))
+}
+
 func unknownTimeZoneEvent(message string) Event {
 	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonUnknownTimeZone, message)
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -24,7 +26,8 @@ func Start(crdDirs ...string) (*envtest.Environment, *rest.Config, error) {
 
 // Options say what to install into the test API server.
 type Options struct {
-	// CRDDirs hold CRD manifests, relative to the repository root.
+	// CRDDirs hold CRD manifests, relative to the repository root unless
+	// absolute.
 	CRDDirs []string
 	// WebhookDirs hold webhook configurations, relative to the repository
 	// root. envtest points them at a local server it makes certificates
@@ -45,7 +48,10 @@ func StartWith(opts Options) (*envtest.Environment, *rest.Config, error) {
 		ErrorIfCRDPathMissing: true,
 	}
 	for _, dir := range opts.CRDDirs {
-		env.CRDDirectoryPaths = append(env.CRDDirectoryPaths, filepath.Join(root, dir))
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(root, dir)
+		}
+		env.CRDDirectoryPaths = append(env.CRDDirectoryPaths, dir)
 	}
 	for _, dir := range opts.WebhookDirs {
 		env.WebhookInstallOptions.Paths = append(env.WebhookInstallOptions.Paths, filepath.Join(root, dir))
@@ -75,6 +81,17 @@ func Assets() (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// WriteKubeconfig writes a kubeconfig for config to path, for a process
+// that takes --kubeconfig (the controller, started as users start it).
+func WriteKubeconfig(config *rest.Config, path string) error {
+	kubeconfig := clientcmdapi.NewConfig()
+	kubeconfig.Clusters["envtest"] = &clientcmdapi.Cluster{Server: config.Host, CertificateAuthorityData: config.CAData}
+	kubeconfig.AuthInfos["envtest"] = &clientcmdapi.AuthInfo{ClientCertificateData: config.CertData, ClientKeyData: config.KeyData, Token: config.BearerToken}
+	kubeconfig.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "envtest"}
+	kubeconfig.CurrentContext = "envtest"
+	return clientcmd.WriteToFile(*kubeconfig, path)
 }
 
 // RepoRoot returns the repository's root directory.

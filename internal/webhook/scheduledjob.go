@@ -65,6 +65,9 @@ func (v *Validator) ValidateCreate(ctx context.Context, obj runtime.Object) (adm
 	if !ok {
 		return nil, fmt.Errorf("expected a ScheduledJob, got %T", obj)
 	}
+	if err := decoded(sj); err != nil {
+		return nil, err
+	}
 	return v.validate(ctx, sj, nil)
 }
 
@@ -75,12 +78,24 @@ func (v *Validator) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.O
 	if !ok || !ok2 {
 		return nil, fmt.Errorf("expected ScheduledJobs, got %T and %T", oldObj, newObj)
 	}
+	if err := decoded(sj); err != nil {
+		return nil, err
+	}
 	if equality.Semantic.DeepEqual(old.Spec, sj.Spec) {
 		// Metadata only (labels, the trigger annotation): the spec was
 		// validated when it was set.
 		return nil, nil
 	}
 	return v.validate(ctx, sj, old)
+}
+
+// decoded refuses a ScheduledJob with a value this version cannot decode
+// (one the CRD's schema let through: an older CRD without its bounds).
+func decoded(sj *v1alpha1.ScheduledJob) error {
+	if sj.DecodeError == "" {
+		return nil
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("ScheduledJob %s cannot be decoded: %s", sj.Name, sj.DecodeError))
 }
 
 // ValidateDelete allows every deletion.

@@ -113,6 +113,11 @@ func (ix *startsIndex) watch(ctx context.Context, c cache.Cache) error {
 func (ix *startsIndex) setObject(obj any, now time.Time) {
 	switch o := obj.(type) {
 	case *v1alpha1.ScheduledJob:
+		if o.DecodeError != "" {
+			// Its schedule is unknown (ScheduledJob.UnmarshalJSON).
+			ix.removeObject(o)
+			return
+		}
 		expression := o.Spec.Schedule
 		if o.Status.EffectiveSchedule != "" {
 			expression = o.Status.EffectiveSchedule

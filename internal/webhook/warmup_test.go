@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +99,22 @@ func TestEarlyStartWarnsWhenHeldInAnInitContainer(t *testing.T) {
 		case tc.want != "" && (len(warnings) != 1 || !strings.HasPrefix(warnings[0], tc.want)):
 			t.Errorf("command %q: warnings %q, want one starting with %q", tc.command, warnings, tc.want)
 		}
+	}
+}
+
+// TestUndecodableIsRefused: a ScheduledJob the webhook's decoder could not
+// decode (a value the CRD's schema let through: an older CRD without its
+// bounds) is refused on create and on update, even when the spec it
+// replaces was equally undecodable (both decode to an empty spec).
+func TestUndecodableIsRefused(t *testing.T) {
+	v := &Validator{}
+	bad := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Name: "broken"},
+		DecodeError: "json: cannot unmarshal number 2147483648 into Go struct field ScheduledJobSpec.spec.successfulJobsHistoryLimit of type int32"}
+	want := "ScheduledJob broken cannot be decoded: json: cannot unmarshal number 2147483648 into Go struct field ScheduledJobSpec.spec.successfulJobsHistoryLimit"
+	if _, err := v.ValidateCreate(context.Background(), bad); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("create: %v, want %q", err, want)
+	}
+	if _, err := v.ValidateUpdate(context.Background(), bad.DeepCopy(), bad); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("update: %v, want %q", err, want)
 	}
 }

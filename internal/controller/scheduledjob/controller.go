@@ -57,6 +57,9 @@ type Controller struct {
 	defaults v1alpha1.ControllerDefaults
 	// ledgers place ScheduledJobs under a Balanced spread.
 	ledgers *spreadLedgers
+	// undecodable are the ScheduledJobs stored with values this version
+	// cannot decode, reported and left alone.
+	undecodable undecodables
 }
 
 // Options configure the controller.
@@ -136,10 +139,16 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := c.kubeClient.Get(ctx, req.NamespacedName, stored); err != nil {
 		if apierrors.IsNotFound(err) {
 			c.overlay.forget(req.NamespacedName)
+			c.undecodable.forget(req.NamespacedName)
 			return reconcile.Result{}, c.ledgers.forgetDeleted(ctx, req.NamespacedName)
 		}
 		return reconcile.Result{}, err
 	}
+	if stored.DecodeError != "" {
+		c.undecodable.report(ctx, c, stored)
+		return reconcile.Result{}, nil
+	}
+	c.undecodable.forget(req.NamespacedName)
 	// stored is the ScheduledJob as the API server has it, as far as this
 	// controller knows; sj adds the status not yet written.
 	stored, sj := c.overlay.view(stored)

@@ -1,0 +1,60 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+)
+
+// TestUndecodableScheduledJob: a ScheduledJob with a value out of its Go
+// type's range decodes to its identity and DecodeError, alone or inside a
+// list, through the API machinery's own codec; one that is not JSON, or
+// has no name, still fails.
+func TestUndecodableScheduledJob(t *testing.T) {
+	const bad = `{"apiVersion":"ontime.dev/v1alpha1","kind":"ScheduledJob","metadata":{"name":"broken","namespace":"team","uid":"u1","resourceVersion":"7"},` +
+		`"spec":{"schedule":"* * * * *","successfulJobsHistoryLimit":2147483648},"status":{"activeCount":1}}`
+	const good = `{"apiVersion":"ontime.dev/v1alpha1","kind":"ScheduledJob","metadata":{"name":"fine","namespace":"team"},` +
+		`"spec":{"schedule":"*/5 * * * *","successfulJobsHistoryLimit":2}}`
+	s := runtime.NewScheme()
+	if err := AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	codec := serializer.NewCodecFactory(s).UniversalDeserializer()
+
+	obj, _, err := codec.Decode([]byte(bad), nil, nil)
+	if err != nil {
+		t.Fatalf("decoding the bad object failed: %v", err)
+	}
+	sj := obj.(*ScheduledJob)
+	want := "json: cannot unmarshal number 2147483648 into Go struct field ScheduledJobSpec.spec.successfulJobsHistoryLimit of type int32"
+	if sj.Name != "broken" || sj.Namespace != "team" || sj.UID != "u1" || sj.ResourceVersion != "7" || sj.DecodeError != want {
+		t.Errorf("decoded %s/%s uid %s rv %s, DecodeError %q; want team/broken u1 7 and %q", sj.Namespace, sj.Name, sj.UID, sj.ResourceVersion, sj.DecodeError, want)
+	}
+	if sj.Spec.Schedule != "" || sj.Status.ActiveCount != 0 {
+		t.Errorf("an undecodable object keeps a partly decoded spec or status: %+v %+v", sj.Spec, sj.Status)
+	}
+
+	obj, _, err = codec.Decode([]byte(`{"apiVersion":"ontime.dev/v1alpha1","kind":"ScheduledJobList","metadata":{},"items":[`+bad+`,`+good+`]}`), nil, nil)
+	if err != nil {
+		t.Fatalf("a list with one bad item failed to decode: %v", err)
+	}
+	list := obj.(*ScheduledJobList)
+	if len(list.Items) != 2 || list.Items[0].DecodeError == "" || list.Items[1].DecodeError != "" || list.Items[1].Spec.Schedule != "*/5 * * * *" ||
+		*list.Items[1].Spec.SuccessfulJobsHistoryLimit != 2 {
+		t.Errorf("list items %+v", list.Items)
+	}
+
+	for _, broken := range []string{`{"metadata":{"name":"x"},"spec":`, `{"metadata":{},"spec":{"successfulJobsHistoryLimit":2147483648}}`} {
+		if err := json.Unmarshal([]byte(broken), &ScheduledJob{}); err == nil {
+			t.Errorf("%s decoded without an error", broken)
+		}
+	}
+	// DecodeError is never written back.
+	out, _ := json.Marshal(sj)
+	if strings.Contains(string(out), "DecodeError") || strings.Contains(string(out), "cannot unmarshal") {
+		t.Errorf("marshaled %s", out)
+	}
+}
