@@ -35,4 +35,3 @@ func (sj *ScheduledJob) UnmarshalJSON(data []byte) error {
 	*sj = ScheduledJob{TypeMeta: identity.TypeMeta, ObjectMeta: identity.ObjectMeta, DecodeError: err.Error()}
 	return nil
 }
-

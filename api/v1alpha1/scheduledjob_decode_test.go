@@ -9,26 +9,32 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 )
 
-// TestUndecodableScheduledJob: a ScheduledJob with a value out of its Go
-// type's range decodes to its identity and DecodeError, alone or inside a
-// list, through the API machinery's own codec; one that is not JSON, or
-// has no name, still fails.
-func TestUndecodableScheduledJob(t *testing.T) {
-	const bad = `{"apiVersion":"ontime.dev/v1alpha1","kind":"ScheduledJob","metadata":{"name":"broken","namespace":"team","uid":"u1","resourceVersion":"7"},` +
+const (
+	undecodableJSON = `{"apiVersion":"ontime.dev/v1alpha1","kind":"ScheduledJob","metadata":{"name":"broken","namespace":"team","uid":"u1","resourceVersion":"7"},` +
 		`"spec":{"schedule":"* * * * *","successfulJobsHistoryLimit":2147483648},"status":{"activeCount":1}}`
-	const good = `{"apiVersion":"ontime.dev/v1alpha1","kind":"ScheduledJob","metadata":{"name":"fine","namespace":"team"},` +
+	decodableJSON = `{"apiVersion":"ontime.dev/v1alpha1","kind":"ScheduledJob","metadata":{"name":"fine","namespace":"team"},` +
 		`"spec":{"schedule":"*/5 * * * *","successfulJobsHistoryLimit":2}}`
+)
+
+// decode decodes data with the API machinery's own codec.
+func decode(t *testing.T, data string) runtime.Object {
+	t.Helper()
 	s := runtime.NewScheme()
 	if err := AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	codec := serializer.NewCodecFactory(s).UniversalDeserializer()
-
-	obj, _, err := codec.Decode([]byte(bad), nil, nil)
+	obj, _, err := serializer.NewCodecFactory(s).UniversalDeserializer().Decode([]byte(data), nil, nil)
 	if err != nil {
-		t.Fatalf("decoding the bad object failed: %v", err)
+		t.Fatalf("decoding failed: %v", err)
 	}
-	sj := obj.(*ScheduledJob)
+	return obj
+}
+
+// TestUndecodableScheduledJob: a ScheduledJob with a value out of its Go
+// type's range decodes to its identity and DecodeError, nothing of its spec
+// or status, and DecodeError is never written back.
+func TestUndecodableScheduledJob(t *testing.T) {
+	sj := decode(t, undecodableJSON).(*ScheduledJob)
 	want := "json: cannot unmarshal number 2147483648 into Go struct field ScheduledJobSpec.spec.successfulJobsHistoryLimit of type int32"
 	if sj.Name != "broken" || sj.Namespace != "team" || sj.UID != "u1" || sj.ResourceVersion != "7" || sj.DecodeError != want {
 		t.Errorf("decoded %s/%s uid %s rv %s, DecodeError %q; want team/broken u1 7 and %q", sj.Namespace, sj.Name, sj.UID, sj.ResourceVersion, sj.DecodeError, want)
@@ -36,25 +42,28 @@ func TestUndecodableScheduledJob(t *testing.T) {
 	if sj.Spec.Schedule != "" || sj.Status.ActiveCount != 0 {
 		t.Errorf("an undecodable object keeps a partly decoded spec or status: %+v %+v", sj.Spec, sj.Status)
 	}
-
-	obj, _, err = codec.Decode([]byte(`{"apiVersion":"ontime.dev/v1alpha1","kind":"ScheduledJobList","metadata":{},"items":[`+bad+`,`+good+`]}`), nil, nil)
-	if err != nil {
-		t.Fatalf("a list with one bad item failed to decode: %v", err)
+	out, _ := json.Marshal(sj)
+	if strings.Contains(string(out), "DecodeError") || strings.Contains(string(out), "cannot unmarshal") {
+		t.Errorf("marshaled %s", out)
 	}
-	list := obj.(*ScheduledJobList)
+}
+
+// TestListWithAnUndecodableItem: one bad item does not fail the list (an
+// informer's list would fail, and with it every ScheduledJob's runs).
+func TestListWithAnUndecodableItem(t *testing.T) {
+	list := decode(t, `{"apiVersion":"ontime.dev/v1alpha1","kind":"ScheduledJobList","metadata":{},"items":[`+undecodableJSON+`,`+decodableJSON+`]}`).(*ScheduledJobList)
 	if len(list.Items) != 2 || list.Items[0].DecodeError == "" || list.Items[1].DecodeError != "" || list.Items[1].Spec.Schedule != "*/5 * * * *" ||
 		*list.Items[1].Spec.SuccessfulJobsHistoryLimit != 2 {
 		t.Errorf("list items %+v", list.Items)
 	}
+}
 
+// TestBrokenJSONStillFails: what is not JSON, or has no name to report it
+// by, fails as before.
+func TestBrokenJSONStillFails(t *testing.T) {
 	for _, broken := range []string{`{"metadata":{"name":"x"},"spec":`, `{"metadata":{},"spec":{"successfulJobsHistoryLimit":2147483648}}`} {
 		if err := json.Unmarshal([]byte(broken), &ScheduledJob{}); err == nil {
 			t.Errorf("%s decoded without an error", broken)
 		}
-	}
-	// DecodeError is never written back.
-	out, _ := json.Marshal(sj)
-	if strings.Contains(string(out), "DecodeError") || strings.Contains(string(out), "cannot unmarshal") {
-		t.Errorf("marshaled %s", out)
 	}
 }
