@@ -47,6 +47,9 @@ type controllerOptions struct {
 	cronJobWarmUp        bool
 	// leaseDuration, renewDeadline and retryPeriod tune leader election.
 	leaseDuration, renewDeadline, retryPeriod time.Duration
+	// standbyGrace is how late a run may be before a replica that does
+	// not lead starts it.
+	standbyGrace time.Duration
 	earlyStartImage, placeholderImage         string
 	logging                                   zap.Options
 	webhook                                   webhookOptions
@@ -103,6 +106,8 @@ service account, then ~/.kube/config.`,
 	flags.DurationVar(&opts.renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
 		"how long the leader keeps trying to renew before it stops leading (less than the lease duration)")
 	flags.DurationVar(&opts.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to acquire or renew the Lease")
+	flags.DurationVar(&opts.standbyGrace, "standby-grace", controller.DefaultStandbyGrace,
+		"with --leader-elect, a replica that does not lead starts a run the leader has not started this long after its time (0: only the leader acts, and a dead leader delays runs until its Lease expires)")
 	flags.StringVar(&opts.earlyStartImage, "early-start-image", defaultImage(),
 		"image whose `ontime wait` holds the pods of EarlyStart warm-up runs until their scheduled time")
 	flags.StringVar(&opts.placeholderImage, "placeholder-image", v1alpha1.DefaultPlaceholderImage,
@@ -146,7 +151,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 		return err
 	}
 	registration := controller.Options{Workers: opts.workers, EarlyStartImage: opts.earlyStartImage, PlaceholderImage: opts.placeholderImage,
-		SpreadNamespace: opts.spreadNamespace, CronJobWarmUp: opts.cronJobWarmUp}
+		SpreadNamespace: opts.spreadNamespace, CronJobWarmUp: opts.cronJobWarmUp, StandbyGrace: opts.standbyGrace}
 	if err := registration.Validate(scope); err != nil {
 		return badInput("%v", err)
 	}

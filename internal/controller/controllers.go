@@ -6,6 +6,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,9 @@ import (
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
+// DefaultStandbyGrace is Options.StandbyGrace's default.
+const DefaultStandbyGrace = scheduledjob.StandbyGrace
+
 // Options tune the controllers.
 type Options struct {
 	// Workers is how many ScheduledJobs are reconciled at once.
@@ -36,6 +40,10 @@ type Options struct {
 	// CronJobWarmUp runs the warm-up controller of annotated batch/v1
 	// CronJobs (warmup.ontime.dev/lead), which caches every CronJob.
 	CronJobWarmUp bool
+	// StandbyGrace, when above 0, runs scheduledjob.Standby on replicas
+	// that do not lead: they start the runs the leader has not started
+	// this long after their time.
+	StandbyGrace time.Duration
 }
 
 // Leader election keeps a Lease, and records events, in the manager's
@@ -117,6 +125,11 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 		scheduledjob.Options{EarlyStartImage: opts.EarlyStartImage, SpreadNamespace: opts.SpreadNamespace, Defaults: opts.defaults()})
 	if err := scheduledJobs.Register(ctx, mgr, opts.Workers); err != nil {
 		return err
+	}
+	if opts.StandbyGrace > 0 {
+		if err := scheduledjob.NewStandby(scheduledJobs, mgr.Elected(), opts.StandbyGrace).Register(mgr, opts.Workers); err != nil {
+			return err
+		}
 	}
 	if !opts.CronJobWarmUp {
 		return nil

@@ -130,6 +130,14 @@ func (p Plan) Finish(results ...Result) Outcome {
 	return out
 }
 
+// ResultEvents returns only the events the results report (SuccessfulCreate,
+// SuccessfulDelete, FailedCreate, …), not those the plan decided before
+// acting: what a standby, which writes no status and leaves the rest to the
+// leader, has to say.
+func (p Plan) ResultEvents(results ...Result) []Event {
+	return p.Finish(results...).Events[len(p.decided.Events):]
+}
+
 // settled reports whether the results say what became of run: its Job was
 // created or found, or its name was taken (a missed run). A run whose
 // create failed, or was never tried because a Replace deletion failed

@@ -206,17 +206,25 @@ func (c *Controller) remaining(now time.Time, requeueAfter time.Duration) time.D
 // gather reads what the planner looks at: the ScheduledJob's Jobs, its
 // warm-up pods, and the pods of the run whose start is being measured.
 func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (planner.Input, error) {
-	in := planner.Input{ScheduledJob: sj, Now: now, EarlyStartImage: c.earlyStartImage, Defaults: c.defaults}
-	var err error
-	if in.Jobs, err = c.gatherJobs(ctx, sj); err != nil {
-		return in, err
-	}
-	if in.WarmUpPods, err = shared.WarmUpPods(ctx, c.kubeClient, sj); err != nil {
+	in, err := c.gatherRuns(ctx, sj, now)
+	if err != nil {
 		return in, err
 	}
 	if job := planner.RunToMeasure(sj, in.Jobs, now); job != nil {
 		in.RunPods, err = shared.RunPods(ctx, c.apiReader, job)
 	}
+	return in, err
+}
+
+// gatherRuns reads what deciding the runs needs: the ScheduledJob's Jobs and
+// its warm-up pods.
+func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (planner.Input, error) {
+	in := planner.Input{ScheduledJob: sj, Now: now, EarlyStartImage: c.earlyStartImage, Defaults: c.defaults}
+	var err error
+	if in.Jobs, err = c.gatherJobs(ctx, sj); err != nil {
+		return in, err
+	}
+	in.WarmUpPods, err = shared.WarmUpPods(ctx, c.kubeClient, sj)
 	return in, err
 }
 
@@ -377,6 +385,15 @@ func (c *Controller) executePods(ctx context.Context, plan planner.Plan) ([]plan
 		}
 		results = append(results, planner.PodDeleted(pod))
 	}
+	createResults, createErr := c.createPods(ctx, plan)
+	return append(results, createResults...), cmp.Or(firstErr, createErr)
+}
+
+// createPods creates the plan's placeholder pods; one that exists already
+// was created before.
+func (c *Controller) createPods(ctx context.Context, plan planner.Plan) ([]planner.Result, error) {
+	var results []planner.Result
+	var firstErr error
 	for _, pod := range plan.CreatePods {
 		created := pod.DeepCopy()
 		err := c.kubeClient.Create(ctx, created)

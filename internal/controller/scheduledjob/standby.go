@@ -1,0 +1,111 @@
+package scheduledjob
+
+import (
+	"context"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/planner"
+)
+
+// StandbyGrace is how long after a run's time a replica that does not lead
+// starts the run itself if the leader has not: long enough that a live
+// leader, which starts it within milliseconds, is seen to have done so
+// (its Job reaches the standby's cache), short enough that a run whose
+// leader died is at most this late, instead of the Lease's 15 s and more.
+const StandbyGrace = 500 * time.Millisecond
+
+// Standby is the ScheduledJob controller of a replica that does not lead.
+// It plans every ScheduledJob as the leader would, but StandbyGrace in the
+// past, so that it finds due only the runs the leader has not started
+// StandbyGrace after their time, and it carries out only what starts runs
+// on time: the run's Job (and EarlyStart's early Job), the Job a Replace
+// run replaces, and Placeholder warm-up's pods. It writes no status, deletes
+// no history and handles no trigger: the leader does, once there is one
+// again. Two actors stay exactly-once because every object they create has
+// a name fixed by the run (a second create is answered AlreadyExists) and
+// both decide from the same objects.
+type Standby struct {
+	*Controller
+	// leading is closed once this replica leads; the leader's controller
+	// then acts instead.
+	leading <-chan struct{}
+	grace   time.Duration
+}
+
+// NewStandby returns the standby of c's replica; leading is closed when the
+// replica becomes the leader (manager.Elected()).
+func NewStandby(c *Controller, leading <-chan struct{}, grace time.Duration) *Standby {
+	return &Standby{Controller: c, leading: leading, grace: grace}
+}
+
+// Name identifies the standby in logs and metrics.
+func (s *Standby) Name() string { return "scheduledjob.standby" }
+
+// Register adds the standby to mgr: it runs on every replica, and
+// acts only until its replica leads.
+func (s *Standby) Register(mgr ctrl.Manager, workers int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(s.Name()).
+		For(&v1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(&batchv1.Job{}).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: workers,
+			NeedLeaderElection:      ptr.To(false),
+		}).
+		Complete(s)
+}
+
+// Reconcile starts the runs of one ScheduledJob that the leader has not
+// started StandbyGrace after their time.
+func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	select {
+	case <-s.leading:
+		return reconcile.Result{}, nil
+	default:
+	}
+	sj := &v1alpha1.ScheduledJob{}
+	if err := s.kubeClient.Get(ctx, req.NamespacedName, sj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	if sj.DecodeError != "" {
+		return reconcile.Result{}, nil
+	}
+	// A run asked for by hand waits for the leader, which also removes
+	// the request: planned without it, nothing here acts on it.
+	delete(sj.Annotations, v1alpha1.TriggerAnnotation)
+	now := s.clock.Now()
+	in, err := s.gatherRuns(ctx, sj, now.Add(-s.grace))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	// The ledger is the leader's to write: the placement status records.
+	in.Placement = sj.RecordedPlacement()
+	plan := planner.Compute(in)
+	results, err := s.startRuns(ctx, sj, plan)
+	if err == nil {
+		var podResults []planner.Result
+		podResults, err = s.createPods(ctx, plan)
+		results = append(results, podResults...)
+	}
+	s.emit(sj, plan.ResultEvents(results...))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	// Planned StandbyGrace in the past: the wake-up comes StandbyGrace
+	// after each run's time.
+	return reconcile.Result{RequeueAfter: s.remaining(now, plan.RequeueAfter)}, nil
+}
