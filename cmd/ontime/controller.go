@@ -49,10 +49,10 @@ type controllerOptions struct {
 	leaseDuration, renewDeadline, retryPeriod time.Duration
 	// standbyGrace is how late a run may be before a replica that does
 	// not lead starts it.
-	standbyGrace time.Duration
-	earlyStartImage, placeholderImage         string
-	logging                                   zap.Options
-	webhook                                   webhookOptions
+	standbyGrace                      time.Duration
+	earlyStartImage, placeholderImage string
+	logging                           zap.Options
+	webhook                           webhookOptions
 }
 
 type webhookOptions struct {
