@@ -67,6 +67,12 @@ type config struct {
 	killEvery time.Duration
 	down      time.Duration
 	grace     time.Duration
+	// standbyGrace is the replicas' --standby-grace (0: only the leader
+	// starts runs, as before 2026-11-25).
+	standbyGrace time.Duration
+	// maxSkew bounds the creation skew's p99 of the runs whose minute saw
+	// kube-apiserver answer throughout (0: not checked).
+	maxSkew time.Duration
 }
 
 var cfg config
@@ -77,6 +83,8 @@ func init() {
 	flag.DurationVar(&cfg.killEvery, "kill-every", 20*time.Second, "interval between kills of the leader")
 	flag.DurationVar(&cfg.down, "down", 10*time.Second, "how long kube-apiserver and etcd stay down when killed")
 	flag.DurationVar(&cfg.grace, "grace", 5*time.Second, "how long a leader with the API server up must have had to create a run before a missing run counts as lost")
+	flag.DurationVar(&cfg.standbyGrace, "standby-grace", 500*time.Millisecond, "the replicas' --standby-grace (0: only the leader starts runs)")
+	flag.DurationVar(&cfg.maxSkew, "max-skew", 2*time.Second, "the most the creation skew's p99 may be outside the minutes kube-apiserver or etcd is down (0: not checked)")
 }
 
 // restartDelay is how long an exited replica stays down before it is
@@ -88,6 +96,9 @@ func TestChaos(t *testing.T) {
 	fmt.Println(r.table(cfg))
 	if r.duplicates > 0 || r.lost > 0 {
 		t.Errorf("%d duplicated and %d lost runs; see %s", r.duplicates, r.lost, r.work)
+	}
+	if p99 := percentile(r.healthySkews, 99); cfg.maxSkew > 0 && p99 > cfg.maxSkew {
+		t.Errorf("creation skew p99 %s outside the minutes kube-apiserver or etcd was down, want ≤ %s; see %s", p99, cfg.maxSkew, r.work)
 	}
 }
 
@@ -107,7 +118,8 @@ func run(t *testing.T, cfg config) *result {
 	defer cancel()
 	var replicas []*framework.Controller
 	for _, name := range []string{"a", "b"} {
-		replica := framework.NewController(t, framework.ControllerOptions{Name: name, Binary: binary, Kubeconfig: kubeconfig, Work: work, LeaderElect: true})
+		replica := framework.NewController(t, framework.ControllerOptions{Name: name, Binary: binary, Kubeconfig: kubeconfig, Work: work, LeaderElect: true,
+			Extra: []string{"--standby-grace", cfg.standbyGrace.String()}})
 		replicas = append(replicas, replica)
 		t.Cleanup(replica.Stop)
 		go replica.Supervise(ctx, restartDelay, func(what string, err error) {
@@ -203,17 +215,28 @@ type auditedJobs struct {
 	// Job existed without a logged creation: a create answered 409
 	// AlreadyExists, or a read, update or delete of it that succeeded.
 	existed map[string]time.Time
+	// byControllers are the times of ontime's requests, of any kind
+	// (its user agent is the binary's name).
+	byControllers *[]time.Time
 }
 
 // readAudit reads the Job requests of the audit log.
 func readAudit(t *testing.T, auditLog string) auditedJobs {
-	a := auditedJobs{created: map[string][]time.Time{}, existed: map[string]time.Time{}}
+	a := auditedJobs{created: map[string][]time.Time{}, existed: map[string]time.Time{}, byControllers: &[]time.Time{}}
 	framework.ReadAudit(t, auditLog, a.add)
 	return a
 }
 
 // add records one audit event, if it is about a Job of the namespace.
 func (a auditedJobs) add(e framework.AuditEvent) {
+	if strings.HasPrefix(e.UserAgent, "ontime/") {
+		*a.byControllers = append(*a.byControllers, e.StageTimestamp)
+	}
+	a.addJob(e)
+}
+
+// addJob records an audit event about a Job of the namespace.
+func (a auditedJobs) addJob(e framework.AuditEvent) {
 	if e.ObjectRef == nil || e.ObjectRef.Resource != "jobs" || e.ObjectRef.Namespace != namespace || e.ObjectRef.Name == "" || e.ResponseStatus == nil {
 		return
 	}
@@ -229,11 +252,16 @@ func (a auditedJobs) add(e framework.AuditEvent) {
 }
 
 type result struct {
-	work                      string
-	due, created, duplicates  int
-	lost, notStarted          int
-	heldByForbid              int
-	skews, takeovers          []time.Duration
+	work                     string
+	due, created, duplicates int
+	lost, notStarted         int
+	heldByForbid             int
+	skews, takeovers         []time.Duration
+	// healthySkews are the skews of the runs whose minute saw the API
+	// server answer throughout.
+	healthySkews []time.Duration
+	// requests are the controllers' API requests in the measured minutes.
+	requests                  int
 	kills, apiserver, etcd    int
 	lostExamples, duplicateEx []string
 	// unlogged are created runs whose creation is missing from the audit
@@ -283,6 +311,14 @@ func forbidStart(name string, t time.Time, created map[string][]time.Time, finis
 		return later(t, done), false
 	}
 	return t, false
+}
+
+// percentile is framework.Percentile's value, as a duration.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[max(0, min(len(sorted)-1, (len(sorted)*p+99)/100-1))]
 }
 
 func later(a, b time.Time) time.Time {
@@ -337,7 +373,8 @@ func (r *result) notStartedRun(jobName string, t, start time.Time, held, leaderW
 }
 
 func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs *observer, f *faults, seen jobsSeen, work string) *result {
-	created, unlogged := creations(readAudit(t, auditLog), seen)
+	audit := readAudit(t, auditLog)
+	created, unlogged := creations(audit, seen)
 	r := &result{work: work, kills: len(f.kills), apiserver: f.apiserverRestarts, etcd: f.etcdRestarts, takeovers: obs.takeovers(f.kills)}
 	for _, name := range components {
 		if n := f.restarts[name]; n > 0 {
@@ -369,10 +406,15 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 			}
 			r.created++
 			r.skews = append(r.skews, times[0].Sub(t))
+			if !obs.apiDownDuring(t, t.Add(time.Minute)) {
+				r.healthySkews = append(r.healthySkews, times[0].Sub(t))
+			}
 		}
 	}
+	r.requests = countWithin(*audit.byControllers, from, to)
 	perMinute(created, cfg.n, from, to)
 	slices.Sort(r.skews)
+	slices.Sort(r.healthySkews)
 	slices.Sort(r.takeovers)
 	for _, group := range []struct {
 		header string
@@ -395,6 +437,17 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 	return r
 }
 
+// countWithin counts the times from from to to.
+func countWithin(times []time.Time, from, to time.Time) int {
+	n := 0
+	for _, at := range times {
+		if !at.Before(from) && at.Before(to) {
+			n++
+		}
+	}
+	return n
+}
+
 // perMinute prints, for each scheduled minute, how many runs were created
 // and how late, to see which fault a late or missing run followed.
 func perMinute(created map[string][]time.Time, n int, from, to time.Time) {
@@ -415,10 +468,10 @@ func (r *result) table(cfg config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d ScheduledJobs on \"* * * * *\" for %s: the leader killed %d times (every %s), kube-apiserver killed %d and etcd %d times (down %s each).\n\n",
 		cfg.n, cfg.duration, r.kills, cfg.killEvery, r.apiserver, r.etcd, cfg.down)
-	b.WriteString("| runs due | created | duplicated | lost | not started: no leader in their window | held by Forbid | creation skew p50 | p99 | max | leader takeover p50 | max |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s |", r.due, r.created, r.duplicates, r.lost, r.notStarted-r.lost-r.heldByForbid, r.heldByForbid,
-		framework.Percentile(r.skews, 50), framework.Percentile(r.skews, 99), framework.Percentile(r.skews, 100),
-		framework.Percentile(r.takeovers, 50), framework.Percentile(r.takeovers, 100))
+	b.WriteString("| runs due | created | duplicated | lost | not started: no leader in their window | held by Forbid | creation skew p50 | p99 | max | p99 outside API outages | leader takeover p50 | max | controllers' API requests per run |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %.1f |", r.due, r.created, r.duplicates, r.lost, r.notStarted-r.lost-r.heldByForbid, r.heldByForbid,
+		framework.Percentile(r.skews, 50), framework.Percentile(r.skews, 99), framework.Percentile(r.skews, 100), framework.Percentile(r.healthySkews, 99),
+		framework.Percentile(r.takeovers, 50), framework.Percentile(r.takeovers, 100), float64(r.requests)/float64(max(r.due, 1)))
 	return b.String()
 }

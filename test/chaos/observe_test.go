@@ -119,6 +119,19 @@ func (o *observer) workingFor(from, to time.Time, grace time.Duration) bool {
 
 // takeovers is, for each kill of a leader, the time until a leader was
 // seen again.
+// apiDownDuring reports whether the API server failed to answer at any
+// sample from from to to.
+func (o *observer) apiDownDuring(from, to time.Time) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, s := range o.samples {
+		if !s.at.Before(from) && s.at.Before(to) && !s.apiUp {
+			return true
+		}
+	}
+	return false
+}
+
 func (o *observer) takeovers(kills []time.Time) []time.Duration {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -78,10 +78,21 @@ func raceSeeds() uint64 {
 // raceSteps is how many random steps each race takes.
 const raceSteps = 120
 
+// racer is one randomized interleaving's state.
+type racer struct {
+	t               *testing.T
+	rng             *rand.Rand
+	ns              string
+	sjs             []*v1alpha1.ScheduledJob
+	leader          *Controller
+	standby         *Standby
+	leaderAwayUntil time.Time
+	byStandby       int // Jobs the standby created
+}
+
 // race runs one randomized interleaving and returns the broken invariants.
 func race(t *testing.T, seed uint64, newStandby func(*Controller) *Standby) []string {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 21))
 	ns := newNamespace(t)
 	forbid := newScheduledJob(ns, "forbid", "* * * * *")
 	forbid.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
@@ -91,78 +102,87 @@ func race(t *testing.T, seed uint64, newStandby func(*Controller) *Standby) []st
 	warm := newScheduledJob(ns, "warm", "* * * * *")
 	warm.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 30 * time.Second}}
 	warm.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](2)
-	sjs := []*v1alpha1.ScheduledJob{forbid, replace, warm}
+	r := &racer{t: t, rng: rand.New(rand.NewPCG(seed, 21)), ns: ns, sjs: []*v1alpha1.ScheduledJob{forbid, replace, warm},
+		leader: newSuiteController(env.Cached), standby: newStandby(newSuiteController(env.Cached))}
 	var created time.Time
-	for _, sj := range sjs {
+	for _, sj := range r.sjs {
 		create(t, sj)
 		created = later(created, sj.CreationTimestamp.Time)
 	}
 	// Runs before their ScheduledJob's creation never happen: the race
 	// starts with the first minute after it.
 	start := created.Truncate(time.Minute).Add(time.Minute)
-	leader := newSuiteController(env.Cached)
-	standby := newStandby(newSuiteController(env.Cached))
 	now := start.Add(-45 * time.Second)
 	var violations []string
-	leaderAwayUntil := time.Time{}
 	seen := map[string]bool{}
-	byStandby := 0 // Jobs the standby created
 	for step := range raceSteps {
-		now = now.Add(time.Duration(rng.IntN(25_000)) * time.Millisecond)
-		sj := sjs[rng.IntN(len(sjs))]
-		what := ""
-		switch roll := rng.IntN(10); {
-		case roll < 3 && now.After(leaderAwayUntil):
-			what = "leader reconciles " + sj.Name
-			reconcileWith(t, leader, sj, now)
-			violations = append(violations, checkHistory(t, sj)...)
-		case roll < 6:
-			what = "standby reconciles " + sj.Name
-			env.Clock.SetTime(now)
-			if rng.IntN(2) == 0 {
-				waitForCache(t, sj) // else on whatever the cache has
-			}
-			before := len(jobs(t, ns))
-			if _, err := standby.Reconcile(env.Ctx, requestFor(sj)); err != nil {
-				t.Fatalf("step %d: standby: %v", step, err)
-			}
-			byStandby += max(len(jobs(t, ns))-before, 0)
-		case roll < 9:
-			what = "a Job finishes"
-			finishRandomJob(t, rng, ns, now)
-		default:
-			leaderAwayUntil = now.Add(time.Duration(20+rng.IntN(40)) * time.Second)
-			what = "the leader dies until " + leaderAwayUntil.Format(time.TimeOnly)
-		}
+		now = now.Add(time.Duration(r.rng.IntN(25_000)) * time.Millisecond)
+		what, broken := r.step(now)
 		for _, job := range jobs(t, ns) {
 			seen[job.Name] = true
 		}
-		for _, v := range checkRuns(t, ns, forbid) {
+		for _, v := range append(broken, checkRuns(t, ns, forbid)...) {
 			violations = append(violations, fmt.Sprintf("step %d (%s, %s): %s", step, now.Format(time.TimeOnly), what, v))
 		}
 	}
-	// The leader returns, every ScheduledJob is suspended (which cancels
-	// the coming warm-ups) and time passes every hold: nothing is left.
-	now = now.Add(time.Hour)
-	for _, sj := range sjs {
+	violations = append(violations, r.leftovers(now.Add(time.Hour))...)
+	t.Logf("%d Jobs created over %d steps from %s to %s, %d of them by the standby; %d invariants broken",
+		len(seen), raceSteps, start.Format(time.TimeOnly), now.Format(time.TimeOnly), r.byStandby, len(violations))
+	if r.byStandby == 0 {
+		t.Error("the standby started no run: the race tested nothing of it")
+	}
+	return violations
+}
+
+// step takes one random step at now: the leader or the standby reconciles
+// a random ScheduledJob, a Job finishes, or the leader dies for a while. It
+// says what it did, and the invariants the leader's reconcile found broken.
+func (r *racer) step(now time.Time) (string, []string) {
+	t := r.t
+	sj := r.sjs[r.rng.IntN(len(r.sjs))]
+	switch roll := r.rng.IntN(10); {
+	case roll < 3 && now.After(r.leaderAwayUntil):
+		reconcileWith(t, r.leader, sj, now)
+		return "leader reconciles " + sj.Name, checkHistory(t, sj)
+	case roll < 6:
+		env.Clock.SetTime(now)
+		if r.rng.IntN(2) == 0 {
+			waitForCache(t, sj) // else on whatever the cache has
+		}
+		before := len(jobs(t, r.ns))
+		if _, err := r.standby.Reconcile(env.Ctx, requestFor(sj)); err != nil {
+			t.Fatalf("standby: %v", err)
+		}
+		r.byStandby += max(len(jobs(t, r.ns))-before, 0)
+		return "standby reconciles " + sj.Name, nil
+	case roll < 9:
+		finishRandomJob(t, r.rng, r.ns, now)
+		return "a Job finishes", nil
+	default:
+		r.leaderAwayUntil = now.Add(time.Duration(20+r.rng.IntN(40)) * time.Second)
+		return "the leader dies until " + r.leaderAwayUntil.Format(time.TimeOnly), nil
+	}
+}
+
+// leftovers has the leader return at now, suspends every ScheduledJob
+// (which cancels the coming warm-ups) and reports any placeholder left.
+func (r *racer) leftovers(now time.Time) []string {
+	t := r.t
+	for _, sj := range r.sjs {
 		suspended := get(t, sj)
 		suspended.Spec.Suspend = ptr.To(true)
 		if err := env.Live.Update(env.Ctx, suspended); err != nil {
 			t.Fatal(err)
 		}
-		reconcileWith(t, leader, suspended, now)
+		reconcileWith(t, r.leader, suspended, now)
 	}
 	var pods corev1.PodList
-	if err := env.Live.List(env.Ctx, &pods, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: warmup.PodSelector()}); err != nil {
+	if err := env.Live.List(env.Ctx, &pods, client.InNamespace(r.ns), client.MatchingLabelsSelector{Selector: warmup.PodSelector()}); err != nil {
 		t.Fatal(err)
 	}
+	var violations []string
 	for _, pod := range pods.Items {
 		violations = append(violations, "placeholder left: "+pod.Name)
-	}
-	t.Logf("%d Jobs created over %d steps from %s to %s, %d of them by the standby; %d invariants broken",
-		len(seen), raceSteps, start.Format(time.TimeOnly), now.Add(-time.Hour).Format(time.TimeOnly), byStandby, len(violations))
-	if byStandby == 0 {
-		t.Error("the standby started no run: the race tested nothing of it")
 	}
 	return violations
 }
