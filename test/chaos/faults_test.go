@@ -89,6 +89,10 @@ func (f *faults) restartExited(t *testing.T) {
 // (or as soon after as a replica leads).
 func (f *faults) inject(ctx context.Context, t *testing.T, cfg config, start time.Time) {
 	end := start.Add(cfg.duration)
+	if cfg.terminateBefore > 0 {
+		f.terminateBeforeEachMinute(ctx, cfg, end)
+		return
+	}
 	apiserverAt := start.Add(cfg.duration * 4 / 10)
 	etcdAt := start.Add(cfg.duration * 7 / 10)
 	nextKill := start.Add(cfg.killEvery)
@@ -139,4 +143,26 @@ func (f *faults) bounce(t *testing.T, name string, down time.Duration) {
 		t.Fatal(err)
 	}
 	framework.Progress("%s started again", name)
+}
+
+// terminateBeforeEachMinute stops the leader gracefully (SIGTERM: it
+// releases its Lease) cfg.terminateBefore before every minute until end,
+// the worst instant for a rolling update or a drain to stop it: its
+// successor has not taken the Lease when the minute's runs come due.
+func (f *faults) terminateBeforeEachMinute(ctx context.Context, cfg config, end time.Time) {
+	for ctx.Err() == nil {
+		at := time.Now().Truncate(time.Minute).Add(time.Minute - cfg.terminateBefore)
+		if at.Before(time.Now()) {
+			at = at.Add(time.Minute)
+		}
+		if at.After(end) {
+			return
+		}
+		time.Sleep(time.Until(at))
+		if leader := f.obs.leader(); leader != nil {
+			framework.Progress("stopping the leader, replica %s, with SIGTERM", leader.Name)
+			leader.Terminate()
+			f.kills = append(f.kills, time.Now())
+		}
+	}
 }

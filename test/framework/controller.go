@@ -173,6 +173,10 @@ func (c *Controller) Supervise(ctx context.Context, restartDelay time.Duration, 
 // Kill sends SIGKILL to the running process.
 func (c *Controller) Kill() { c.signal(syscall.SIGKILL) }
 
+// Terminate sends SIGTERM to the running process, as a kubelet stopping its
+// pod (a rolling update, a drain) does, and returns at once.
+func (c *Controller) Terminate() { c.signal(syscall.SIGTERM) }
+
 // Stop ends the process gracefully (SIGTERM) and waits up to 30 s for it.
 func (c *Controller) Stop() {
 	c.signal(syscall.SIGTERM)
