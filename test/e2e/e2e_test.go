@@ -11,7 +11,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -186,18 +185,15 @@ func compareRuns(t *testing.T, pairs []pair, runs map[string][]time.Time, create
 	}
 }
 
-// currentLeader tells which replica leads: controllers start their workers
-// only in the replica that holds the leader-election Lease.
+// currentLeader tells which replica leads, by its leader-election metric
+// (every replica starts workers now: the standby's run on both).
 func currentLeader(t *testing.T, c client.Client, a, b *framework.Controller) (leader, other *framework.Controller) {
 	t.Helper()
 	lease := &coordinationv1.Lease{}
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ontime-system", Name: "ontime-controller.ontime.dev"}, lease); err != nil || lease.Spec.HolderIdentity == nil {
 		return nil, nil
 	}
-	leads := func(p *framework.Controller) bool {
-		data, _ := os.ReadFile(p.Log)
-		return p.Running() && strings.Contains(string(data), `"Starting workers"`)
-	}
+	leads := func(p *framework.Controller) bool { return p.Running() && p.IsLeader() }
 	switch {
 	case leads(a) && !leads(b):
 		return a, b
