@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/internal/scheme"
@@ -140,6 +141,14 @@ func TestRebalance(t *testing.T) {
 // startAPIServer starts a test API server with the CRDs of crdDirs.
 func startAPIServer(t *testing.T, crdDirs ...string) client.Client {
 	t.Helper()
+	c, _ := startAPIServerConfig(t, crdDirs...)
+	return c
+}
+
+// startAPIServerConfig is startAPIServer, with the API server's client
+// config (for a kubeconfig).
+func startAPIServerConfig(t *testing.T, crdDirs ...string) (client.Client, *rest.Config) {
+	t.Helper()
 	env, config, err := testenv.Start(crdDirs...)
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +161,7 @@ func startAPIServer(t *testing.T, crdDirs ...string) client.Client {
 	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ontime-system"}}); err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return c, config
 }
 
 // crowdedLedger creates a group's ConfigMap with every member at minute 7.

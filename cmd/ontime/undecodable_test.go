@@ -28,7 +28,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
 )
 
@@ -49,15 +48,7 @@ func TestUndecodableScheduledJobStopsNothing(t *testing.T) {
 		_ = json.Unmarshal([]byte(os.Getenv("ONTIME_CONTROLLER_CHILD")), &args)
 		os.Exit(run(args, os.Stdout, os.Stderr))
 	}
-	env, config, err := testenv.Start(unboundedCRD(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(config, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, config := startAPIServerConfig(t, unboundedCRD(t))
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := testenv.WriteKubeconfig(config, kubeconfig); err != nil {
 		t.Fatal(err)

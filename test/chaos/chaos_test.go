@@ -104,7 +104,7 @@ func TestGracefulHandover(t *testing.T) {
 	if r.duplicates > 0 || r.lost > 0 || r.created < r.due {
 		t.Errorf("%d of %d runs created, %d duplicated, %d lost; see %s", r.created, r.due, r.duplicates, r.lost, r.work)
 	}
-	if worst := percentile(r.skews, 100); worst > time.Second {
+	if worst := framework.PercentileValue(r.skews, 100); worst > time.Second {
 		t.Errorf("the latest run was created %s after its time, want ≤ 1s; see %s", worst, r.work)
 	}
 }
@@ -119,7 +119,7 @@ func TestChaos(t *testing.T) {
 	if r.duplicates > 0 || r.lost > 0 {
 		t.Errorf("%d duplicated and %d lost runs; see %s", r.duplicates, r.lost, r.work)
 	}
-	if p99 := percentile(r.healthySkews, 99); cfg.maxSkew > 0 && p99 > cfg.maxSkew {
+	if p99 := framework.PercentileValue(r.healthySkews, 99); cfg.maxSkew > 0 && p99 > cfg.maxSkew {
 		t.Errorf("creation skew p99 %s outside the minutes kube-apiserver or etcd was down, want ≤ %s; see %s", p99, cfg.maxSkew, r.work)
 	}
 }
@@ -334,14 +334,6 @@ func forbidStart(name string, t time.Time, created map[string][]time.Time, finis
 		return later(t, done), false
 	}
 	return t, false
-}
-
-// percentile is framework.Percentile's value, as a duration.
-func percentile(sorted []time.Duration, p int) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	return sorted[max(0, min(len(sorted)-1, (len(sorted)*p+99)/100-1))]
 }
 
 func later(a, b time.Time) time.Time {

@@ -120,8 +120,16 @@ func Percentile(sorted []time.Duration, p int) string {
 	if len(sorted) == 0 {
 		return "–"
 	}
-	i := min(len(sorted)-1, (len(sorted)*p+99)/100-1)
-	return sorted[max(0, i)].Round(10 * time.Millisecond).String()
+	return PercentileValue(sorted, p).Round(10 * time.Millisecond).String()
+}
+
+// PercentileValue is Percentile's value itself, 0 for no samples: for
+// bounds a test asserts.
+func PercentileValue(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[max(0, min(len(sorted)-1, (len(sorted)*p+99)/100-1))]
 }
 
 // JobScheduledTime reads the scheduled minute from the suffix of a run's
