@@ -25,6 +25,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller"
+	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/scheme"
 	ontimewebhook "github.com/ontime-dev/ontime/internal/webhook"
 )
@@ -163,6 +164,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	mgr, err := ctrl.NewManager(config, ctrl.Options{
 		Scheme:                        scheme.New(),
 		Cache:                         controller.CacheOptions(scope),
+		NewCache:                      recovery.NewCache,
 		WebhookServer:                 webhook.NewServer(webhook.Options{Port: opts.webhook.port, CertDir: opts.webhook.certDir}),
 		Metrics:                       metricsserver.Options{BindAddress: opts.metricsAddress},
 		HealthProbeBindAddress:        opts.probeAddress,

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/controller/shared"
 	"github.com/ontime-dev/ontime/internal/requeue"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -80,13 +81,18 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 	if err := IndexJobs(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	retrier, err := recovery.AddRetrier(mgr)
+	if err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(c.Name()).
 		For(&batchv1.CronJob{}).
 		Owns(&batchv1.Job{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(shared.WarmUpPodOwner(kind))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(c)
+		WatchesRawSource(retrier.Source()).
+		Complete(retrier.Reconciler(c))
 }
 
 // IndexJobs adds the index of Jobs by their CronJob that the controller

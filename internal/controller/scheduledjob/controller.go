@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/controller/shared"
 	"github.com/ontime-dev/ontime/internal/planner"
 )
@@ -105,6 +106,10 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 	}); err != nil {
 		return err
 	}
+	retrier, err := recovery.AddRetrier(mgr)
+	if err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(c.Name()).
 		// Status writes change neither generation nor annotations, so they
@@ -124,7 +129,10 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 			// default backoff grows to 1000 s).
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](10*time.Millisecond, 30*time.Second),
 		}).
-		Complete(c)
+		// After an API outage, the failed reconciles are retried when the
+		// API server answers, not up to 30 s later.
+		WatchesRawSource(retrier.Source()).
+		Complete(retrier.Reconciler(c))
 }
 
 // IndexJobs adds the index of Jobs by their ScheduledJob that the
