@@ -2,6 +2,7 @@ package scheduledjob
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -9,11 +10,13 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/planner"
 )
 
@@ -54,6 +57,10 @@ func (s *Standby) Name() string { return "scheduledjob.standby" }
 // Register adds the standby to mgr: it runs on every replica, and
 // acts only until its replica leads.
 func (s *Standby) Register(mgr ctrl.Manager, workers int) error {
+	retrier, err := recovery.AddRetrier(mgr)
+	if err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(s.Name()).
 		For(&v1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.Or(
@@ -63,7 +70,8 @@ func (s *Standby) Register(mgr ctrl.Manager, workers int) error {
 			MaxConcurrentReconciles: workers,
 			NeedLeaderElection:      ptr.To(false),
 		}).
-		Complete(s)
+		WatchesRawSource(retrier.Source()).
+		Complete(retrier.Reconciler(s))
 }
 
 // Reconcile starts the runs of one ScheduledJob that the leader has not
@@ -84,17 +92,14 @@ func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	if sj.DecodeError != "" {
 		return reconcile.Result{}, nil
 	}
-	// A run asked for by hand waits for the leader, which also removes
-	// the request: planned without it, nothing here acts on it.
-	delete(sj.Annotations, v1alpha1.TriggerAnnotation)
 	now := s.clock.Now()
-	in, err := s.gatherRuns(ctx, sj, now.Add(-s.grace))
-	if err != nil {
+	plan, err := s.plan(ctx, sj, now)
+	if err == nil && startsSomething(plan) {
+		sj, plan, err = s.planLive(ctx, sj, plan, now)
+	}
+	if err != nil || sj == nil {
 		return reconcile.Result{}, err
 	}
-	// The ledger is the leader's to write: the placement status records.
-	in.Placement = sj.RecordedPlacement()
-	plan := planner.Compute(in)
 	results, err := s.startRuns(ctx, sj, plan)
 	if err == nil {
 		var podResults []planner.Result
@@ -108,4 +113,49 @@ func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	// Planned StandbyGrace in the past: the wake-up comes StandbyGrace
 	// after each run's time.
 	return reconcile.Result{RequeueAfter: s.remaining(now, plan.RequeueAfter)}, nil
+}
+
+// plan decides, StandbyGrace in the past, what sj's runs need.
+func (s *Standby) plan(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (planner.Plan, error) {
+	// A run asked for by hand waits for the leader, which also removes
+	// the request: planned without it, nothing here acts on it.
+	delete(sj.Annotations, v1alpha1.TriggerAnnotation)
+	in, err := s.gatherRuns(ctx, sj, now.Add(-s.grace))
+	if err != nil {
+		return planner.Plan{}, err
+	}
+	// The ledger is the leader's to write: the placement status records.
+	in.Placement = sj.RecordedPlacement()
+	return planner.Compute(in), nil
+}
+
+// planLive plans again from the ScheduledJob as the API server has it,
+// before the standby acts. Its cache may be far behind the leader's
+// writes: after an API outage, client-go's reflector lists again only
+// every 30 to 60 s, and a run started beside an active one it does not see
+// would break Forbid. The leader's status names its active Jobs, which
+// gatherJobs reads from the API server when the cache lacks them. Nil
+// means the ScheduledJob is gone.
+func (s *Standby) planLive(ctx context.Context, cached *v1alpha1.ScheduledJob, cachedPlan planner.Plan, now time.Time) (*v1alpha1.ScheduledJob, planner.Plan, error) {
+	live := &v1alpha1.ScheduledJob{}
+	if err := s.apiReader.Get(ctx, client.ObjectKeyFromObject(cached), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, planner.Plan{}, nil
+		}
+		return nil, planner.Plan{}, err
+	}
+	if live.ResourceVersion == cached.ResourceVersion {
+		return cached, cachedPlan, nil
+	}
+	if live.DecodeError != "" {
+		return nil, planner.Plan{}, nil
+	}
+	plan, err := s.plan(ctx, live, now)
+	return live, plan, err
+}
+
+// startsSomething reports whether the standby would act on plan.
+func startsSomething(plan planner.Plan) bool {
+	return plan.Create != nil || plan.Early != nil || len(plan.CreatePods) > 0 ||
+		slices.ContainsFunc(plan.Deletes, func(d planner.Deletion) bool { return d.Reason == planner.DeleteForReplace })
 }
