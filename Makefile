@@ -196,7 +196,7 @@ test: kube-binaries node-binaries autoscaler verify-generated lint unit-tests ch
 	@echo "==> beside it, the image: make image twice, the same digest; user, entrypoint, labels, ontime version inside (output after chaos)"
 	@image_log=$$(mktemp); \
 	  nice -n 19 $(GO) test -tags image -count=1 -timeout 20m -v ./test/image/ >"$$image_log" 2>&1 & image_test=$$!; \
-	  $(GO) test -tags chaos -count=1 -timeout 20m -v -run '^TestChaos$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s; chaos_rc=$$?; \
+	  $(GO) test -tags chaos -count=1 -timeout 20m -v -run '^TestChaos$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0; chaos_rc=$$?; \
 	  wait $$image_test; image_rc=$$?; \
 	  echo "==> the image test (exit $$image_rc):"; cat "$$image_log"; rm -f "$$image_log"; \
 	  ((chaos_rc == 0 && image_rc == 0))
@@ -242,7 +242,7 @@ bench-scale: kube-binaries ## Memory, CPU, skew and restart time with 100 and 10
 	$(BENCH) ./test/bench/scale/ -args -n 10000 -controllers ontime -others 10000 -ontime-flags '--job-cache=owned --cronjob-warmup=false --crowded-minute-threshold=0'
 
 .PHONY: chaos
-chaos: kube-binaries ## Faults for 10 minutes (leader killed every 20 s, kube-apiserver and etcd once) under 200 ScheduledJobs: 0 duplicated, 0 lost, skew p99 ≤ 2 s; then 5 minutes of graceful stops just before each minute: no run over 1 s late.
+chaos: kube-binaries ## Faults for 10 minutes (leader killed every 20 s, kube-apiserver and etcd once, then kube-apiserver 45 s across a minute) under 200 ScheduledJobs: 0 duplicated, 0 lost, skew p99 ≤ 2 s, runs past their deadline missed as CronJob's, the rest within 2 s of the API answering; then 5 minutes of graceful stops just before each minute: no run over 1 s late.
 	$(GO) test -tags chaos -count=1 -timeout 40m -v -run '^TestChaos$$' ./test/chaos/ -args -n 200 -duration 10m -kill-every 20s
 	$(GO) test -tags chaos -count=1 -timeout 30m -v -run '^TestGracefulHandover$$' ./test/chaos/ -args -n 200 -duration 5m
 

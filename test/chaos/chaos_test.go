@@ -24,10 +24,19 @@
 //     may still be answered 500), when the Job is there at the end, a later
 //     create of it was answered AlreadyExists, or it was deleted.
 //
+//   - Forbid runs started before the run before them finished. Must be 0.
+//
+//   - the long outage (-long-down, 45 s by default): kube-apiserver down
+//     across a minute, longer than the 30 s starting deadline of every
+//     fourth ScheduledJob. Their runs of that minute must be missed as a
+//     CronJob's are (no Job, a MissSchedule event, status.lastMissedTime),
+//     and every other run of it must start within -max-skew of the API
+//     server answering again.
+//
 //   - creation skew and leader takeover times.
 //
 //     make chaos                    # 200 ScheduledJobs, 10 minutes, then TestGracefulHandover
-//     go test -tags chaos -v -run '^TestChaos$' ./test/chaos -args -n 60 -duration 3m -kill-every 30s   # make test's short run
+//     go test -tags chaos -v -run '^TestChaos$' ./test/chaos -args -n 60 -duration 3m -kill-every 30s -long-down 0   # make test's short run
 //
 // It is a Go test behind the build tag chaos, on the shared test framework
 // (test/framework): the cluster and the replicas are stopped by the
@@ -76,6 +85,10 @@ type config struct {
 	// terminateBefore, when set, replaces the faults: the leader is
 	// stopped with SIGTERM this long before every minute, nothing else.
 	terminateBefore time.Duration
+	// longDown, when set, stops kube-apiserver once more for this long,
+	// across a minute: runs whose starting deadline passed meanwhile must
+	// be recorded as missed, and the others start at once when it answers.
+	longDown time.Duration
 }
 
 var cfg config
@@ -87,7 +100,8 @@ func init() {
 	flag.DurationVar(&cfg.down, "down", 10*time.Second, "how long kube-apiserver and etcd stay down when killed")
 	flag.DurationVar(&cfg.grace, "grace", 5*time.Second, "how long a leader with the API server up must have had to create a run before a missing run counts as lost")
 	flag.DurationVar(&cfg.standbyGrace, "standby-grace", 500*time.Millisecond, "the replicas' --standby-grace (0: only the leader starts runs)")
-	flag.DurationVar(&cfg.maxSkew, "max-skew", 2*time.Second, "the most the creation skew's p99 may be outside the minutes kube-apiserver or etcd is down (0: not checked)")
+	flag.DurationVar(&cfg.maxSkew, "max-skew", 2*time.Second, "the most the creation skew's p99 may be outside the minutes kube-apiserver or etcd is down, and any run's after the long outage (0: not checked)")
+	flag.DurationVar(&cfg.longDown, "long-down", 45*time.Second, "how long kube-apiserver stays down, across a minute, in the long outage (0: none)")
 }
 
 // TestGracefulHandover (issue #21): a leader stopped gracefully, as a
@@ -119,8 +133,32 @@ func TestChaos(t *testing.T) {
 	if r.duplicates > 0 || r.lost > 0 {
 		t.Errorf("%d duplicated and %d lost runs; see %s", r.duplicates, r.lost, r.work)
 	}
+	if len(r.overlaps) > 0 {
+		t.Errorf("%d Forbid runs started before the run before them finished; see %s", len(r.overlaps), r.work)
+	}
 	if p99 := framework.PercentileValue(r.healthySkews, 99); cfg.maxSkew > 0 && p99 > cfg.maxSkew {
 		t.Errorf("creation skew p99 %s outside the minutes kube-apiserver or etcd was down, want ≤ %s; see %s", p99, cfg.maxSkew, r.work)
+	}
+	if cfg.longDown > 0 {
+		checkLongOutage(t, r)
+	}
+}
+
+// checkLongOutage checks the runs due while kube-apiserver was down for
+// longer than some runs' starting deadline (issue #21, item 5): those whose
+// deadline passed are missed as a CronJob's are (no Job, a MissSchedule
+// event, status.lastMissedTime), and every other starts within
+// cfg.maxSkew of the API server answering again.
+func checkLongOutage(t *testing.T, r *result) {
+	t.Helper()
+	if r.outageMissed == 0 || len(r.recoverySkews) == 0 {
+		t.Errorf("the long outage missed %d runs and delayed %d: it tested nothing; see %s", r.outageMissed, len(r.recoverySkews), r.work)
+	}
+	if len(r.outageMisaccounted) > 0 {
+		t.Errorf("%d runs due in the long outage are not accounted for as missed; see %s", len(r.outageMisaccounted), r.work)
+	}
+	if worst := framework.PercentileValue(r.recoverySkews, 100); cfg.maxSkew > 0 && worst > cfg.maxSkew {
+		t.Errorf("the latest run due in the long outage started %s after the API server answered again, want ≤ %s; see %s", worst, cfg.maxSkew, r.work)
 	}
 }
 
@@ -172,6 +210,7 @@ func run(t *testing.T, cfg config) *result {
 	framework.Progress("faults over; results at %s", until.Format(time.TimeOnly))
 	time.Sleep(time.Until(until))
 	createdAt, finished := jobsAtEnd(t, c)
+	misses := missesAtEnd(t, c)
 	cancel()
 	<-supervised // before the cluster is deleted
 	for _, r := range replicas {
@@ -180,7 +219,7 @@ func run(t *testing.T, cfg config) *result {
 	// Keep the audit log with the replicas' logs: the cluster goes.
 	auditLog := filepath.Join(work, "audit.log")
 	framework.Command(t, nil, "cp", filepath.Join(clusterDir, "logs", "audit.log"), auditLog)
-	return analyze(t, auditLog, cfg, from, to, obs, f, jobsSeen{createdAt: createdAt, finished: finished}, work)
+	return analyze(t, auditLog, cfg, from, to, obs, f, jobsSeen{createdAt: createdAt, finished: finished, misses: misses}, work)
 }
 
 // createScheduledJobs creates n ScheduledJobs with a mix of policies,
@@ -293,6 +332,17 @@ type result struct {
 	// startedLate are Forbid runs not started whose previous run finished
 	// within their window, with no leader working from then.
 	startedLate []string
+	// overlaps are Forbid runs created before the run before them finished.
+	overlaps []string
+	// Of the runs due in the long outage: outageMissed were missed (their
+	// deadline passed before the API server answered) and accounted for
+	// as such; outageMisaccounted were not (a Job, no MissSchedule event,
+	// or no status.lastMissedTime); recoverySkews are the others' creation
+	// after the API server answered (a Forbid run's: after it could start).
+	outageMissed       int
+	outageMisaccounted []string
+	recoverySkews      []time.Duration
+	answeredAt         time.Time
 }
 
 // jobsAtEnd reads when each Job in the namespace was created and when it
@@ -344,7 +394,52 @@ func later(a, b time.Time) time.Time {
 }
 
 // jobsSeen is what the API server held at the end.
-type jobsSeen struct{ createdAt, finished map[string]time.Time }
+type jobsSeen struct {
+	createdAt, finished map[string]time.Time
+	misses              missesSeen
+}
+
+// missesSeen is how missed runs were recorded: events (by ScheduledJob and
+// scheduled time) and status.lastMissedTime (by ScheduledJob).
+type missesSeen struct {
+	events     map[string]bool
+	lastMissed map[string]time.Time
+}
+
+// missKey names a missed run in missesSeen.events.
+func missKey(name string, scheduled time.Time) string {
+	return name + " " + scheduled.UTC().Format(time.RFC1123Z)
+}
+
+// missesAtEnd reads the MissSchedule events and each ScheduledJob's
+// status.lastMissedTime.
+func missesAtEnd(t *testing.T, c client.Client) missesSeen {
+	var events corev1.EventList
+	if err := c.List(context.Background(), &events, client.InNamespace(namespace)); err != nil {
+		t.Fatalf("listing events: %v", err)
+	}
+	seen := missesSeen{events: map[string]bool{}, lastMissed: map[string]time.Time{}}
+	for _, e := range events.Items {
+		if e.Reason == v1alpha1.ReasonMissSchedule {
+			at, err := time.Parse(time.RFC1123Z, strings.TrimPrefix(e.Message, "Missed scheduled time to start a job: "))
+			if err != nil {
+				t.Errorf("MissSchedule event of %s: %q names no time", e.InvolvedObject.Name, e.Message)
+				continue
+			}
+			seen.events[missKey(e.InvolvedObject.Name, at)] = true
+		}
+	}
+	var sjs v1alpha1.ScheduledJobList
+	if err := c.List(context.Background(), &sjs, client.InNamespace(namespace)); err != nil {
+		t.Fatalf("listing ScheduledJobs: %v", err)
+	}
+	for _, sj := range sjs.Items {
+		if sj.Status.LastMissedTime != nil {
+			seen.lastMissed[sj.Name] = sj.Status.LastMissedTime.Time
+		}
+	}
+	return seen
+}
 
 // creations merges the audit log and the Jobs left at the end: per Job
 // name, the times its creation succeeded, and, for a Job whose creation
@@ -391,6 +486,11 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 	audit := readAudit(t, auditLog)
 	created, unlogged := creations(audit, seen)
 	r := &result{work: work, kills: len(f.kills), apiserver: f.apiserverRestarts, etcd: f.etcdRestarts, takeovers: obs.takeovers(f.kills)}
+	if !f.longOutage.until.IsZero() {
+		r.answeredAt = obs.firstUpAfter(f.longOutage.until)
+		framework.Progress("long outage: kube-apiserver down from %s, started again at %s, answering at %s", f.longOutage.from.Format("15:04:05.000"),
+			f.longOutage.until.Format("15:04:05.000"), r.answeredAt.Format("15:04:05.000"))
+	}
 	for _, name := range components {
 		if n := f.restarts[name]; n > 0 {
 			framework.Progress("%s exited and was started again %d times", name, n)
@@ -402,6 +502,11 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 			r.due++
 			jobName := fmt.Sprintf("%s-%d", name, t.Unix()/60)
 			times := created[jobName]
+			inLongOutage := f.duringLongOutage(t)
+			if inLongOutage && r.answeredAt.Sub(t) > window(i) {
+				r.missedInOutage(name, jobName, t, len(times) > 0, seen.misses)
+				continue
+			}
 			switch {
 			case len(times) > 1:
 				r.duplicates++
@@ -421,23 +526,30 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 			}
 			r.created++
 			r.skews = append(r.skews, times[0].Sub(t))
+			// A Forbid run can start only once the run before it finished:
+			// its skew counts from then (the Job's finish is stamped in
+			// whole seconds, down, so this errs late).
+			startable := t
+			if i%3 == 1 {
+				startable, _ = forbidStart(name, t, created, seen.finished, window(i), cfg.grace)
+			}
 			if !obs.apiDownDuring(t, t.Add(time.Minute)) {
-				// A Forbid run can start only once the run before it
-				// finished: its skew counts from then (the Job's finish
-				// is stamped in whole seconds, down, so this errs late).
-				startable := t
-				if i%3 == 1 {
-					startable, _ = forbidStart(name, t, created, seen.finished, window(i), cfg.grace)
-				}
 				r.healthySkews = append(r.healthySkews, times[0].Sub(startable))
 			}
+			if inLongOutage {
+				r.recoverySkews = append(r.recoverySkews, times[0].Sub(later(r.answeredAt, startable)))
+			}
 		}
+	}
+	for i := 1; i < cfg.n; i += 3 {
+		r.overlaps = append(r.overlaps, forbidOverlaps(fmt.Sprintf("job-%04d", i), from, to, created, seen.finished)...)
 	}
 	r.requests = countWithin(*audit.byControllers, from, to)
 	perMinute(created, cfg.n, from, to)
 	slices.Sort(r.skews)
 	slices.Sort(r.healthySkews)
 	slices.Sort(r.takeovers)
+	slices.Sort(r.recoverySkews)
 	for _, group := range []struct {
 		header string
 		lines  []string
@@ -446,6 +558,8 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 		{"lost runs:", r.lostExamples},
 		{fmt.Sprintf("%d created runs are missing from the audit log, their Jobs found otherwise:", len(r.unlogged)), r.unlogged},
 		{fmt.Sprintf("%d Forbid runs not started: the run before finished in their window, no leader worked after:", len(r.startedLate)), r.startedLate},
+		{"Forbid runs started beside the run before them:", r.overlaps},
+		{"runs due in the long outage, past their deadline, not accounted for as missed:", r.outageMisaccounted},
 	} {
 		if len(group.lines) == 0 {
 			continue
@@ -457,6 +571,50 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 	}
 	obs.dump(filepath.Join(work, "timeline.txt"))
 	return r
+}
+
+// missedInOutage accounts for a run due while kube-apiserver was down for
+// the long outage, whose starting deadline passed before it answered
+// again: it must have no Job, a MissSchedule event, and a
+// status.lastMissedTime not before it.
+func (r *result) missedInOutage(name, jobName string, t time.Time, started bool, misses missesSeen) {
+	var wrong []string
+	if started {
+		wrong = append(wrong, "started after its deadline")
+	}
+	if !misses.events[missKey(name, t)] {
+		wrong = append(wrong, "no MissSchedule event")
+	}
+	if last, ok := misses.lastMissed[name]; !ok || last.Before(t) {
+		wrong = append(wrong, fmt.Sprintf("status.lastMissedTime %s", last.Format(time.TimeOnly)))
+	}
+	if len(wrong) > 0 {
+		r.outageMisaccounted = append(r.outageMisaccounted, fmt.Sprintf("%s (run at %s): %s", jobName, t.Format(time.TimeOnly), strings.Join(wrong, ", ")))
+		return
+	}
+	r.outageMissed++
+}
+
+// forbidOverlaps lists the runs of a Forbid ScheduledJob created before
+// the run before them finished (a Job's finish is stamped in whole seconds,
+// down, so a run created after it never looks early).
+func forbidOverlaps(name string, from, to time.Time, created map[string][]time.Time, finished map[string]time.Time) []string {
+	var overlaps []string
+	var previous string
+	for t := from.Add(-10 * time.Minute); t.Before(to); t = t.Add(time.Minute) {
+		jobName := fmt.Sprintf("%s-%d", name, t.Unix()/60)
+		if len(created[jobName]) == 0 {
+			continue
+		}
+		if previous != "" {
+			at := created[jobName][0]
+			if done := finished[previous]; done.IsZero() || done.After(at) {
+				overlaps = append(overlaps, fmt.Sprintf("%s created at %s, %s finished at %s", jobName, at.Format("15:04:05.000"), previous, done.Format(time.TimeOnly)))
+			}
+		}
+		previous = jobName
+	}
+	return overlaps
 }
 
 // countWithin counts the times from from to to.
@@ -494,11 +652,15 @@ func (r *result) table(cfg config) string {
 	} else {
 		fmt.Fprintf(&b, "%d ScheduledJobs on \"* * * * *\" for %s: the leader killed %d times (every %s), kube-apiserver killed %d and etcd %d times (down %s each).\n\n",
 			cfg.n, cfg.duration, r.kills, cfg.killEvery, r.apiserver, r.etcd, cfg.down)
+		if !r.answeredAt.IsZero() {
+			fmt.Fprintf(&b, "The long outage: kube-apiserver down %s across a minute, answering again at %s.\n\n", cfg.longDown, r.answeredAt.Format("15:04:05.000"))
+		}
 	}
-	b.WriteString("| runs due | created | duplicated | lost | not started: no leader in their window | held by Forbid | creation skew p50 | p99 | max | p99 outside API outages, from startable | leader takeover p50 | max | controllers' API requests per run |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %.1f |", r.due, r.created, r.duplicates, r.lost, r.notStarted-r.lost-r.heldByForbid, r.heldByForbid,
-		framework.Percentile(r.skews, 50), framework.Percentile(r.skews, 99), framework.Percentile(r.skews, 100), framework.Percentile(r.healthySkews, 99),
+	b.WriteString("| runs due | created | duplicated | lost | not started: no leader in their window | held by Forbid | missed in the long outage (deadline passed), accounted for | creation skew p50 | p99 | max | p99 outside API outages, from startable | after the long outage, from the API answering: p50 | max | leader takeover p50 | max | controllers' API requests per run |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %.1f |", r.due, r.created, r.duplicates, r.lost, r.notStarted-r.lost-r.heldByForbid, r.heldByForbid,
+		r.outageMissed, framework.Percentile(r.skews, 50), framework.Percentile(r.skews, 99), framework.Percentile(r.skews, 100), framework.Percentile(r.healthySkews, 99),
+		framework.Percentile(r.recoverySkews, 50), framework.Percentile(r.recoverySkews, 100),
 		framework.Percentile(r.takeovers, 50), framework.Percentile(r.takeovers, 100), float64(r.requests)/float64(max(r.due, 1)))
 	return b.String()
 }

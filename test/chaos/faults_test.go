@@ -37,6 +37,9 @@ type faults struct {
 
 	kills                           []time.Time
 	apiserverRestarts, etcdRestarts int
+	// longOutage is when kube-apiserver was down for cfg.longDown, across
+	// a minute (zero: it was not).
+	longOutage struct{ from, until time.Time }
 }
 
 func newFaults(t *testing.T, obs *observer, clusterDir string) *faults {
@@ -86,7 +89,8 @@ func (f *faults) restartExited(t *testing.T) {
 
 // inject runs until start + cfg.duration: the leader is killed every
 // cfg.killEvery, kube-apiserver at 40% of the duration and etcd at 70%
-// (or as soon after as a replica leads).
+// (or as soon after as a replica leads), and, with cfg.longDown,
+// kube-apiserver again for that long from the first :50 after 85%.
 func (f *faults) inject(ctx context.Context, t *testing.T, cfg config, start time.Time) {
 	end := start.Add(cfg.duration)
 	if cfg.terminateBefore > 0 {
@@ -95,6 +99,10 @@ func (f *faults) inject(ctx context.Context, t *testing.T, cfg config, start tim
 	}
 	apiserverAt := start.Add(cfg.duration * 4 / 10)
 	etcdAt := start.Add(cfg.duration * 7 / 10)
+	var longAt time.Time
+	if cfg.longDown > 0 {
+		longAt = start.Add(cfg.duration * 85 / 100)
+	}
 	nextKill := start.Add(cfg.killEvery)
 	for ctx.Err() == nil && time.Now().Before(end) {
 		now := time.Now()
@@ -110,6 +118,15 @@ func (f *faults) inject(ctx context.Context, t *testing.T, cfg config, start tim
 			f.bounce(t, "etcd", cfg.down)
 			f.etcdRestarts++
 			etcdAt = time.Time{}
+		case !longAt.IsZero() && !now.Before(longAt) && leading && now.Second() >= 50:
+			// Down from 10 s before a minute until longDown − 10 s after
+			// it: longer than the 30 s starting deadline of a quarter of
+			// the ScheduledJobs, whose runs of that minute are missed.
+			f.longOutage.from = time.Now()
+			f.bounce(t, "kube-apiserver", cfg.longDown)
+			f.longOutage.until = time.Now()
+			f.apiserverRestarts++
+			longAt = time.Time{}
 		case !now.Before(nextKill):
 			if leader := f.obs.leader(); leader != nil {
 				framework.Progress("killing the leader, replica %s", leader.Name)
@@ -120,6 +137,12 @@ func (f *faults) inject(ctx context.Context, t *testing.T, cfg config, start tim
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// duringLongOutage reports whether a run at t was due while kube-apiserver
+// was down for the long outage.
+func (f *faults) duringLongOutage(t time.Time) bool {
+	return !f.longOutage.from.IsZero() && t.After(f.longOutage.from) && t.Before(f.longOutage.until)
 }
 
 // bounce kills a component with SIGKILL and starts it again after down.

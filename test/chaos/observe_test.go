@@ -132,6 +132,18 @@ func (o *observer) apiDownDuring(from, to time.Time) bool {
 	return false
 }
 
+// firstUpAfter is the first sample after at that saw the API server answer.
+func (o *observer) firstUpAfter(at time.Time) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, s := range o.samples {
+		if s.at.After(at) && s.apiUp {
+			return s.at
+		}
+	}
+	return time.Time{}
+}
+
 func (o *observer) takeovers(kills []time.Time) []time.Duration {
 	o.mu.Lock()
 	defer o.mu.Unlock()
