@@ -104,12 +104,15 @@ func (f *faults) inject(ctx context.Context, t *testing.T, cfg config, start tim
 		longAt = start.Add(cfg.duration * 85 / 100)
 	}
 	nextKill := start.Add(cfg.killEvery)
-	for ctx.Err() == nil && time.Now().Before(end) {
+	for ctx.Err() == nil && (time.Now().Before(end) || !longAt.IsZero()) {
 		now := time.Now()
 		// kube-apiserver and etcd go down while a replica leads, so that
 		// the leader lives through the outage (it cannot renew its lease).
 		leading := f.obs.leader() != nil
 		switch {
+		case !longAt.IsZero() && now.After(end.Add(2*time.Minute)):
+			framework.Progress("no replica led at :50 of any minute since %s: no long outage", longAt.Format(time.TimeOnly))
+			longAt = time.Time{}
 		case !apiserverAt.IsZero() && !now.Before(apiserverAt) && leading:
 			f.bounce(t, "kube-apiserver", cfg.down)
 			f.apiserverRestarts++
@@ -118,7 +121,7 @@ func (f *faults) inject(ctx context.Context, t *testing.T, cfg config, start tim
 			f.bounce(t, "etcd", cfg.down)
 			f.etcdRestarts++
 			etcdAt = time.Time{}
-		case !longAt.IsZero() && !now.Before(longAt) && leading && now.Second() >= 50:
+		case !longAt.IsZero() && !now.Before(longAt) && leading && now.Second() >= 50 && now.Second() < 55:
 			// Down from 10 s before a minute until longDown − 10 s after
 			// it: longer than the 30 s starting deadline of a quarter of
 			// the ScheduledJobs, whose runs of that minute are missed.
@@ -127,6 +130,11 @@ func (f *faults) inject(ctx context.Context, t *testing.T, cfg config, start tim
 			f.longOutage.until = time.Now()
 			f.apiserverRestarts++
 			longAt = time.Time{}
+		case !longAt.IsZero() && !now.Before(longAt):
+			// No more kills: a replica must lead when the outage begins,
+			// so that it lives through it (its Lease expires meanwhile),
+			// and one killed at :49 would leave no leader until after the
+			// minute.
 		case !now.Before(nextKill):
 			if leader := f.obs.leader(); leader != nil {
 				framework.Progress("killing the leader, replica %s", leader.Name)
