@@ -40,7 +40,9 @@ const (
 //     once a second, then creates and starts them).
 //
 // Either way the pods hold their nodes from now, carry the warm-up labels
-// (so the controller sees them placed) and ReleaseAtAnnotation, and
+// (so the controller sees them placed), ReleaseAtAnnotation and the
+// autoscalers' do-not-disrupt annotations, a disrupted pod is replaced
+// without counting as a failure (ignoreDisruptions), and
 // activeDeadlineSeconds, which counts from the Job's start, grows by the
 // wait, so that the run gets the time it would have had.
 func HoldUntil(job *batchv1.Job, owner Owner, scheduled, now time.Time, image string) {
@@ -56,6 +58,8 @@ func HoldUntil(job *batchv1.Job, owner Owner, scheduled, now time.Time, image st
 	}
 	release := scheduled.UTC().Format(time.RFC3339)
 	pod.Annotations[v1alpha1.ReleaseAtAnnotation] = release
+	keepFromAutoscalers(pod.Annotations)
+	ignoreDisruptions(&job.Spec)
 	if InContainerWait(&pod.Spec) {
 		waitInContainers(&pod.Spec, image, release)
 	} else {
@@ -65,6 +69,48 @@ func HoldUntil(job *batchv1.Job, owner Owner, scheduled, now time.Time, image st
 		waitSeconds := int64((max(scheduled.Sub(now), 0) + time.Second - 1) / time.Second)
 		*deadline += waitSeconds
 	}
+}
+
+// keepFromAutoscalers asks Karpenter and cluster-autoscaler not to take the
+// pod's node away: through the lead the pod waits, idle, and a node that
+// looks underutilized would be consolidated under it (seen on make dev's
+// Karpenter, consolidateAfter 30s: the Job then ended with three pods for
+// one run). The annotations stay for the run, which a Job's pod should have
+// anyway; a value the owner set is kept.
+func keepFromAutoscalers(annotations map[string]string) {
+	for k, v := range map[string]string{karpenterDoNotDisrupt: "true", clusterAutoscalerSafeToEvict: "false"} {
+		if _, set := annotations[k]; !set {
+			annotations[k] = v
+		}
+	}
+}
+
+// maxPodFailurePolicyRules is the API server's limit on a Job's
+// podFailurePolicy.rules.
+const maxPodFailurePolicyRules = 20
+
+// ignoreDisruptions adds, last, a podFailurePolicy rule that ignores a pod
+// failed by a disruption (an eviction by a drain or an autoscaler,
+// preemption; the pod's DisruptionTarget condition): the Job replaces it
+// without counting it against backoffLimit, and the replacement waits
+// until the same time, so the run is not late if there is room for it.
+// The owner's rules come first and win. A Job may have a podFailurePolicy
+// only with restartPolicy Never; with OnFailure a disrupted pod counts as
+// one failure, as in any Job.
+func ignoreDisruptions(job *batchv1.JobSpec) {
+	if job.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		return
+	}
+	if job.PodFailurePolicy == nil {
+		job.PodFailurePolicy = &batchv1.PodFailurePolicy{}
+	}
+	if len(job.PodFailurePolicy.Rules) >= maxPodFailurePolicyRules {
+		return
+	}
+	job.PodFailurePolicy.Rules = append(job.PodFailurePolicy.Rules, batchv1.PodFailurePolicyRule{
+		Action:          batchv1.PodFailurePolicyActionIgnore,
+		OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+	})
 }
 
 // InContainerWait says whether an EarlyStart run of pods shaped by spec can

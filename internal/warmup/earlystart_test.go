@@ -97,6 +97,61 @@ func TestHoldUntilInContainers(t *testing.T) {
 	}
 }
 
+// TestHoldUntilKeepsThePodFromDisruption (issue #20, item 4): the waiting
+// pod asks autoscalers not to take its node away, and a disrupted pod does
+// not count against backoffLimit, after the owner's own rules.
+func TestHoldUntilKeepsThePodFromDisruption(t *testing.T) {
+	run := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	ignoreDisrupted := batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionIgnore,
+		OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}}
+	failOn42 := batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailJob,
+		OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}}}
+	tooMany := make([]batchv1.PodFailurePolicyRule, maxPodFailurePolicyRules)
+	for i := range tooMany {
+		tooMany[i] = failOn42
+	}
+	tests := map[string]struct {
+		restartPolicy corev1.RestartPolicy
+		annotations   map[string]string
+		policy        *batchv1.PodFailurePolicy
+		wantPolicy    *batchv1.PodFailurePolicy
+		wantAnnotated map[string]string
+	}{
+		"restartPolicy Never": {restartPolicy: corev1.RestartPolicyNever,
+			wantPolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{ignoreDisrupted}}},
+		"the owner's rules first": {restartPolicy: corev1.RestartPolicyNever, policy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{failOn42}},
+			wantPolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{failOn42, ignoreDisrupted}}},
+		"no room for another rule": {restartPolicy: corev1.RestartPolicyNever, policy: &batchv1.PodFailurePolicy{Rules: tooMany},
+			wantPolicy: &batchv1.PodFailurePolicy{Rules: tooMany}},
+		"restartPolicy OnFailure allows no podFailurePolicy": {restartPolicy: corev1.RestartPolicyOnFailure},
+		"the owner's own annotation is kept": {restartPolicy: corev1.RestartPolicyNever, annotations: map[string]string{clusterAutoscalerSafeToEvict: "true"},
+			wantPolicy:    &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{ignoreDisrupted}},
+			wantAnnotated: map[string]string{karpenterDoNotDisrupt: "true", clusterAutoscalerSafeToEvict: "true"}},
+	}
+	for name, test := range tests {
+		t.Run(name, func(t *testing.T) {
+			owner := testOwner()
+			job := &batchv1.Job{Spec: *owner.Template.Spec.DeepCopy()}
+			job.Spec.Template.Spec.RestartPolicy = test.restartPolicy
+			job.Spec.Template.Annotations = test.annotations
+			job.Spec.PodFailurePolicy = test.policy.DeepCopy()
+			HoldUntil(job, owner, run, run.Add(-time.Minute), "ghcr.io/ontime-dev/ontime:v1")
+			want := test.wantAnnotated
+			if want == nil {
+				want = map[string]string{karpenterDoNotDisrupt: "true", clusterAutoscalerSafeToEvict: "false"}
+			}
+			for k, v := range want {
+				if got := job.Spec.Template.Annotations[k]; got != v {
+					t.Errorf("annotation %s = %q, want %q", k, got, v)
+				}
+			}
+			if !reflect.DeepEqual(job.Spec.PodFailurePolicy, test.wantPolicy) {
+				t.Errorf("podFailurePolicy %+v, want %+v", job.Spec.PodFailurePolicy, test.wantPolicy)
+			}
+		})
+	}
+}
+
 // TestMeasureStartOfAWaitingContainer: a container that waited in ontime
 // wait ran before its time; the run started at its time, 0 s late.
 func TestMeasureStartOfAWaitingContainer(t *testing.T) {
