@@ -161,6 +161,9 @@ func runController(ctx context.Context, opts controllerOptions) error {
 		return err
 	}
 	config.QPS, config.Burst = opts.qps, opts.burst
+	if err := waitForAPI(ctx, config, opts.probeAddress); err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(config, ctrl.Options{
 		Scheme:                        scheme.New(),
 		Cache:                         controller.CacheOptions(scope),
@@ -197,6 +200,35 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	setupLog.Info("starting manager", "metrics", opts.metricsAddress, "probes", opts.probeAddress, "leaderElection", opts.leaderElect,
 		"namespaces", opts.namespaces, "scheduledJobSelector", opts.scheduledJobSelector, "jobCache", opts.jobCache, "cronJobWarmUp", opts.cronJobWarmUp)
 	return mgr.Start(ctx)
+}
+
+// waitForAPI returns once the API server answers. Building the manager
+// reads the API's discovery, and a process that exits when it cannot is
+// restarted by its kubelet with a growing CrashLoopBackOff (10 s, 20 s,
+// 40 s, …), which keeps the replica down long after a short outage (seen in
+// make chaos: a leader that lost its Lease in a 45 s outage exited, and
+// each restart failed at once). Meanwhile the probe address answers
+// /healthz, so that the liveness probe does not restart it either, and
+// /readyz with 503.
+func waitForAPI(ctx context.Context, config *rest.Config, probeAddress string) error {
+	probe, err := recovery.ReadyzProbe(config)
+	if err != nil {
+		return err
+	}
+	if probe(ctx) == nil {
+		return nil
+	}
+	if probeAddress != "" && probeAddress != "0" {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+		mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "waiting for the API server", http.StatusServiceUnavailable)
+		})
+		server := &http.Server{Addr: probeAddress, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = server.ListenAndServe() }()
+		defer func() { _ = server.Shutdown(context.Background()) }()
+	}
+	return recovery.WaitForAPI(ctx, probe, recovery.ProbeEvery)
 }
 
 // Values of --job-cache.

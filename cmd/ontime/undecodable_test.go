@@ -43,11 +43,6 @@ import (
 // Without ScheduledJob.UnmarshalJSON's tolerance the first controller
 // never syncs, and no Job is created.
 func TestUndecodableScheduledJobStopsNothing(t *testing.T) {
-	if os.Getenv("ONTIME_CONTROLLER_CHILD") != "" {
-		var args []string
-		_ = json.Unmarshal([]byte(os.Getenv("ONTIME_CONTROLLER_CHILD")), &args)
-		os.Exit(run(args, os.Stdout, os.Stderr))
-	}
 	c, config := startAPIServerConfig(t, unboundedCRD(t))
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := testenv.WriteKubeconfig(config, kubeconfig); err != nil {
@@ -179,6 +174,9 @@ func checkUndecodableEvent(t *testing.T, c client.Client, name string) {
 type controllerProcess struct {
 	cmd     *exec.Cmd
 	metrics string
+	// exited is closed when the process has exited, with waitErr.
+	exited  chan struct{}
+	waitErr error
 	mu      sync.Mutex
 	log     bytes.Buffer
 }
@@ -189,19 +187,46 @@ func (p *controllerProcess) Write(b []byte) (int, error) {
 	return p.log.Write(b)
 }
 
-func startControllerProcess(t *testing.T, kubeconfig string) *controllerProcess {
+// controllerChild, set in a test binary's environment, makes it run
+// `ontime` with these arguments (JSON) instead of the tests (TestMain).
+const controllerChild = "ONTIME_CONTROLLER_CHILD"
+
+func TestMain(m *testing.M) {
+	if child := os.Getenv(controllerChild); child != "" {
+		var args []string
+		_ = json.Unmarshal([]byte(child), &args)
+		os.Exit(run(args, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// startControllerProcess runs `ontime controller` as users do, a process
+// with --kubeconfig and leader election; extra flags come last and win.
+func startControllerProcess(t *testing.T, kubeconfig string, extra ...string) *controllerProcess {
 	t.Helper()
 	metrics := freeAddress(t)
-	args, _ := json.Marshal([]string{"controller", "--kubeconfig", kubeconfig, "--leader-elect", "--leader-election-namespace", "default",
-		"--metrics-bind-address", metrics, "--health-probe-bind-address", "0", "--spread-namespace", "default", "--webhook=false"})
-	p := &controllerProcess{metrics: metrics, cmd: exec.Command(os.Args[0], "-test.run=^TestUndecodableScheduledJobStopsNothing$")}
-	p.cmd.Env = append(os.Environ(), "ONTIME_CONTROLLER_CHILD="+string(args))
+	args, _ := json.Marshal(append([]string{"controller", "--kubeconfig", kubeconfig, "--leader-elect", "--leader-election-namespace", "default",
+		"--metrics-bind-address", metrics, "--health-probe-bind-address", "0", "--spread-namespace", "default", "--webhook=false"}, extra...))
+	p := &controllerProcess{metrics: metrics, cmd: exec.Command(os.Args[0], "-test.run=^$")}
+	p.cmd.Env = append(os.Environ(), controllerChild+"="+string(args))
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
+	p.exited = make(chan struct{})
+	go func() {
+		p.waitErr = p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() { _ = p.cmd.Process.Kill(); <-p.exited })
 	return p
+}
+
+// output is what the controller wrote so far.
+func (p *controllerProcess) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
 }
 
 // stop ends the controller as a rolling update does (SIGTERM: it releases
@@ -211,8 +236,9 @@ func (p *controllerProcess) stop(t *testing.T) string {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Wait(); err != nil {
-		t.Errorf("the controller exited with %v", err)
+	<-p.exited
+	if p.waitErr != nil {
+		t.Errorf("the controller exited with %v", p.waitErr)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -44,7 +44,10 @@ type Probe func(ctx context.Context) error
 
 // ReadyzProbe asks the API server of config for /readyz, with its own rate
 // limit (a probe must not wait behind the controllers' requests) and a
-// timeout of a second.
+// timeout of a second. An answer refusing the request (a cluster that does
+// not let the controller read /readyz: 401, 403, 404) counts as answering:
+// only an API server that does not answer, or says it is not ready, holds
+// the controller back.
 func ReadyzProbe(config *rest.Config) (Probe, error) {
 	config = rest.CopyConfig(config)
 	config.Timeout = time.Second
@@ -54,7 +57,10 @@ func ReadyzProbe(config *rest.Config) (Probe, error) {
 		return nil, err
 	}
 	return func(ctx context.Context) error {
-		return client.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+		if err := client.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error(); Unavailable(err) {
+			return err
+		}
+		return nil
 	}, nil
 }
 

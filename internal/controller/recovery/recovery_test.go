@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"sync/atomic"
 	"syscall"
@@ -13,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -144,5 +147,44 @@ func TestWaitForAPI(t *testing.T) {
 	api.down.Store(true)
 	if err := WaitForAPI(ctx, api.probe, time.Millisecond); !errors.Is(err, context.Canceled) {
 		t.Errorf("WaitForAPI with the API down and ctx cancelled = %v, want context.Canceled", err)
+	}
+}
+
+// TestReadyzProbe: an API server that answers, even to refuse the
+// request, is up; one that says it is not ready, or does not answer, is
+// not.
+func TestReadyzProbe(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int // 0: the server is closed
+		up     bool
+	}{
+		{"ready", http.StatusOK, true},
+		{"readyz forbidden to the controller", http.StatusForbidden, true},
+		{"readyz not served", http.StatusNotFound, true},
+		{"etcd unreachable", http.StatusInternalServerError, false},
+		{"shutting down", http.StatusServiceUnavailable, false},
+		{"not answering", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/readyz" {
+					t.Errorf("probed %s, want /readyz", r.URL.Path)
+				}
+				w.WriteHeader(tc.status)
+			}))
+			if tc.status == 0 {
+				server.Close()
+			} else {
+				defer server.Close()
+			}
+			probe, err := ReadyzProbe(&rest.Config{Host: server.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := probe(context.Background()); (err == nil) != tc.up {
+				t.Errorf("probe = %v, want up %v", err, tc.up)
+			}
+		})
 	}
 }
