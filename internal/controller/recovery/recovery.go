@@ -78,8 +78,10 @@ func Unavailable(err error) bool {
 		errors.Is(err, context.DeadlineExceeded):
 		return true
 	}
+	// By status code (500, 503, 504), whatever the body: an API server
+	// whose etcd is down may answer without a Status object.
 	return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsServiceUnavailable(err) ||
-		apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err)
+		apierrors.IsInternalError(err)
 }
 
 // Retrier retries, once the API server answers again, the reconciles that
