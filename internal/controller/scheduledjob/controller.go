@@ -124,15 +124,21 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(ledgerMembers), builder.WithPredicates(rebalanced)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: workers,
-			// Retry failures quickly and never wait longer than 30 s, so that
-			// a transient API error cannot push a run back by minutes (the
-			// default backoff grows to 1000 s).
-			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](10*time.Millisecond, 30*time.Second),
+			RateLimiter:             failureBackoff(),
 		}).
 		// After an API outage, the failed reconciles are retried when the
 		// API server answers, not up to 30 s later.
 		WatchesRawSource(retrier.Source()).
 		Complete(retrier.Reconciler(c))
+}
+
+// failureBackoff retries a failed reconcile quickly and never waits longer
+// than 30 s, so that a transient API error cannot push a run back by
+// minutes (controller-runtime's default grows to 1000 s, and its overall
+// 10-per-second bucket paced a standby's hundred retries after an outage
+// over ten seconds).
+func failureBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](10*time.Millisecond, 30*time.Second)
 }
 
 // IndexJobs adds the index of Jobs by their ScheduledJob that the

@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -73,6 +74,7 @@ func (s *Standby) Register(mgr ctrl.Manager, workers int) error {
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: workers,
 			NeedLeaderElection:      ptr.To(false),
+			RateLimiter:             failureBackoff(),
 		}).
 		WatchesRawSource(retrier.Source()).
 		Complete(retrier.Reconciler(s))
@@ -143,7 +145,7 @@ func (s *Standby) plan(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.
 // gatherJobs reads from the API server when the cache lacks them. Nil
 // means the ScheduledJob is gone.
 func (s *Standby) planLive(ctx context.Context, cached *v1alpha1.ScheduledJob, cachedPlan planner.Plan, now time.Time) (*v1alpha1.ScheduledJob, planner.Plan, error) {
-	version, listed, err := s.live.version(ctx, s.apiReader, now, client.ObjectKeyFromObject(cached))
+	version, listed, err := s.live.version(ctx, s.apiReader, s.clock, client.ObjectKeyFromObject(cached))
 	if err != nil {
 		return nil, planner.Plan{}, err
 	}
@@ -193,29 +195,53 @@ type liveVersions struct {
 type versionListing struct {
 	at       time.Time
 	versions map[string]string
+	// err is why the listing at at failed: the reconciles waiting for the
+	// lock fail with it too, instead of repeating the request one after
+	// another (after an outage the API server refuses lists with 429 for
+	// a moment, and a hundred reconciles each waited for the others').
+	err error
 }
 
+// failedListingFor is how long a failed listing answers for the namespace.
+const failedListingFor = 100 * time.Millisecond
+
 // version is the resourceVersion of the ScheduledJob key as listed at most
-// liveVersionsFor before now; listed is false when the listing lacks it.
-func (l *liveVersions) version(ctx context.Context, reader client.Reader, now time.Time, key client.ObjectKey) (version string, listed bool, err error) {
+// liveVersionsFor ago; listed is false when the listing lacks it. The time
+// is read once the lock is held: a reconcile that waited for another's
+// listing uses it.
+func (l *liveVersions) version(ctx context.Context, reader client.Reader, clk clock.PassiveClock, key client.ObjectKey) (version string, listed bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	now := clk.Now()
 	listing, ok := l.byNamespace[key.Namespace]
-	if !ok || now.Before(listing.at) || now.Sub(listing.at) > liveVersionsFor {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("ScheduledJobList"))
-		if err := reader.List(ctx, list, client.InNamespace(key.Namespace)); err != nil {
-			return "", false, err
-		}
-		listing = versionListing{at: now, versions: make(map[string]string, len(list.Items))}
-		for _, item := range list.Items {
-			listing.versions[item.Name] = item.ResourceVersion
-		}
+	usableFor := liveVersionsFor
+	if listing.err != nil {
+		usableFor = failedListingFor
+	}
+	if !ok || now.Before(listing.at) || now.Sub(listing.at) > usableFor {
+		listing = listVersions(ctx, reader, key.Namespace, now)
 		if l.byNamespace == nil {
 			l.byNamespace = map[string]versionListing{}
 		}
 		l.byNamespace[key.Namespace] = listing
 	}
+	if listing.err != nil {
+		return "", false, listing.err
+	}
 	version, listed = listing.versions[key.Name]
 	return version, listed, nil
+}
+
+// listVersions lists the resourceVersions of namespace's ScheduledJobs.
+func listVersions(ctx context.Context, reader client.Reader, namespace string, now time.Time) versionListing {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("ScheduledJobList"))
+	if err := reader.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return versionListing{at: now, err: err}
+	}
+	listing := versionListing{at: now, versions: make(map[string]string, len(list.Items))}
+	for _, item := range list.Items {
+		listing.versions[item.Name] = item.ResourceVersion
+	}
+	return listing
 }

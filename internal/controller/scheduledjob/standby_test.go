@@ -2,10 +2,13 @@ package scheduledjob
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -65,4 +68,62 @@ func (c staleClient) List(ctx context.Context, list client.ObjectList, opts ...c
 		return nil
 	}
 	return c.Client.List(ctx, list, opts...)
+}
+
+// countingLister answers ScheduledJob metadata lists of one namespace with
+// versions, or err, and counts them.
+type countingLister struct {
+	client.Reader
+	versions map[string]string
+	err      error
+	lists    int
+}
+
+func (l *countingLister) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
+	l.lists++
+	if l.err != nil {
+		return l.err
+	}
+	items := list.(*metav1.PartialObjectMetadataList)
+	for name, version := range l.versions {
+		items.Items = append(items.Items, metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: version}})
+	}
+	return nil
+}
+
+// TestLiveVersionsListsOncePerSecond: the standby's check of its cache
+// costs one list per namespace and second however many runs it starts,
+// and a failed list answers the reconciles waiting behind it for 100 ms.
+func TestLiveVersionsListsOncePerSecond(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
+	lister := &countingLister{versions: map[string]string{"a": "7", "b": "9"}}
+	var live liveVersions
+	check := func(name, wantVersion string, wantListed bool, wantLists int) {
+		t.Helper()
+		version, listed, err := live.version(context.Background(), lister, clk, client.ObjectKey{Namespace: "team", Name: name})
+		if err != nil || version != wantVersion || listed != wantListed || lister.lists != wantLists {
+			t.Errorf("%s at %s: %q, listed %v, %v after %d lists; want %q, %v after %d", name, clk.Now().Format("15:04:05.000"),
+				version, listed, err, lister.lists, wantVersion, wantListed, wantLists)
+		}
+	}
+	check("a", "7", true, 1)
+	check("b", "9", true, 1)
+	check("new", "", false, 1) // not listed: the caller reads it
+	clk.SetTime(clk.Now().Add(liveVersionsFor + time.Millisecond))
+	lister.versions["a"] = "8"
+	check("a", "8", true, 2)
+
+	lister.err = errors.New("the server has received too many requests")
+	clk.SetTime(clk.Now().Add(liveVersionsFor + time.Millisecond))
+	for range 3 {
+		if _, _, err := live.version(context.Background(), lister, clk, client.ObjectKey{Namespace: "team", Name: "a"}); err == nil {
+			t.Fatal("no error while the API server refuses lists")
+		}
+	}
+	if lister.lists != 3 {
+		t.Errorf("%d lists, want 3: the failed one answers for %s", lister.lists, failedListingFor)
+	}
+	lister.err = nil
+	clk.SetTime(clk.Now().Add(failedListingFor + time.Millisecond))
+	check("a", "8", true, 4)
 }
