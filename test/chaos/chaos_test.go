@@ -107,9 +107,14 @@ func init() {
 // TestGracefulHandover (issue #21): a leader stopped gracefully, as a
 // rolling update or a node drain stops it, costs no run more than 1 s, even
 // stopped just before the minute its runs are due, before its successor
-// holds the Lease. make chaos runs it after TestChaos:
+// holds the Lease. The leader is stopped before every other minute; the
+// minutes between are the floor, measured in the same run: how late the
+// minute's burst of runs is anyway (on 2 cores, 200 Jobs take 1 to 2 s to
+// create). The latest run of a stopped minute may be at most 1 s later
+// than the latest of an undisturbed one. make chaos runs it after
+// TestChaos:
 //
-//	go test -tags chaos -v -run '^TestGracefulHandover$' ./test/chaos -args -n 200 -duration 5m
+//	go test -tags chaos -v -run '^TestGracefulHandover$' ./test/chaos -args -n 200 -duration 6m
 func TestGracefulHandover(t *testing.T) {
 	graceful := cfg
 	graceful.terminateBefore = 300 * time.Millisecond
@@ -118,10 +123,28 @@ func TestGracefulHandover(t *testing.T) {
 	if r.duplicates > 0 || r.lost > 0 || r.created < r.due {
 		t.Errorf("%d of %d runs created, %d duplicated, %d lost; see %s", r.created, r.due, r.duplicates, r.lost, r.work)
 	}
-	if worst := framework.PercentileValue(r.skews, 100); worst > time.Second {
-		t.Errorf("the latest run was created %s after its time, want ≤ 1s; see %s", worst, r.work)
+	var stopped, floor time.Duration
+	for minute, skews := range r.skewsAt {
+		worst := slices.Max(skews)
+		if stoppedBefore(minute) {
+			stopped = max(stopped, worst)
+		} else {
+			floor = max(floor, worst)
+		}
+	}
+	framework.Progress("latest run of a minute the leader was stopped before: %s; of an undisturbed minute: %s", stopped, floor)
+	if floor == 0 || stopped == 0 {
+		t.Fatalf("no undisturbed or no stopped minute measured; see %s", r.work)
+	}
+	if stopped > floor+time.Second {
+		t.Errorf("the latest run of a minute the leader was stopped before was created %s after its time, %s later than in an undisturbed minute, want ≤ 1s; see %s",
+			stopped, stopped-floor, r.work)
 	}
 }
+
+// stoppedBefore reports whether TestGracefulHandover stops the leader just
+// before minute: every other minute, the odd ones.
+func stoppedBefore(minute time.Time) bool { return minute.Minute()%2 == 1 }
 
 // restartDelay is how long an exited replica stays down before it is
 // started again, as a Deployment's kubelet restarts a container.
@@ -318,6 +341,8 @@ type result struct {
 	lost, notStarted         int
 	heldByForbid             int
 	skews, takeovers         []time.Duration
+	// skewsAt are the skews by scheduled minute.
+	skewsAt map[time.Time][]time.Duration
 	// healthySkews are the skews of the runs whose minute saw the API
 	// server answer throughout, from when each could start (a Forbid run:
 	// once the run before it finished).
@@ -487,7 +512,8 @@ func (r *result) notStartedRun(jobName string, t, start time.Time, held, leaderW
 func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs *observer, f *faults, seen jobsSeen, work string) *result {
 	audit := readAudit(t, auditLog)
 	created, unlogged := creations(audit, seen)
-	r := &result{work: work, kills: len(f.kills), apiserver: f.apiserverRestarts, etcd: f.etcdRestarts, takeovers: obs.takeovers(f.kills)}
+	r := &result{work: work, kills: len(f.kills), apiserver: f.apiserverRestarts, etcd: f.etcdRestarts, takeovers: obs.takeovers(f.kills),
+		skewsAt: map[time.Time][]time.Duration{}}
 	if !f.longOutage.until.IsZero() {
 		r.answeredAt = obs.firstUpAfter(f.longOutage.until)
 		framework.Progress("long outage: kube-apiserver down from %s, started again at %s, answering at %s", f.longOutage.from.Format("15:04:05.000"),
@@ -528,6 +554,7 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 			}
 			r.created++
 			r.skews = append(r.skews, times[0].Sub(t))
+			r.skewsAt[t] = append(r.skewsAt[t], times[0].Sub(t))
 			// A Forbid run can start only once the run before it finished:
 			// its skew counts from then (the Job's finish is stamped in
 			// whole seconds, down, so this errs late).

@@ -177,7 +177,8 @@ func (f *faults) bounce(t *testing.T, name string, down time.Duration) {
 }
 
 // terminateBeforeEachMinute stops the leader gracefully (SIGTERM: it
-// releases its Lease) cfg.terminateBefore before every minute until end,
+// releases its Lease) cfg.terminateBefore before every other minute
+// (stoppedBefore) until end,
 // the worst instant for a rolling update or a drain to stop it: its
 // successor has not taken the Lease when the minute's runs come due.
 func (f *faults) terminateBeforeEachMinute(ctx context.Context, cfg config, end time.Time) {
@@ -190,6 +191,9 @@ func (f *faults) terminateBeforeEachMinute(ctx context.Context, cfg config, end 
 			return
 		}
 		time.Sleep(time.Until(at))
+		if !stoppedBefore(at.Add(cfg.terminateBefore)) {
+			continue
+		}
 		if leader := f.obs.leader(); leader != nil {
 			framework.Progress("stopping the leader, replica %s, with SIGTERM", leader.Name)
 			leader.Terminate()
