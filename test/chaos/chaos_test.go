@@ -408,7 +408,7 @@ func forbidStart(name string, t time.Time, created map[string][]time.Time, finis
 		if !ok || done.IsZero() {
 			return t, true
 		}
-		return later(t, done), !done.Before(t.Add(window-grace))
+		return later(t, done), !done.Before(t.Add(window - grace))
 	}
 	return t, false
 }
@@ -511,7 +511,8 @@ func (r *result) notStartedRun(jobName string, t, start time.Time, held, leaderW
 
 func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs *observer, f *faults, seen jobsSeen, work string) *result {
 	audit := readAudit(t, auditLog)
-	created, unlogged := creations(audit, seen)
+	a := analysis{cfg: cfg, obs: obs, f: f, seen: seen}
+	a.created, a.unlogged = creations(audit, seen)
 	r := &result{work: work, kills: len(f.kills), apiserver: f.apiserverRestarts, etcd: f.etcdRestarts, takeovers: obs.takeovers(f.kills),
 		skewsAt: map[time.Time][]time.Duration{}}
 	if !f.longOutage.until.IsZero() {
@@ -525,60 +526,77 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 		}
 	}
 	for i := range cfg.n {
-		name := fmt.Sprintf("job-%04d", i)
 		for t := from; t.Before(to); t = t.Add(time.Minute) {
-			r.due++
-			jobName := fmt.Sprintf("%s-%d", name, t.Unix()/60)
-			times := created[jobName]
-			inLongOutage := f.duringLongOutage(t)
-			if inLongOutage && r.answeredAt.Sub(t) > window(i) {
-				r.missedInOutage(name, jobName, t, len(times) > 0, seen.misses)
-				continue
-			}
-			switch {
-			case len(times) > 1:
-				r.duplicates++
-				r.duplicateEx = append(r.duplicateEx, fmt.Sprintf("%s created %d times", jobName, len(times)))
-			case len(times) == 0:
-				// A Forbid run can start only once the run before it has
-				// finished: a leader must work after that, in the window.
-				start, held := t, false
-				if i%3 == 1 {
-					start, held = forbidStart(name, t, created, seen.finished, window(i), cfg.grace)
-				}
-				r.notStartedRun(jobName, t, start, held, obs.workingFor(start, t.Add(window(i)), cfg.grace))
-				continue
-			}
-			if unlogged[jobName] {
-				r.unlogged = append(r.unlogged, fmt.Sprintf("%s (run at %s): created by %s, not in the audit log", jobName, t.Format(time.TimeOnly), times[0].Format("15:04:05.000")))
-			}
-			r.created++
-			r.skews = append(r.skews, times[0].Sub(t))
-			r.skewsAt[t] = append(r.skewsAt[t], times[0].Sub(t))
-			// A Forbid run can start only once the run before it finished:
-			// its skew counts from then (the Job's finish is stamped in
-			// whole seconds, down, so this errs late).
-			startable := t
-			if i%3 == 1 {
-				startable, _ = forbidStart(name, t, created, seen.finished, window(i), cfg.grace)
-			}
-			if !obs.apiDownDuring(t, t.Add(time.Minute)) {
-				r.healthySkews = append(r.healthySkews, times[0].Sub(startable))
-			}
-			if inLongOutage {
-				r.recoverySkews = append(r.recoverySkews, times[0].Sub(later(r.answeredAt, startable)))
-			}
+			a.run(r, i, t)
 		}
 	}
 	for i := 1; i < cfg.n; i += 3 {
-		r.overlaps = append(r.overlaps, forbidOverlaps(fmt.Sprintf("job-%04d", i), from, to, created, seen.finished)...)
+		r.overlaps = append(r.overlaps, forbidOverlaps(fmt.Sprintf("job-%04d", i), from, to, a.created, seen.finished)...)
 	}
 	r.requests = countWithin(*audit.byControllers, from, to)
-	perMinute(created, cfg.n, from, to)
+	perMinute(a.created, cfg.n, from, to)
 	slices.Sort(r.skews)
 	slices.Sort(r.healthySkews)
 	slices.Sort(r.takeovers)
 	slices.Sort(r.recoverySkews)
+	r.printExamples()
+	obs.dump(filepath.Join(work, "timeline.txt"))
+	return r
+}
+
+// analysis is what analyze reads each run from.
+type analysis struct {
+	cfg      config
+	obs      *observer
+	f        *faults
+	seen     jobsSeen
+	created  map[string][]time.Time
+	unlogged map[string]bool
+}
+
+// run accounts for ScheduledJob i's run at t.
+func (a analysis) run(r *result, i int, t time.Time) {
+	r.due++
+	name := fmt.Sprintf("job-%04d", i)
+	jobName := fmt.Sprintf("%s-%d", name, t.Unix()/60)
+	times := a.created[jobName]
+	inLongOutage := a.f.duringLongOutage(t)
+	if inLongOutage && r.answeredAt.Sub(t) > window(i) {
+		r.missedInOutage(name, jobName, t, len(times) > 0, a.seen.misses)
+		return
+	}
+	// A Forbid run can start only once the run before it finished: a
+	// leader must work after that, in the window, and its skew counts from
+	// then (the Job's finish is stamped in whole seconds, down, so this
+	// errs late).
+	startable, held := t, false
+	if i%3 == 1 {
+		startable, held = forbidStart(name, t, a.created, a.seen.finished, window(i), a.cfg.grace)
+	}
+	switch {
+	case len(times) > 1:
+		r.duplicates++
+		r.duplicateEx = append(r.duplicateEx, fmt.Sprintf("%s created %d times", jobName, len(times)))
+	case len(times) == 0:
+		r.notStartedRun(jobName, t, startable, held, a.obs.workingFor(startable, t.Add(window(i)), a.cfg.grace))
+		return
+	}
+	if a.unlogged[jobName] {
+		r.unlogged = append(r.unlogged, fmt.Sprintf("%s (run at %s): created by %s, not in the audit log", jobName, t.Format(time.TimeOnly), times[0].Format("15:04:05.000")))
+	}
+	r.created++
+	r.skews = append(r.skews, times[0].Sub(t))
+	r.skewsAt[t] = append(r.skewsAt[t], times[0].Sub(t))
+	if !a.obs.apiDownDuring(t, t.Add(time.Minute)) {
+		r.healthySkews = append(r.healthySkews, times[0].Sub(startable))
+	}
+	if inLongOutage {
+		r.recoverySkews = append(r.recoverySkews, times[0].Sub(later(r.answeredAt, startable)))
+	}
+}
+
+// printExamples prints, for each kind of failure, up to 20 of its runs.
+func (r *result) printExamples() {
 	for _, group := range []struct {
 		header string
 		lines  []string
@@ -598,8 +616,6 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 			framework.Progress("  %s", line)
 		}
 	}
-	obs.dump(filepath.Join(work, "timeline.txt"))
-	return r
 }
 
 // missedInOutage accounts for a run due while kube-apiserver was down for

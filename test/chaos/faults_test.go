@@ -97,53 +97,67 @@ func (f *faults) inject(ctx context.Context, t *testing.T, cfg config, start tim
 		f.terminateBeforeEachMinute(ctx, cfg, end)
 		return
 	}
-	apiserverAt := start.Add(cfg.duration * 4 / 10)
-	etcdAt := start.Add(cfg.duration * 7 / 10)
-	var longAt time.Time
+	p := &faultPlan{apiserverAt: start.Add(cfg.duration * 4 / 10), etcdAt: start.Add(cfg.duration * 7 / 10), nextKill: start.Add(cfg.killEvery)}
 	if cfg.longDown > 0 {
-		longAt = start.Add(cfg.duration * 85 / 100)
+		p.longAt = start.Add(cfg.duration * 85 / 100)
 	}
-	nextKill := start.Add(cfg.killEvery)
-	for ctx.Err() == nil && (time.Now().Before(end) || !longAt.IsZero()) {
-		now := time.Now()
-		// kube-apiserver and etcd go down while a replica leads, so that
-		// the leader lives through the outage (it cannot renew its lease).
-		leading := f.obs.leader() != nil
-		switch {
-		case !longAt.IsZero() && now.After(end.Add(2*time.Minute)):
-			framework.Progress("no replica led at :50 of any minute since %s: no long outage", longAt.Format(time.TimeOnly))
-			longAt = time.Time{}
-		case !apiserverAt.IsZero() && !now.Before(apiserverAt) && leading:
-			f.bounce(t, "kube-apiserver", cfg.down)
-			f.apiserverRestarts++
-			apiserverAt = time.Time{}
-		case !etcdAt.IsZero() && !now.Before(etcdAt) && leading:
-			f.bounce(t, "etcd", cfg.down)
-			f.etcdRestarts++
-			etcdAt = time.Time{}
-		case !longAt.IsZero() && !now.Before(longAt) && leading && now.Second() >= 50 && now.Second() < 55:
-			// Down from 10 s before a minute until longDown − 10 s after
-			// it: longer than the 30 s starting deadline of a quarter of
-			// the ScheduledJobs, whose runs of that minute are missed.
-			f.longOutage.from = time.Now()
-			f.bounce(t, "kube-apiserver", cfg.longDown)
-			f.longOutage.until = time.Now()
-			f.apiserverRestarts++
-			longAt = time.Time{}
-		case !longAt.IsZero() && !now.Before(longAt):
-			// No more kills: a replica must lead when the outage begins,
-			// so that it lives through it (its Lease expires meanwhile),
-			// and one killed at :49 would leave no leader until after the
-			// minute.
-		case !now.Before(nextKill):
-			if leader := f.obs.leader(); leader != nil {
-				framework.Progress("killing the leader, replica %s", leader.Name)
-				leader.Kill()
-				f.kills = append(f.kills, time.Now())
-			}
-			nextKill = nextKill.Add(cfg.killEvery)
-		}
+	for ctx.Err() == nil && (time.Now().Before(end) || !p.longAt.IsZero()) {
+		f.step(t, cfg, p, time.Now(), end)
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// faultPlan is when each fault is next due (zero: done).
+type faultPlan struct{ apiserverAt, etcdAt, longAt, nextKill time.Time }
+
+// due reports whether a fault planned at is due at now.
+func due(at, now time.Time) bool { return !at.IsZero() && !now.Before(at) }
+
+// step injects the fault due at now, if any. kube-apiserver and etcd go
+// down while a replica leads, so that the leader lives through the outage
+// (it cannot renew its lease).
+func (f *faults) step(t *testing.T, cfg config, p *faultPlan, now, end time.Time) {
+	leading := f.obs.leader() != nil
+	switch {
+	case due(p.apiserverAt, now) && leading:
+		f.bounce(t, "kube-apiserver", cfg.down)
+		f.apiserverRestarts++
+		p.apiserverAt = time.Time{}
+	case due(p.etcdAt, now) && leading:
+		f.bounce(t, "etcd", cfg.down)
+		f.etcdRestarts++
+		p.etcdAt = time.Time{}
+	case due(p.longAt, now):
+		// No more kills: a replica must lead when the outage begins, so
+		// that it lives through it (its Lease expires meanwhile), and one
+		// killed at :49 would leave no leader until after the minute.
+		f.longOutageStep(t, cfg, p, now, end, leading)
+	case !now.Before(p.nextKill):
+		if leader := f.obs.leader(); leader != nil {
+			framework.Progress("killing the leader, replica %s", leader.Name)
+			leader.Kill()
+			f.kills = append(f.kills, time.Now())
+		}
+		p.nextKill = p.nextKill.Add(cfg.killEvery)
+	}
+}
+
+// longOutageStep starts the long outage at :50 to :55 of a minute while a
+// replica leads: kube-apiserver is down from 10 s before the minute until
+// cfg.longDown − 10 s after it, longer than the 30 s starting deadline of
+// a quarter of the ScheduledJobs, whose runs of that minute are missed. It
+// gives up two minutes after the other faults' end.
+func (f *faults) longOutageStep(t *testing.T, cfg config, p *faultPlan, now, end time.Time, leading bool) {
+	switch {
+	case now.After(end.Add(2 * time.Minute)):
+		framework.Progress("no replica led at :50 of any minute since %s: no long outage", p.longAt.Format(time.TimeOnly))
+		p.longAt = time.Time{}
+	case leading && now.Second() >= 50 && now.Second() < 55:
+		f.longOutage.from = time.Now()
+		f.bounce(t, "kube-apiserver", cfg.longDown)
+		f.longOutage.until = time.Now()
+		f.apiserverRestarts++
+		p.longAt = time.Time{}
 	}
 }
 

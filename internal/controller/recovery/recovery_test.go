@@ -146,7 +146,7 @@ func TestWaitForAPI(t *testing.T) {
 	cancel()
 	api.down.Store(true)
 	if err := WaitForAPI(ctx, api.probe, time.Millisecond); !errors.Is(err, context.Canceled) {
-		t.Errorf("WaitForAPI with the API down and ctx cancelled = %v, want context.Canceled", err)
+		t.Errorf("WaitForAPI with the API down and ctx canceled = %v, want context.Canceled", err)
 	}
 }
 
