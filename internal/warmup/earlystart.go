@@ -78,7 +78,7 @@ func HoldUntil(job *batchv1.Job, owner Owner, scheduled, now time.Time, image st
 // one run). The annotations stay for the run, which a Job's pod should have
 // anyway; a value the owner set is kept.
 func keepFromAutoscalers(annotations map[string]string) {
-	for k, v := range map[string]string{karpenterDoNotDisrupt: "true", clusterAutoscalerSafeToEvict: "false"} {
+	for k, v := range doNotDisrupt() {
 		if _, set := annotations[k]; !set {
 			annotations[k] = v
 		}

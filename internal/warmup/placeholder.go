@@ -23,6 +23,12 @@ const (
 	clusterAutoscalerSafeToEvict = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 )
 
+// doNotDisrupt are the annotations that ask Karpenter and cluster-autoscaler
+// to leave a pod's node alone.
+func doNotDisrupt() map[string]string {
+	return map[string]string{karpenterDoNotDisrupt: "true", clusterAutoscalerSafeToEvict: "false"}
+}
+
 // PlaceholderName names placeholder i of the run whose Job is jobName.
 // Names are deterministic, so that creating one twice fails with
 // AlreadyExists instead of placing two.
@@ -63,7 +69,7 @@ func placeholder(owner Owner, name string, scheduled time.Time, opts Options) *c
 			Name:            name,
 			Namespace:       owner.Namespace,
 			Labels:          labels,
-			Annotations:     map[string]string{karpenterDoNotDisrupt: "true", clusterAutoscalerSafeToEvict: "false"},
+			Annotations:     doNotDisrupt(),
 			OwnerReferences: []metav1.OwnerReference{owner.Reference},
 		},
 		Spec: corev1.PodSpec{
