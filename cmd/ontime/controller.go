@@ -156,6 +156,13 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	if err := registration.Validate(scope); err != nil {
 		return badInput("%v", err)
 	}
+	if opts.leaderElect && opts.standbyGrace > 0 {
+		lease, err := opts.leaderLease()
+		if err != nil {
+			return err
+		}
+		registration.LeaderLease = &lease
+	}
 	config, err := restConfig(opts.cluster)
 	if err != nil {
 		return err
@@ -173,7 +180,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 		HealthProbeBindAddress:        opts.probeAddress,
 		PprofBindAddress:              opts.pprofAddress,
 		LeaderElection:                opts.leaderElect,
-		LeaderElectionID:              "ontime-controller.ontime.dev",
+		LeaderElectionID:              leaderElectionID,
 		LeaderElectionNamespace:       opts.leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:                 &opts.leaseDuration,
@@ -337,4 +344,25 @@ func defaultNamespace() string {
 		return ns
 	}
 	return "ontime-system"
+}
+
+// leaderElectionID names the Lease the replicas elect their leader with.
+const leaderElectionID = "ontime-controller.ontime.dev"
+
+// inClusterNamespace holds a pod's namespace, as controller-runtime reads
+// it when --leader-election-namespace is not set.
+const inClusterNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// leaderLease is the Lease leader election uses, which the standby
+// watches: in --leader-election-namespace, or the pod's own namespace.
+func (opts controllerOptions) leaderLease() (types.NamespacedName, error) {
+	namespace := opts.leaderElectionNamespace
+	if namespace == "" {
+		data, err := os.ReadFile(inClusterNamespace)
+		if err != nil {
+			return types.NamespacedName{}, badInput("--leader-elect needs --leader-election-namespace outside a cluster (%v)", err)
+		}
+		namespace = strings.TrimSpace(string(data))
+	}
+	return types.NamespacedName{Namespace: namespace, Name: leaderElectionID}, nil
 }

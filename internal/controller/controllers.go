@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -44,6 +45,9 @@ type Options struct {
 	// that do not lead: they start the runs the leader has not started
 	// this long after their time.
 	StandbyGrace time.Duration
+	// LeaderLease, with StandbyGrace, is the leader election Lease: while
+	// it is released the standby acts at once (nil: it always waits).
+	LeaderLease *types.NamespacedName
 }
 
 // Leader election keeps a Lease, and records events, in the manager's
@@ -127,7 +131,11 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 		return err
 	}
 	if opts.StandbyGrace > 0 {
-		if err := scheduledjob.NewStandby(scheduledJobs, mgr.Elected(), opts.StandbyGrace).Register(mgr, opts.Workers); err != nil {
+		standby := scheduledjob.NewStandby(scheduledJobs, mgr.Elected(), opts.StandbyGrace)
+		if opts.LeaderLease != nil {
+			standby.FollowLease(*opts.LeaderLease)
+		}
+		if err := standby.Register(mgr, opts.Workers); err != nil {
 			return err
 		}
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,7 +39,8 @@ const StandbyGrace = 500 * time.Millisecond
 // on time: the run's Job (and EarlyStart's early Job), the Job a Replace
 // run replaces, and Placeholder warm-up's pods. It writes no status, deletes
 // no history and handles no trigger: the leader does, once there is one
-// again. Two actors stay exactly-once because every object they create has
+// again. While the leader election Lease names no holder (a leader stopped
+// gracefully released it; FollowLease), it acts at each run's time. Two actors stay exactly-once because every object they create has
 // a name fixed by the run (a second create is answered AlreadyExists) and
 // both decide from the same objects.
 type Standby struct {
@@ -46,6 +49,10 @@ type Standby struct {
 	// then acts instead.
 	leading <-chan struct{}
 	grace   time.Duration
+	// lease is the leader election Lease; while it names no holder
+	// (leaseReleased), the standby acts without its grace.
+	lease         *types.NamespacedName
+	leaseReleased atomic.Bool
 	// live are the ScheduledJobs' versions as the API server has them.
 	live liveVersions
 }
@@ -66,7 +73,15 @@ func (s *Standby) Register(mgr ctrl.Manager, workers int) error {
 	if err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	bldr := ctrl.NewControllerManagedBy(mgr)
+	if s.lease != nil {
+		leases, err := s.leaseSource(mgr)
+		if err != nil {
+			return err
+		}
+		bldr = bldr.WatchesRawSource(leases)
+	}
+	return bldr.
 		Named(s.Name()).
 		For(&v1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -126,7 +141,7 @@ func (s *Standby) plan(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.
 	// A run asked for by hand waits for the leader, which also removes
 	// the request: planned without it, nothing here acts on it.
 	delete(sj.Annotations, v1alpha1.TriggerAnnotation)
-	in, err := s.gatherRuns(ctx, sj, now.Add(-s.grace))
+	in, err := s.gatherRuns(ctx, sj, now.Add(-s.currentGrace()))
 	if err != nil {
 		return planner.Plan{}, err
 	}

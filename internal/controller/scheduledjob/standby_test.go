@@ -3,12 +3,15 @@ package scheduledjob
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -126,4 +129,57 @@ func TestLiveVersionsListsOncePerSecond(t *testing.T) {
 	lister.err = nil
 	clk.SetTime(clk.Now().Add(failedListingFor + time.Millisecond))
 	check("a", "8", true, 4)
+}
+
+// TestStandbyActsAtOnceWhileTheLeaseIsReleased: a leader stopped gracefully
+// releases its Lease, and no replica leads until a standby next tries to
+// take it (up to 2 s). Meanwhile the standby starts runs at their time
+// instead of its grace later; while a leader holds the Lease it waits.
+func TestStandbyActsAtOnceWhileTheLeaseIsReleased(t *testing.T) {
+	ns := newNamespace(t)
+	sj := newScheduledJob(ns, "handover", "* * * * *")
+	create(t, sj)
+	waitForCache(t, sj)
+	run := get(t, sj).CreationTimestamp.Truncate(time.Minute).Add(time.Minute)
+	standby := NewStandby(newSuiteController(env.Cached), nil, StandbyGrace)
+	lease := func(holder string) *coordinationv1.Lease {
+		return &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder)}}
+	}
+	reconcileStandby := func() time.Duration {
+		t.Helper()
+		result, err := standby.Reconcile(env.Ctx, requestFor(sj))
+		if err != nil {
+			t.Fatalf("standby Reconcile: %v", err)
+		}
+		return result.RequeueAfter
+	}
+	env.Clock.SetTime(run.Add(100 * time.Millisecond))
+
+	if queued := standby.leaseChanged(env.Ctx, lease("replica-a")); len(queued) != 0 {
+		t.Errorf("a leader took the Lease: %d ScheduledJobs queued, want none", len(queued))
+	}
+	// Its next look is at the run's time and grace (planned to the ms).
+	wantAfter := StandbyGrace - 100*time.Millisecond
+	if after := reconcileStandby(); len(jobs(t, ns)) != 0 || after < wantAfter-5*time.Millisecond || after > wantAfter+5*time.Millisecond {
+		t.Fatalf("100 ms after the run with a leader: %d Jobs, next look in %s; want none, in %s", len(jobs(t, ns)), after, wantAfter)
+	}
+
+	queued := standby.leaseChanged(env.Ctx, lease(""))
+	if !slices.Contains(queued, requestFor(sj)) {
+		t.Fatalf("the Lease was released: queued %v, want %s among them", queued, sj.Name)
+	}
+	reconcileStandby()
+	if got := jobs(t, ns); len(got) != 1 {
+		t.Fatalf("100 ms after the run, Lease released: %d Jobs, want the run's", len(got))
+	}
+	if again := standby.leaseChanged(env.Ctx, &coordinationv1.Lease{}); len(again) != 0 {
+		t.Errorf("the released Lease changed again: %d ScheduledJobs queued again", len(again))
+	}
+
+	standby.leaseChanged(env.Ctx, lease("replica-b"))
+	env.Clock.SetTime(run.Add(time.Minute + 100*time.Millisecond))
+	waitForCache(t, sj)
+	if reconcileStandby(); len(jobs(t, ns)) != 1 {
+		t.Errorf("a new leader took the Lease: the standby started the next run within its grace")
+	}
 }
