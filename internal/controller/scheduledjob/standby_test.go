@@ -183,3 +183,34 @@ func TestStandbyActsAtOnceWhileTheLeaseIsReleased(t *testing.T) {
 		t.Errorf("a new leader took the Lease: the standby started the next run within its grace")
 	}
 }
+
+// TestStandbyGoesOnBrieflyOnceItsReplicaLeads: the leader's controller
+// starts with every ScheduledJob queued, so for handoverOverlap after its
+// replica took the Lease the standby still starts the runs due; after
+// that, only the leader acts.
+func TestStandbyGoesOnBrieflyOnceItsReplicaLeads(t *testing.T) {
+	ns := newNamespace(t)
+	sj := newScheduledJob(ns, "overlap", "* * * * *")
+	create(t, sj)
+	waitForCache(t, sj)
+	run := get(t, sj).CreationTimestamp.Truncate(time.Minute).Add(time.Minute)
+	leads := make(chan struct{})
+	close(leads)
+	standby := NewStandby(newSuiteController(env.Cached), leads, StandbyGrace)
+
+	env.Clock.SetTime(run.Add(StandbyGrace + 200*time.Millisecond))
+	if _, err := standby.Reconcile(env.Ctx, requestFor(sj)); err != nil {
+		t.Fatalf("standby Reconcile: %v", err)
+	}
+	if got := jobs(t, ns); len(got) != 1 {
+		t.Fatalf("just after its replica took the Lease: %d Jobs, want the run's (the standby goes on)", len(got))
+	}
+	env.Clock.SetTime(run.Add(time.Minute + StandbyGrace + 200*time.Millisecond))
+	waitForCache(t, sj)
+	if _, err := standby.Reconcile(env.Ctx, requestFor(sj)); err != nil {
+		t.Fatalf("standby Reconcile: %v", err)
+	}
+	if got := jobs(t, ns); len(got) != 1 {
+		t.Errorf("a minute after its replica took the Lease: %d Jobs, want only the first run's (the leader acts)", len(got))
+	}
+}
