@@ -243,6 +243,10 @@ type ControllerDefaults struct {
 	// clusters that cannot pull registry.k8s.io. "" is
 	// DefaultPlaceholderImage.
 	PlaceholderImage string
+	// PlaceholderPriorityClass is the PriorityClass of placeholder pods
+	// whose owner names none (--placeholder-priority-class): a class a
+	// policy-bound cluster allows. "" is DefaultPlaceholderPriorityClass.
+	PlaceholderPriorityClass string
 }
 
 // Settings applies the documented defaults to a spec.warmUp.
@@ -254,7 +258,7 @@ func (w *WarmUp) SettingsWith(defaults ControllerDefaults) WarmUpSettings {
 	s := WarmUpSettings{
 		Strategy:          w.Strategy,
 		Lead:              w.Lead.Duration,
-		PriorityClassName: DefaultPlaceholderPriorityClass,
+		PriorityClassName: cmp.Or(defaults.PlaceholderPriorityClass, DefaultPlaceholderPriorityClass),
 		Image:             cmp.Or(defaults.PlaceholderImage, DefaultPlaceholderImage),
 		Hold:              DefaultHoldAfterSchedule,
 	}

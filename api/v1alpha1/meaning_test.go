@@ -117,20 +117,21 @@ func TestWarmUpSettings(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", name, got, tc.want)
 		}
 	}
-	// The controller's --placeholder-image replaces the API's default, not
-	// an image the spec names.
-	mirror := ControllerDefaults{PlaceholderImage: "mirror.example/pause:3.10"}
-	if got := (&WarmUp{Lead: time10m()}).SettingsWith(mirror).Image; got != mirror.PlaceholderImage {
-		t.Errorf("image %q without one in the spec, want the controller's %q", got, mirror.PlaceholderImage)
+	// The controller's --placeholder-image and --placeholder-priority-class
+	// replace the API's defaults, not what the spec names.
+	mirror := ControllerDefaults{PlaceholderImage: "mirror.example/pause:3.10", PlaceholderPriorityClass: "batch-low"}
+	if got := (&WarmUp{Lead: time10m()}).SettingsWith(mirror); got.Image != mirror.PlaceholderImage || got.PriorityClassName != "batch-low" {
+		t.Errorf("image %q, class %q without them in the spec, want the controller's %q, %q",
+			got.Image, got.PriorityClassName, mirror.PlaceholderImage, mirror.PlaceholderPriorityClass)
 	}
-	named := &WarmUp{Lead: time10m(), Placeholder: &PlaceholderWarmUp{Image: "team.example/pause:3.10"}}
-	if got := named.SettingsWith(mirror).Image; got != "team.example/pause:3.10" {
-		t.Errorf("image %q with one in the spec, want the spec's", got)
+	named := &WarmUp{Lead: time10m(), Placeholder: &PlaceholderWarmUp{Image: "team.example/pause:3.10", PriorityClassName: "team-low"}}
+	if got := named.SettingsWith(mirror); got.Image != "team.example/pause:3.10" || got.PriorityClassName != "team-low" {
+		t.Errorf("image %q, class %q with them in the spec, want the spec's", got.Image, got.PriorityClassName)
 	}
 	cj := &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "0 * * * *"}}
 	cj.Annotations = map[string]string{WarmUpLeadAnnotation: "10m"}
-	if m, err := CronJobMeaning(cj, mirror); err != nil || m.WarmUp.Image != mirror.PlaceholderImage {
-		t.Errorf("a CronJob's placeholder image %+v (%v), want the controller's", m.WarmUp, err)
+	if m, err := CronJobMeaning(cj, mirror); err != nil || m.WarmUp.Image != mirror.PlaceholderImage || m.WarmUp.PriorityClassName != "batch-low" {
+		t.Errorf("a CronJob's placeholders %+v (%v), want the controller's image and class", m.WarmUp, err)
 	}
 	sj := &ScheduledJob{Spec: ScheduledJobSpec{Schedule: "* * * * *", WarmUp: &WarmUp{Lead: time10m()}}}
 	if m, _ := sj.Meaning(nil); m.WarmUp == nil || m.WarmUp.Lead != 10*time.Minute {

@@ -61,8 +61,9 @@ const (
 // PlaceholderWarmUp tunes placeholder pods.
 type PlaceholderWarmUp struct {
 	// priorityClassName is the PriorityClass of the placeholder pods.
-	// Default "ontime-placeholder" (value -5, preemptionPolicy Never),
-	// which config/ installs. Its value must be below the priority of the
+	// Default: the controller's --placeholder-priority-class, itself
+	// "ontime-placeholder" (value -5, preemptionPolicy Never, which
+	// config/ and the chart install) unless set. Its value must be below the priority of the
 	// run's pods, so that they preempt the placeholders, and not below
 	// -10, or cluster-autoscaler treats the placeholders as expendable and
 	// adds no node for them.

@@ -52,6 +52,7 @@ type controllerOptions struct {
 	// not lead starts it.
 	standbyGrace                      time.Duration
 	earlyStartImage, placeholderImage string
+	placeholderPriorityClass          string
 	logging                           zap.Options
 	webhook                           webhookOptions
 }
@@ -113,6 +114,8 @@ service account, then ~/.kube/config.`,
 		"image whose `ontime wait` holds the pods of EarlyStart warm-up runs until their scheduled time")
 	flags.StringVar(&opts.placeholderImage, "placeholder-image", v1alpha1.DefaultPlaceholderImage,
 		"image of placeholder pods whose owner names none (every annotated CronJob's): a mirror of the pause image where nodes cannot pull registry.k8s.io")
+	flags.StringVar(&opts.placeholderPriorityClass, "placeholder-priority-class", v1alpha1.DefaultPlaceholderPriorityClass,
+		"PriorityClass of placeholder pods whose owner names none (every annotated CronJob's): one the cluster's policies allow, below the runs' pods' priority")
 	flags.StringSliceVar(&opts.namespaces, "namespaces", nil,
 		"watch only these namespaces' ScheduledJobs (comma-separated; default all), to shard a cluster between controllers")
 	flags.StringVar(&opts.scheduledJobSelector, "scheduledjob-selector", "",
@@ -152,7 +155,8 @@ func runController(ctx context.Context, opts controllerOptions) error {
 		return err
 	}
 	registration := controller.Options{Workers: opts.workers, EarlyStartImage: opts.earlyStartImage, PlaceholderImage: opts.placeholderImage,
-		SpreadNamespace: opts.spreadNamespace, CronJobWarmUp: opts.cronJobWarmUp, StandbyGrace: opts.standbyGrace}
+		PlaceholderPriorityClass: opts.placeholderPriorityClass,
+		SpreadNamespace:          opts.spreadNamespace, CronJobWarmUp: opts.cronJobWarmUp, StandbyGrace: opts.standbyGrace}
 	if err := registration.Validate(scope); err != nil {
 		return badInput("%v", err)
 	}
@@ -197,7 +201,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 		return err
 	}
 	if opts.webhook.enabled {
-		if err := serveWebhook(mgr, opts.webhook); err != nil {
+		if err := serveWebhook(mgr, opts.webhook, registration.Defaults()); err != nil {
 			return err
 		}
 	}
@@ -287,7 +291,7 @@ func restConfig(cluster clusterFlags) (*rest.Config, error) {
 // serveWebhook starts the admission webhook once its certificate is in
 // place; until then /readyz fails, so no traffic reaches a replica that
 // cannot serve it.
-func serveWebhook(mgr ctrl.Manager, opts webhookOptions) error {
+func serveWebhook(mgr ctrl.Manager, opts webhookOptions, defaults v1alpha1.ControllerDefaults) error {
 	certsReady := make(chan struct{})
 	if opts.rotateCerts {
 		dnsName := opts.dnsName
@@ -317,7 +321,7 @@ func serveWebhook(mgr ctrl.Manager, opts webhookOptions) error {
 	go func() {
 		<-certsReady
 		// GetWebhookServer adds the server to the manager, which starts it.
-		if err := ontimewebhook.NewValidator(mgr.GetClient(), opts.crowdThreshold).Register(mgr); err != nil {
+		if err := ontimewebhook.NewValidator(mgr.GetClient(), opts.crowdThreshold).WithDefaults(defaults).Register(mgr); err != nil {
 			ctrl.Log.Error(err, "registering the ScheduledJob webhook")
 			return
 		}

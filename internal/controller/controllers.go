@@ -36,6 +36,9 @@ type Options struct {
 	// PlaceholderImage is what placeholder containers run when the owner
 	// names no image ("": the API's default pause image).
 	PlaceholderImage string
+	// PlaceholderPriorityClass is the PriorityClass of placeholder pods
+	// whose owner names none ("": the API's default).
+	PlaceholderPriorityClass string
 	// SpreadNamespace holds the Balanced spread groups' ConfigMaps.
 	SpreadNamespace string
 	// CronJobWarmUp runs the warm-up controller of annotated batch/v1
@@ -117,16 +120,16 @@ func (o Options) Validate(scope Scope) error {
 	return nil
 }
 
-// defaults are the controller-wide defaults the options set.
-func (o Options) defaults() v1alpha1.ControllerDefaults {
-	return v1alpha1.ControllerDefaults{PlaceholderImage: o.PlaceholderImage}
+// Defaults are the controller-wide defaults the options set.
+func (o Options) Defaults() v1alpha1.ControllerDefaults {
+	return v1alpha1.ControllerDefaults{PlaceholderImage: o.PlaceholderImage, PlaceholderPriorityClass: o.PlaceholderPriorityClass}
 }
 
 // Register adds every ontime reconciler to mgr. clk is the only source of
 // the current time below cmd/, so that tests can step it.
 func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opts Options) error {
 	scheduledJobs := scheduledjob.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("scheduledjob-controller"),
-		scheduledjob.Options{EarlyStartImage: opts.EarlyStartImage, SpreadNamespace: opts.SpreadNamespace, Defaults: opts.defaults()})
+		scheduledjob.Options{EarlyStartImage: opts.EarlyStartImage, SpreadNamespace: opts.SpreadNamespace, Defaults: opts.Defaults()})
 	if err := scheduledJobs.Register(ctx, mgr, opts.Workers); err != nil {
 		return err
 	}
@@ -142,6 +145,6 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 	if !opts.CronJobWarmUp {
 		return nil
 	}
-	cronJobs := cronjobwarmup.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("cronjob-warmup-controller"), opts.defaults())
+	cronJobs := cronjobwarmup.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("cronjob-warmup-controller"), opts.Defaults())
 	return cronJobs.Register(ctx, mgr, opts.Workers)
 }

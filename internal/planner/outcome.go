@@ -99,6 +99,15 @@ func PodCreateFailed(pod *corev1.Pod, err error) Result {
 	return Result{kind: podCreateFailed, pod: pod, err: err}
 }
 
+// PodCreateErr is why creating a placeholder pod failed (nil for any
+// other result).
+func (r Result) PodCreateErr() error {
+	if r.kind != podCreateFailed {
+		return nil
+	}
+	return r.err
+}
+
 // PodDeleted reports that a placeholder pod was deleted (or was gone).
 func PodDeleted(pod *corev1.Pod) Result { return Result{kind: podDeleted, pod: pod} }
 
@@ -176,9 +185,12 @@ func (p Plan) apply(out *Outcome, r Result) *readiness {
 	case createFailed:
 		out.Events = append(out.Events, failedCreateEvent(r.err))
 	case podCreateFailed:
-		out.Events = append(out.Events, warmup.FailedEvent(r.err))
-		setCondition(status, p.generation, p.now, v1alpha1.ConditionCapacityReady, metav1.ConditionFalse, v1alpha1.ReasonWarmUpFailed,
-			"creating placeholder pod "+r.pod.Name+" failed: "+r.err.Error())
+		event, message := warmup.FailedEvent(r.err), "creating placeholder pod "+r.pod.Name+" failed: "
+		if warmup.Refused(r.err) {
+			event, message = warmup.RefusedEvent(r.err), "placeholder pod "+r.pod.Name+" refused, the run starts at its time without warm-up: "
+		}
+		out.Events = append(out.Events, event)
+		setCondition(status, p.generation, p.now, v1alpha1.ConditionCapacityReady, metav1.ConditionFalse, v1alpha1.ReasonWarmUpFailed, message+r.err.Error())
 	case podCreated, podDeleted:
 	}
 	return nil

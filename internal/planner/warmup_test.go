@@ -159,25 +159,28 @@ func TestWarmUpForEveryAndRunAt(t *testing.T) {
 	}
 }
 
-// TestControllerPlaceholderImage: placeholders run the controller's
-// --placeholder-image unless the ScheduledJob names its own.
-func TestControllerPlaceholderImage(t *testing.T) {
+// TestControllerPlaceholderDefaults: placeholders run the controller's
+// --placeholder-image, with its --placeholder-priority-class, unless the
+// ScheduledJob names its own.
+func TestControllerPlaceholderDefaults(t *testing.T) {
 	created := mustTime("2026-11-24T08:00:00Z")
-	mirror := v1alpha1.ControllerDefaults{PlaceholderImage: "mirror.example/pause:3.10"}
+	policy := v1alpha1.ControllerDefaults{PlaceholderImage: "mirror.example/pause:3.10", PlaceholderPriorityClass: "batch-low"}
 	for name, tc := range map[string]struct {
-		spec, want string
+		spec                 *v1alpha1.PlaceholderWarmUp
+		wantImage, wantClass string
 	}{
-		"the controller's": {want: mirror.PlaceholderImage},
-		"the spec's":       {spec: "team.example/pause:3.10", want: "team.example/pause:3.10"},
+		"the controller's": {wantImage: policy.PlaceholderImage, wantClass: policy.PlaceholderPriorityClass},
+		"the spec's": {spec: &v1alpha1.PlaceholderWarmUp{Image: "team.example/pause:3.10", PriorityClassName: "team-low"},
+			wantImage: "team.example/pause:3.10", wantClass: "team-low"},
 	} {
 		sj := scheduledJob("0 10 * * *", created)
-		sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 10 * time.Minute}}
-		if tc.spec != "" {
-			sj.Spec.WarmUp.Placeholder = &v1alpha1.PlaceholderWarmUp{Image: tc.spec}
+		sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 10 * time.Minute}, Placeholder: tc.spec}
+		plan := Compute(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T09:55:00Z"), Defaults: policy})
+		if len(plan.CreatePods) != 1 {
+			t.Fatalf("%s: %d placeholders, want 1", name, len(plan.CreatePods))
 		}
-		plan := Compute(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T09:55:00Z"), Defaults: mirror})
-		if len(plan.CreatePods) != 1 || plan.CreatePods[0].Spec.Containers[0].Image != tc.want {
-			t.Errorf("%s: placeholders %d, want one running %s", name, len(plan.CreatePods), tc.want)
+		if pod := plan.CreatePods[0].Spec; pod.Containers[0].Image != tc.wantImage || pod.PriorityClassName != tc.wantClass {
+			t.Errorf("%s: placeholder runs %s with class %q, want %s with %q", name, pod.Containers[0].Image, pod.PriorityClassName, tc.wantImage, tc.wantClass)
 		}
 	}
 }

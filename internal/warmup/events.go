@@ -44,6 +44,13 @@ func warmUpCanceledEvent(run time.Time, pods int) Event {
 		fmt.Sprintf("deleted %d placeholder pods of the run at %s, which is not starting (suspended, rescheduled, held back by concurrencyPolicy Forbid, or past its deadline)", pods, run.UTC().Format(time.RFC3339))}
 }
 
+// RefusedEvent reports warm-up pods the cluster refused (Refused): the
+// run is not held back by it.
+func RefusedEvent(err error) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonWarmUpFailed,
+		"warm-up pods refused, the run starts at its time without them (retried every " + RefusedRetry.String() + "): " + err.Error()}
+}
+
 // FailedEvent reports warm-up pods that could not be created.
 func FailedEvent(err error) Event {
 	return Event{corev1.EventTypeWarning, v1alpha1.ReasonWarmUpFailed, "creating warm-up pods: " + err.Error()}

@@ -37,6 +37,8 @@ type Validator struct {
 	// crowdThreshold is how many other schedules starting in one minute
 	// make admission propose H; 0 turns the warning off.
 	crowdThreshold int
+	// defaults are the controller's, applied to warm-up settings.
+	defaults v1alpha1.ControllerDefaults
 	// starts is the cluster's schedules' starts for that warning.
 	starts *startsIndex
 }
@@ -45,6 +47,13 @@ type Validator struct {
 // warns about schedules crowded by crowdThreshold others (0: never).
 func NewValidator(c client.Client, crowdThreshold int) *Validator {
 	return &Validator{client: c, crowdThreshold: crowdThreshold, starts: newStartsIndex()}
+}
+
+// WithDefaults has v check warm-up settings with the controller's defaults
+// (its --placeholder-priority-class), as the controller will apply them.
+func (v *Validator) WithDefaults(defaults v1alpha1.ControllerDefaults) *Validator {
+	v.defaults = defaults
+	return v
 }
 
 // Register serves the validator on mgr's webhook server.
@@ -112,7 +121,7 @@ func (v *Validator) validate(ctx context.Context, sj, old *v1alpha1.ScheduledJob
 	}
 	if len(errs) == 0 && v.client != nil {
 		errs = append(errs, v.dryRunJob(ctx, sj)...)
-		warnings = append(warnings, v.priorityWarnings(ctx, sj, meaning.WarmUp)...)
+		warnings = append(warnings, v.priorityWarnings(ctx, sj)...)
 		warnings = append(warnings, v.crowdWarnings(sj, meaning, now)...)
 	}
 	if len(errs) > 0 {

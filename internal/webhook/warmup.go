@@ -123,8 +123,12 @@ const expendableCutoff = -10
 // PriorityClass is missing, lets them preempt, is below cluster-autoscaler's
 // expendable cutoff, or is not below the priority of the run's pods (which
 // then cannot preempt them at the hand-off).
-func (v *Validator) priorityWarnings(ctx context.Context, sj *v1alpha1.ScheduledJob, w *v1alpha1.WarmUpSettings) admission.Warnings {
-	if w == nil || w.Strategy == v1alpha1.WarmUpEarlyStart {
+func (v *Validator) priorityWarnings(ctx context.Context, sj *v1alpha1.ScheduledJob) admission.Warnings {
+	if sj.Spec.WarmUp == nil {
+		return nil
+	}
+	w := sj.Spec.WarmUp.SettingsWith(v.defaults)
+	if w.Strategy == v1alpha1.WarmUpEarlyStart {
 		return nil
 	}
 	path := field.NewPath("spec", "warmUp", "placeholder", "priorityClassName")

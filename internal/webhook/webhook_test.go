@@ -383,3 +383,21 @@ func readAll(r interface{ Read([]byte) (int, error) }) string {
 		}
 	}
 }
+
+// TestPriorityWarningsUseTheControllersClass: a ScheduledJob that names no
+// placeholder PriorityClass gets the controller's --placeholder-priority-class,
+// and admission checks that one.
+func TestPriorityWarningsUseTheControllersClass(t *testing.T) {
+	v := NewValidator(apiClient, 0).WithDefaults(v1alpha1.ControllerDefaults{PlaceholderPriorityClass: "policy-allowed-low"})
+	sj := validScheduledJob("controller-class")
+	sj.Spec.Schedule = "0 * * * *"
+	sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: minutes(10)}
+	want := `spec.warmUp.placeholder.priorityClassName: PriorityClass "policy-allowed-low" cannot be read`
+	if got := v.priorityWarnings(context.Background(), sj); !strings.Contains(strings.Join(got, "\n"), want) {
+		t.Errorf("warnings %q, want one containing %q", got, want)
+	}
+	sj.Spec.WarmUp.Placeholder = &v1alpha1.PlaceholderWarmUp{PriorityClassName: v1alpha1.DefaultPlaceholderPriorityClass}
+	if got := v.priorityWarnings(context.Background(), sj); len(got) != 0 {
+		t.Errorf("the spec names an existing class: warnings %q, want none", got)
+	}
+}

@@ -132,8 +132,12 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	in.Options = *settings
 	in.Pods, in.Previous = pods, mem.warm
 	d := warmup.Decide(in)
-	if err := c.execute(ctx, cj, d); err != nil {
+	if refused, err := c.execute(ctx, cj, d); err != nil {
 		return reconcile.Result{}, err
+	} else if refused {
+		// Tried again soon, not at the backoff; kube-controller-manager
+		// starts the run whatever becomes of its warm-up.
+		return reconcile.Result{RequeueAfter: min(cmp.Or(requeue.After(now, d.Wake), warmup.RefusedRetry), warmup.RefusedRetry)}, nil
 	}
 	mem.warm = d.State
 	c.emit(cj, d.Events)
@@ -176,16 +180,24 @@ func (c *Controller) jobsOf(ctx context.Context, cj *batchv1.CronJob) ([]*batchv
 }
 
 // execute deletes and creates placeholders. One that exists already was
-// created before; one that is gone was deleted.
-func (c *Controller) execute(ctx context.Context, cj *batchv1.CronJob, d warmup.Decision) error {
-	err := c.deletePods(ctx, d.Delete)
+// created before; one that is gone was deleted. refused reports that the
+// cluster refused a placeholder (warmup.Refused): reported, not an error,
+// and the rest are not tried.
+func (c *Controller) execute(ctx context.Context, cj *batchv1.CronJob, d warmup.Decision) (refused bool, err error) {
+	err = c.deletePods(ctx, d.Delete)
 	for _, pod := range d.Create {
-		if createErr := c.kubeClient.Create(ctx, pod.DeepCopy()); createErr != nil && !apierrors.IsAlreadyExists(createErr) {
+		createErr := c.kubeClient.Create(ctx, pod.DeepCopy())
+		switch {
+		case createErr == nil || apierrors.IsAlreadyExists(createErr):
+		case warmup.Refused(createErr):
+			c.emit(cj, []warmup.Event{warmup.RefusedEvent(createErr)})
+			return true, err
+		default:
 			c.emit(cj, []warmup.Event{warmup.FailedEvent(createErr)})
 			err = cmp.Or(err, createErr)
 		}
 	}
-	return err
+	return false, err
 }
 
 func (c *Controller) deletePods(ctx context.Context, pods []*corev1.Pod) error {

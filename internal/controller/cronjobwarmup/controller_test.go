@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 func hasEvent(events []string, substring string) bool {
@@ -144,5 +145,31 @@ func TestCronJobBadAnnotation(t *testing.T) {
 	}
 	if n := len(placeholders(t, ns)); n != 0 {
 		t.Errorf("%d placeholders", n)
+	}
+}
+
+// TestCronJobRefusedPlaceholders: a namespace whose ResourceQuota allows
+// no pod refuses the placeholders of an annotated CronJob: one warning
+// naming the quota, no failed reconcile (kube-controller-manager starts the
+// run; nothing here may wait for the backoff), another try within
+// warmup.RefusedRetry.
+func TestCronJobRefusedPlaceholders(t *testing.T) {
+	ns := env.NewNamespace(t)
+	env.RefusePods(t, ns)
+	cj := newCronJob(ns)
+	env.Create(t, cj)
+	cj = get(t, cj)
+	env.DrainEvents()
+	run := cj.CreationTimestamp.Time.Truncate(time.Hour).Add(time.Hour)
+	result := reconcileAt(t, cj, run.Add(-10*time.Minute))
+	if n := len(placeholders(t, ns)); n != 0 {
+		t.Fatalf("%d placeholders in a namespace whose quota allows none", n)
+	}
+	if result.RequeueAfter <= 0 || result.RequeueAfter > warmup.RefusedRetry {
+		t.Errorf("next look in %v, want within %v", result.RequeueAfter, warmup.RefusedRetry)
+	}
+	events := env.DrainEvents()
+	if len(events) != 1 || !strings.Contains(events[0], "WarmUpFailed warm-up pods refused") || !strings.Contains(events[0], "exceeded quota: no-pods") {
+		t.Errorf("events %q, want one warning naming the quota", events)
 	}
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/controller/shared"
 	"github.com/ontime-dev/ontime/internal/planner"
+	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 // jobOwnerKey indexes Jobs by the UID of the ScheduledJob that controls
@@ -185,6 +186,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	outcome := plan.Finish(results...)
 	c.emit(sj, outcome.Events)
 	requeueAfter := c.remaining(now, plan.RequeueAfter)
+	if warmUpRefused(results) {
+		requeueAfter = min(cmp.Or(requeueAfter, warmup.RefusedRetry), warmup.RefusedRetry)
+	}
 	if deferRest {
 		return c.deferStatus(sj, outcome, requeueAfter), nil
 	}
@@ -403,6 +407,11 @@ func (c *Controller) executePods(ctx context.Context, plan planner.Plan) ([]plan
 	return append(results, createResults...), cmp.Or(firstErr, createErr)
 }
 
+// warmUpRefused reports whether the cluster refused a warm-up pod.
+func warmUpRefused(results []planner.Result) bool {
+	return slices.ContainsFunc(results, func(r planner.Result) bool { return warmup.Refused(r.PodCreateErr()) })
+}
+
 // createPods creates the plan's placeholder pods; one that exists already
 // was created before.
 func (c *Controller) createPods(ctx context.Context, plan planner.Plan) ([]planner.Result, error) {
@@ -414,6 +423,10 @@ func (c *Controller) createPods(ctx context.Context, plan planner.Plan) ([]plann
 		switch {
 		case err == nil || apierrors.IsAlreadyExists(err):
 			results = append(results, planner.PodCreated(created))
+		case warmup.Refused(err):
+			// Reported, not failed: the reconcile that starts the run must
+			// not wait for the backoff. The other pods would be refused too.
+			return append(results, planner.PodCreateFailed(pod, err)), firstErr
 		default:
 			results = append(results, planner.PodCreateFailed(pod, err))
 			firstErr = cmp.Or(firstErr, err)

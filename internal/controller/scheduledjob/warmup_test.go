@@ -318,3 +318,41 @@ func TestStartLateness(t *testing.T) {
 		t.Errorf("lastRunStart %+v, want the run 3s late", start)
 	}
 }
+
+// TestRefusedPlaceholdersDoNotHoldBackTheRun: a namespace whose
+// ResourceQuota allows no pod refuses the placeholders. The ScheduledJob
+// says so once (event and CapacityReady naming the quota), the reconcile
+// does not fail (a failure waits for the workqueue's backoff, up to 30 s,
+// which could pass the run's time), warm-up is tried again within
+// warmup.RefusedRetry, and the run starts at its time.
+func TestRefusedPlaceholdersDoNotHoldBackTheRun(t *testing.T) {
+	ns := newNamespace(t)
+	env.RefusePods(t, ns)
+	sj := newWarmUpJob(ns, "refused")
+	create(t, sj)
+	sj = get(t, sj)
+	run := hourRun(sj)
+	drainEvents()
+
+	result := reconcileAt(t, sj, run.Add(-10*time.Minute))
+	if n := len(warmUpPods(t, ns)); n != 0 {
+		t.Fatalf("%d placeholders in a namespace whose quota allows none", n)
+	}
+	if result.RequeueAfter <= 0 || result.RequeueAfter > warmup.RefusedRetry {
+		t.Errorf("next look in %v, want within %v", result.RequeueAfter, warmup.RefusedRetry)
+	}
+	sj = get(t, sj)
+	condition := meta.FindStatusCondition(sj.Status.Conditions, v1alpha1.ConditionCapacityReady)
+	if condition == nil || condition.Reason != v1alpha1.ReasonWarmUpFailed || !strings.Contains(condition.Message, "exceeded quota: no-pods") {
+		t.Errorf("CapacityReady %+v, want WarmUpFailed naming the quota", condition)
+	}
+	events := slices.DeleteFunc(drainEvents(), func(e string) bool { return !strings.Contains(e, "WarmUpFailed") })
+	if len(events) != 1 || !strings.Contains(events[0], "the run starts at its time") || !strings.Contains(events[0], "exceeded quota: no-pods") {
+		t.Errorf("WarmUpFailed events %q, want one naming the quota (the second placeholder is not tried)", events)
+	}
+
+	reconcileAt(t, sj, run)
+	if got := jobsOf(t, ns, sj); len(got) != 1 {
+		t.Errorf("Jobs at the run's time %v, want the run's", got)
+	}
+}
