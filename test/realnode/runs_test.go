@@ -73,7 +73,7 @@ func (e *env) checkRuns(t *testing.T) {
 	framework.Progress("runs measured at %s and %s", first.Format(time.TimeOnly), second.Format(time.TimeOnly))
 
 	sleepUntil(first.Add(5 * time.Second))
-	e.killLeader(t)
+	killed := e.killLeader(t)
 
 	sleepUntil(second.Add(20 * time.Second))
 	var released, lateness, held []time.Duration
@@ -92,6 +92,7 @@ func (e *env) checkRuns(t *testing.T) {
 		t.Errorf("EarlyStart lateness of a pod held in its init container %v, want ≤ %v", worst, heldStartBound)
 	}
 	e.checkNoRunLost(t, "ontime-plain", first, second)
+	e.checkControllersHealthy(t, killed)
 
 	framework.Progress("ontime trigger sj/ontime-plain")
 	pod := e.waitForRunPod(t, e.trigger(t, "ontime-plain"), time.Minute)
@@ -247,16 +248,16 @@ func (e *env) eventReasons(t *testing.T, pod string) []string {
 }
 
 // killLeader kills the leader's container (SIGKILL, through containerd: a
-// crash, not a shutdown) and checks that the other replica leads within the
-// Lease's duration and a few retries.
-func (e *env) killLeader(t *testing.T) {
+// crash, not a shutdown), checks that the other replica leads within the
+// Lease's duration and a few retries, and returns the killed one's pod.
+func (e *env) killLeader(t *testing.T) (pod string) {
 	t.Helper()
 	leader, identity := e.waitForLeader(t, "", time.Second)
-	var pod corev1.Pod
-	if err := e.client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: leader}, &pod); err != nil {
+	var leaderPod corev1.Pod
+	if err := e.client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: leader}, &leaderPod); err != nil {
 		t.Fatal(err)
 	}
-	container := strings.TrimPrefix(pod.Status.ContainerStatuses[0].ContainerID, "containerd://")
+	container := strings.TrimPrefix(leaderPod.Status.ContainerStatuses[0].ContainerID, "containerd://")
 	killed := time.Now()
 	if out, err := exec.Command("ctr", "--address", socket, "-n", "k8s.io", "tasks", "kill", "-s", "SIGKILL", container).CombinedOutput(); err != nil {
 		t.Fatalf("killing %s's container: %v: %s", leader, err, out)
@@ -270,6 +271,31 @@ func (e *env) killLeader(t *testing.T) {
 	// with up to 1.2 × 2 s of jitter.
 	if bound := leaseDuration + 10*time.Second; took > bound {
 		t.Errorf("the new leader took %v after the kill, want within the lease (%v) and its retries: %v", took, leaseDuration, bound)
+	}
+	return leader
+}
+
+// checkControllersHealthy: minutes after the install, no controller
+// container restarted but the one killLeader killed, and none logged a
+// request its RBAC refused or a cache that could not sync. The standby's
+// Lease watch is where a missing rule shows: its cache would not sync,
+// and after the controller's 2-minute sync timeout the process exits.
+func (e *env) checkControllersHealthy(t *testing.T, killed string) {
+	t.Helper()
+	for _, pod := range e.controllerPods(t) {
+		want := int32(0)
+		if pod.Name == killed {
+			want = 1
+		}
+		if got := pod.Status.ContainerStatuses[0].RestartCount; got != want {
+			t.Errorf("controller %s restarted %d times, want %d", pod.Name, got, want)
+		}
+		logs := e.cluster.Kubectl(t, "logs", "-n", namespace, pod.Name)
+		for _, line := range strings.Split(logs, "\n") {
+			if strings.Contains(line, "is forbidden") || strings.Contains(line, "Could not wait for Cache to sync") {
+				t.Errorf("controller %s logged: %s", pod.Name, line)
+			}
+		}
 	}
 }
 
