@@ -118,6 +118,9 @@ func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	if err == nil && startsSomething(plan) {
 		sj, plan, err = s.planLive(ctx, sj, plan, now)
 	}
+	if err == nil && sj != nil && startsForbidRun(sj, plan) {
+		plan, err = s.planWithLiveJobs(ctx, sj, now)
+	}
 	if err != nil || sj == nil {
 		return reconcile.Result{}, err
 	}
@@ -162,15 +165,64 @@ func (s *Standby) handedOver() bool {
 
 // plan decides, StandbyGrace in the past, what sj's runs need.
 func (s *Standby) plan(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (planner.Plan, error) {
+	in, err := s.input(ctx, sj, now)
+	if err != nil {
+		return planner.Plan{}, err
+	}
+	return planner.Compute(in), nil
+}
+
+// input is what the standby plans sj from, StandbyGrace in the past.
+func (s *Standby) input(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (planner.Input, error) {
 	// A run asked for by hand waits for the leader, which also removes
 	// the request: planned without it, nothing here acts on it.
 	delete(sj.Annotations, v1alpha1.TriggerAnnotation)
 	in, err := s.gatherRuns(ctx, sj, now.Add(-s.currentGrace()))
+	// The ledger is the leader's to write: the placement status records.
+	in.Placement = sj.RecordedPlacement()
+	return in, err
+}
+
+// startsForbidRun reports whether plan starts a run of a Forbid
+// ScheduledJob.
+func startsForbidRun(sj *v1alpha1.ScheduledJob, plan planner.Plan) bool {
+	return sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent && (plan.Create != nil || plan.Early != nil)
+}
+
+// planWithLiveJobs plans sj from its Jobs as the API server lists them. A
+// Forbid run must not start beside an active one, and the one the standby
+// can miss is the leader's latest: the leader creates a run's Job and
+// writes the status naming it a moment later (it starts a burst of runs
+// first), so if it dies between the two while the standby's watch is
+// broken, neither the standby's cache nor the ScheduledJob shows the run.
+// One list per Forbid run the standby starts, which it does only for runs
+// the leader has not started StandbyGrace after their time.
+func (s *Standby) planWithLiveJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (planner.Plan, error) {
+	in, err := s.input(ctx, sj, now)
 	if err != nil {
 		return planner.Plan{}, err
 	}
-	// The ledger is the leader's to write: the placement status records.
-	in.Placement = sj.RecordedPlacement()
+	var list batchv1.JobList
+	if err := s.apiReader.List(ctx, &list, client.InNamespace(sj.Namespace), client.MatchingLabels{v1alpha1.ScheduledJobLabel: sj.Name}); err != nil {
+		return planner.Plan{}, err
+	}
+	// The listed Jobs replace their cached copies; the cached ones not
+	// listed stay (an ontime older than the label created them).
+	cached := map[types.UID]int{}
+	for i, job := range in.Jobs {
+		cached[job.UID] = i
+	}
+	for i := range list.Items {
+		job := &list.Items[i]
+		if !metav1.IsControlledBy(job, sj) {
+			continue
+		}
+		if at, ok := cached[job.UID]; ok {
+			in.Jobs[at] = job
+		} else {
+			in.Jobs = append(in.Jobs, job)
+		}
+	}
 	return planner.Compute(in), nil
 }
 

@@ -214,3 +214,36 @@ func TestStandbyGoesOnBrieflyOnceItsReplicaLeads(t *testing.T) {
 		t.Errorf("a minute after its replica took the Lease: %d Jobs, want only the first run's (the leader acts)", len(got))
 	}
 }
+
+// TestStandbyKeepsForbidWhenTheLeaderDiedBeforeItsStatus: the leader
+// created a Forbid run's Job and died before writing the status that names
+// it (it defers that write, to start a burst of runs first), and the
+// standby's cache has missed the Job (its watch broken). Neither its cache
+// nor the ScheduledJob shows the run; the standby lists the Jobs from the
+// API server before it starts a Forbid run.
+func TestStandbyKeepsForbidWhenTheLeaderDiedBeforeItsStatus(t *testing.T) {
+	ns := newNamespace(t)
+	sj := newScheduledJob(ns, "forbid-unwritten", "* * * * *")
+	sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
+	create(t, sj)
+	waitForCache(t, sj)
+	beforeTheRun := get(t, sj)
+	run := sj.CreationTimestamp.Truncate(time.Minute).Add(time.Minute)
+	leader := newSuiteController(env.Cached)
+	env.Clock.SetTime(run.Add(100 * time.Millisecond))
+	if _, err := leader.Reconcile(env.Ctx, requestFor(sj)); err != nil {
+		t.Fatalf("leader Reconcile: %v", err)
+	}
+	if len(jobs(t, ns)) != 1 || len(get(t, sj).Status.Active) != 0 {
+		t.Fatalf("the leader's reconcile: %d Jobs, status.active %v; want the run's Job, status not yet written", len(jobs(t, ns)), get(t, sj).Status.Active)
+	}
+
+	standby := NewStandby(newSuiteController(staleClient{Client: env.Cached, sj: beforeTheRun}), nil, StandbyGrace)
+	env.Clock.SetTime(run.Add(time.Minute + 2*StandbyGrace))
+	if _, err := standby.Reconcile(env.Ctx, requestFor(sj)); err != nil {
+		t.Fatalf("standby Reconcile: %v", err)
+	}
+	if got := jobs(t, ns); len(got) != 1 {
+		t.Errorf("%d Jobs: the standby started the next run beside the active one it could not see (Forbid)", len(got))
+	}
+}
