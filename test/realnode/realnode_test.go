@@ -143,8 +143,19 @@ func (e *env) checkInstalled(t *testing.T) {
 	// A malformed ScheduledJob is refused by the webhook (its parser's
 	// words, which no schema has) with the field's path; a valid one is
 	// admitted (the runs below).
-	bad := scheduledJob("ontime-bad", "61 * * * *", "", "100m", "")
-	out, err := framework.CommandErr(nil, framework.KubeBin(t, "kubectl"), "--kubeconfig", e.cluster.Kubeconfig, "apply", "-f", writeFile(t, bad))
+	// Ready pods are not yet reachable through the Service until
+	// kube-proxy has programmed their endpoints on the node (the API
+	// server's call is refused meanwhile, as any webhook's is): that
+	// answer is tried again, for at most 30 s.
+	bad := writeFile(t, scheduledJob("ontime-bad", "61 * * * *", "", "100m", ""))
+	var out string
+	var err error
+	ready := time.Now()
+	framework.Eventually(t, 30*time.Second, "the webhook to answer through its Service", func() bool {
+		out, err = framework.CommandErr(nil, framework.KubeBin(t, "kubectl"), "--kubeconfig", e.cluster.Kubeconfig, "apply", "-f", bad)
+		return !strings.Contains(out, "connect: connection refused")
+	})
+	framework.Progress("the webhook answered through its Service %s after the pods were ready", time.Since(ready).Round(100*time.Millisecond))
 	if err == nil || !strings.Contains(out, `spec.schedule: Invalid value: "61 * * * *"`) || !strings.Contains(out, "61 is above the maximum 59") {
 		t.Errorf("a schedule of minute 61: want the webhook's refusal naming spec.schedule, got %v: %s", err, out)
 	}
