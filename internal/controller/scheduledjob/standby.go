@@ -40,9 +40,10 @@ const StandbyGrace = 500 * time.Millisecond
 // run replaces, and Placeholder warm-up's pods. It writes no status, deletes
 // no history and handles no trigger: the leader does, once there is one
 // again. While the leader election Lease names no holder (a leader stopped
-// gracefully released it; FollowLease), it acts at each run's time. Two actors stay exactly-once because every object they create has
-// a name fixed by the run (a second create is answered AlreadyExists) and
-// both decide from the same objects.
+// gracefully released it; FollowLease), it acts at each run's time. Two
+// actors stay exactly-once because every object they create has a name
+// fixed by the run (a second create is answered AlreadyExists) and both
+// decide from the same objects.
 type Standby struct {
 	*Controller
 	// leading is closed once this replica leads; the leader's controller
