@@ -160,12 +160,16 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	if err := registration.Validate(scope); err != nil {
 		return badInput("%v", err)
 	}
-	if opts.leaderElect && opts.standbyGrace > 0 {
+	if opts.leaderElect {
+		// One answer to where the Lease is, for the manager and the standby.
 		lease, err := opts.leaderLease()
 		if err != nil {
 			return err
 		}
-		registration.LeaderLease = &lease
+		opts.leaderElectionNamespace = lease.Namespace
+		if opts.standbyGrace > 0 {
+			registration.LeaderLease = &lease
+		}
 	}
 	config, err := restConfig(opts.cluster)
 	if err != nil {
@@ -353,8 +357,8 @@ func defaultNamespace() string {
 // leaderElectionID names the Lease the replicas elect their leader with.
 const leaderElectionID = "ontime-controller.ontime.dev"
 
-// inClusterNamespace holds a pod's namespace, as controller-runtime reads
-// it when --leader-election-namespace is not set.
+// inClusterNamespace holds a pod's namespace, where the Lease is when
+// --leader-election-namespace is not set.
 const inClusterNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 // leaderLease is the Lease leader election uses, which the standby

@@ -115,16 +115,17 @@ func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		return reconcile.Result{}, nil
 	}
 	now := s.clock.Now()
-	plan, err := s.plan(ctx, sj, now)
-	if err == nil && startsSomething(plan) {
-		sj, plan, err = s.planLive(ctx, sj, plan, now)
+	d, err := s.plan(ctx, sj, now)
+	if err == nil && startsSomething(d.plan) {
+		sj, d, err = s.planLive(ctx, sj, d, now)
 	}
-	if err == nil && sj != nil && startsForbidRun(sj, plan) {
-		plan, err = s.planWithLiveJobs(ctx, sj, now)
+	if err == nil && sj != nil && startsForbidRun(sj, d.plan) {
+		d.plan, err = s.planWithLiveJobs(ctx, sj, d.in)
 	}
 	if err != nil || sj == nil {
 		return reconcile.Result{}, err
 	}
+	plan := d.plan
 	results, err := s.startRuns(ctx, sj, plan)
 	if err == nil {
 		var podResults []planner.Result
@@ -164,24 +165,25 @@ func (s *Standby) handedOver() bool {
 	return now.Sub(*s.ledSince.Load()) > handoverOverlap
 }
 
-// plan decides, StandbyGrace in the past, what sj's runs need.
-func (s *Standby) plan(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (planner.Plan, error) {
-	in, err := s.input(ctx, sj, now)
-	if err != nil {
-		return planner.Plan{}, err
-	}
-	return planner.Compute(in), nil
+// decision is a standby's plan and what it was made from, which the
+// checks before acting refine.
+type decision struct {
+	in   planner.Input
+	plan planner.Plan
 }
 
-// input is what the standby plans sj from, StandbyGrace in the past.
-func (s *Standby) input(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (planner.Input, error) {
+// plan decides, StandbyGrace in the past, what sj's runs need.
+func (s *Standby) plan(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (decision, error) {
 	// A run asked for by hand waits for the leader, which also removes
 	// the request: planned without it, nothing here acts on it.
 	delete(sj.Annotations, v1alpha1.TriggerAnnotation)
 	in, err := s.gatherRuns(ctx, sj, now.Add(-s.currentGrace()))
+	if err != nil {
+		return decision{}, err
+	}
 	// The ledger is the leader's to write: the placement status records.
 	in.Placement = sj.RecordedPlacement()
-	return in, err
+	return decision{in: in, plan: planner.Compute(in)}, nil
 }
 
 // startsForbidRun reports whether plan starts a run of a Forbid
@@ -197,12 +199,9 @@ func startsForbidRun(sj *v1alpha1.ScheduledJob, plan planner.Plan) bool {
 // first), so if it dies between the two while the standby's watch is
 // broken, neither the standby's cache nor the ScheduledJob shows the run.
 // One list per Forbid run the standby starts, which it does only for runs
-// the leader has not started StandbyGrace after their time.
-func (s *Standby) planWithLiveJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (planner.Plan, error) {
-	in, err := s.input(ctx, sj, now)
-	if err != nil {
-		return planner.Plan{}, err
-	}
+// the leader has not started StandbyGrace after their time. in is what
+// the plan to be checked was made from.
+func (s *Standby) planWithLiveJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, in planner.Input) (planner.Plan, error) {
 	var list batchv1.JobList
 	if err := s.apiReader.List(ctx, &list, client.InNamespace(sj.Namespace), client.MatchingLabels{v1alpha1.ScheduledJobLabel: sj.Name}); err != nil {
 		return planner.Plan{}, err
@@ -236,29 +235,29 @@ func (s *Standby) planWithLiveJobs(ctx context.Context, sj *v1alpha1.ScheduledJo
 // planned again: the leader's status names its active Jobs, which
 // gatherJobs reads from the API server when the cache lacks them. Nil
 // means the ScheduledJob is gone.
-func (s *Standby) planLive(ctx context.Context, cached *v1alpha1.ScheduledJob, cachedPlan planner.Plan, now time.Time) (*v1alpha1.ScheduledJob, planner.Plan, error) {
+func (s *Standby) planLive(ctx context.Context, cached *v1alpha1.ScheduledJob, fromCache decision, now time.Time) (*v1alpha1.ScheduledJob, decision, error) {
 	version, listed, err := s.live.version(ctx, s.apiReader, s.clock, client.ObjectKeyFromObject(cached))
 	if err != nil {
-		return nil, planner.Plan{}, err
+		return nil, decision{}, err
 	}
 	if listed && version == cached.ResourceVersion {
-		return cached, cachedPlan, nil
+		return cached, fromCache, nil
 	}
 	live := &v1alpha1.ScheduledJob{}
 	if err := s.apiReader.Get(ctx, client.ObjectKeyFromObject(cached), live); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, planner.Plan{}, nil
+			return nil, decision{}, nil
 		}
-		return nil, planner.Plan{}, err
+		return nil, decision{}, err
 	}
 	if live.ResourceVersion == cached.ResourceVersion {
-		return cached, cachedPlan, nil
+		return cached, fromCache, nil
 	}
 	if live.DecodeError != "" {
-		return nil, planner.Plan{}, nil
+		return nil, decision{}, nil
 	}
-	plan, err := s.plan(ctx, live, now)
-	return live, plan, err
+	d, err := s.plan(ctx, live, now)
+	return live, d, err
 }
 
 // startsSomething reports whether the standby would act on plan.

@@ -13,6 +13,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
@@ -25,11 +26,8 @@ import (
 // and the leader's status names the active run.
 func TestStandbyWithAStaleCacheKeepsForbid(t *testing.T) {
 	ns := newNamespace(t)
-	sj := newScheduledJob(ns, "forbid", "* * * * *")
-	sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
-	create(t, sj)
-	beforeTheRun := get(t, sj)
-	run := sj.CreationTimestamp.Truncate(time.Minute).Add(time.Minute)
+	beforeTheRun, run := everyMinute(t, ns, "forbid", v1alpha1.ForbidConcurrent)
+	sj := beforeTheRun.DeepCopy()
 	reconcileAt(t, sj, run.Add(100*time.Millisecond))
 	if active := get(t, sj).Status.Active; len(active) != 1 {
 		t.Fatalf("the leader's run at %s: status.active = %v, want its Job", run.Format(time.TimeOnly), active)
@@ -39,9 +37,7 @@ func TestStandbyWithAStaleCacheKeepsForbid(t *testing.T) {
 	// run, and none of its Jobs; the run's Job has not finished.
 	standby := NewStandby(newSuiteController(staleClient{Client: env.Cached, sj: beforeTheRun}), nil, StandbyGrace)
 	env.Clock.SetTime(run.Add(time.Minute + 2*StandbyGrace))
-	if _, err := standby.Reconcile(env.Ctx, requestFor(sj)); err != nil {
-		t.Fatalf("standby Reconcile: %v", err)
-	}
+	reconcileStandby(t, standby, sj)
 	if got := jobs(t, ns); len(got) != 1 {
 		names := []string{}
 		for _, job := range got {
@@ -137,21 +133,10 @@ func TestLiveVersionsListsOncePerSecond(t *testing.T) {
 // instead of its grace later; while a leader holds the Lease it waits.
 func TestStandbyActsAtOnceWhileTheLeaseIsReleased(t *testing.T) {
 	ns := newNamespace(t)
-	sj := newScheduledJob(ns, "handover", "* * * * *")
-	create(t, sj)
-	waitForCache(t, sj)
-	run := get(t, sj).CreationTimestamp.Truncate(time.Minute).Add(time.Minute)
+	sj, run := everyMinute(t, ns, "handover", v1alpha1.AllowConcurrent)
 	standby := NewStandby(newSuiteController(env.Cached), nil, StandbyGrace)
 	lease := func(holder string) *coordinationv1.Lease {
 		return &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder)}}
-	}
-	reconcileStandby := func() time.Duration {
-		t.Helper()
-		result, err := standby.Reconcile(env.Ctx, requestFor(sj))
-		if err != nil {
-			t.Fatalf("standby Reconcile: %v", err)
-		}
-		return result.RequeueAfter
 	}
 	env.Clock.SetTime(run.Add(100 * time.Millisecond))
 
@@ -160,7 +145,7 @@ func TestStandbyActsAtOnceWhileTheLeaseIsReleased(t *testing.T) {
 	}
 	// Its next look is at the run's time and grace (planned to the ms).
 	wantAfter := StandbyGrace - 100*time.Millisecond
-	if after := reconcileStandby(); len(jobs(t, ns)) != 0 || after < wantAfter-5*time.Millisecond || after > wantAfter+5*time.Millisecond {
+	if after := reconcileStandby(t, standby, sj).RequeueAfter; len(jobs(t, ns)) != 0 || after < wantAfter-5*time.Millisecond || after > wantAfter+5*time.Millisecond {
 		t.Fatalf("100 ms after the run with a leader: %d Jobs, next look in %s; want none, in %s", len(jobs(t, ns)), after, wantAfter)
 	}
 
@@ -168,7 +153,7 @@ func TestStandbyActsAtOnceWhileTheLeaseIsReleased(t *testing.T) {
 	if !slices.Contains(queued, requestFor(sj)) {
 		t.Fatalf("the Lease was released: queued %v, want %s among them", queued, sj.Name)
 	}
-	reconcileStandby()
+	reconcileStandby(t, standby, sj)
 	if got := jobs(t, ns); len(got) != 1 {
 		t.Fatalf("100 ms after the run, Lease released: %d Jobs, want the run's", len(got))
 	}
@@ -179,7 +164,7 @@ func TestStandbyActsAtOnceWhileTheLeaseIsReleased(t *testing.T) {
 	standby.leaseChanged(env.Ctx, lease("replica-b"))
 	env.Clock.SetTime(run.Add(time.Minute + 100*time.Millisecond))
 	waitForCache(t, sj)
-	if reconcileStandby(); len(jobs(t, ns)) != 1 {
+	if reconcileStandby(t, standby, sj); len(jobs(t, ns)) != 1 {
 		t.Errorf("a new leader took the Lease: the standby started the next run within its grace")
 	}
 }
@@ -190,26 +175,19 @@ func TestStandbyActsAtOnceWhileTheLeaseIsReleased(t *testing.T) {
 // that, only the leader acts.
 func TestStandbyGoesOnBrieflyOnceItsReplicaLeads(t *testing.T) {
 	ns := newNamespace(t)
-	sj := newScheduledJob(ns, "overlap", "* * * * *")
-	create(t, sj)
-	waitForCache(t, sj)
-	run := get(t, sj).CreationTimestamp.Truncate(time.Minute).Add(time.Minute)
+	sj, run := everyMinute(t, ns, "overlap", v1alpha1.AllowConcurrent)
 	leads := make(chan struct{})
 	close(leads)
 	standby := NewStandby(newSuiteController(env.Cached), leads, StandbyGrace)
 
 	env.Clock.SetTime(run.Add(StandbyGrace + 200*time.Millisecond))
-	if _, err := standby.Reconcile(env.Ctx, requestFor(sj)); err != nil {
-		t.Fatalf("standby Reconcile: %v", err)
-	}
+	reconcileStandby(t, standby, sj)
 	if got := jobs(t, ns); len(got) != 1 {
 		t.Fatalf("just after its replica took the Lease: %d Jobs, want the run's (the standby goes on)", len(got))
 	}
 	env.Clock.SetTime(run.Add(time.Minute + StandbyGrace + 200*time.Millisecond))
 	waitForCache(t, sj)
-	if _, err := standby.Reconcile(env.Ctx, requestFor(sj)); err != nil {
-		t.Fatalf("standby Reconcile: %v", err)
-	}
+	reconcileStandby(t, standby, sj)
 	if got := jobs(t, ns); len(got) != 1 {
 		t.Errorf("a minute after its replica took the Lease: %d Jobs, want only the first run's (the leader acts)", len(got))
 	}
@@ -223,12 +201,8 @@ func TestStandbyGoesOnBrieflyOnceItsReplicaLeads(t *testing.T) {
 // API server before it starts a Forbid run.
 func TestStandbyKeepsForbidWhenTheLeaderDiedBeforeItsStatus(t *testing.T) {
 	ns := newNamespace(t)
-	sj := newScheduledJob(ns, "forbid-unwritten", "* * * * *")
-	sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
-	create(t, sj)
-	waitForCache(t, sj)
-	beforeTheRun := get(t, sj)
-	run := sj.CreationTimestamp.Truncate(time.Minute).Add(time.Minute)
+	beforeTheRun, run := everyMinute(t, ns, "forbid-unwritten", v1alpha1.ForbidConcurrent)
+	sj := beforeTheRun.DeepCopy()
 	leader := newSuiteController(env.Cached)
 	env.Clock.SetTime(run.Add(100 * time.Millisecond))
 	if _, err := leader.Reconcile(env.Ctx, requestFor(sj)); err != nil {
@@ -240,10 +214,29 @@ func TestStandbyKeepsForbidWhenTheLeaderDiedBeforeItsStatus(t *testing.T) {
 
 	standby := NewStandby(newSuiteController(staleClient{Client: env.Cached, sj: beforeTheRun}), nil, StandbyGrace)
 	env.Clock.SetTime(run.Add(time.Minute + 2*StandbyGrace))
-	if _, err := standby.Reconcile(env.Ctx, requestFor(sj)); err != nil {
-		t.Fatalf("standby Reconcile: %v", err)
-	}
+	reconcileStandby(t, standby, sj)
 	if got := jobs(t, ns); len(got) != 1 {
 		t.Errorf("%d Jobs: the standby started the next run beside the active one it could not see (Forbid)", len(got))
 	}
+}
+
+// everyMinute creates a ScheduledJob on "* * * * *" with policy and
+// returns it as stored, once cached, with the time of its first run.
+func everyMinute(t *testing.T, namespace, name string, policy v1alpha1.ConcurrencyPolicy) (*v1alpha1.ScheduledJob, time.Time) {
+	t.Helper()
+	sj := newScheduledJob(namespace, name, "* * * * *")
+	sj.Spec.ConcurrencyPolicy = policy
+	create(t, sj)
+	waitForCache(t, sj)
+	return get(t, sj), sj.CreationTimestamp.Truncate(time.Minute).Add(time.Minute)
+}
+
+// reconcileStandby reconciles sj with standby.
+func reconcileStandby(t *testing.T, standby *Standby, sj *v1alpha1.ScheduledJob) reconcile.Result {
+	t.Helper()
+	result, err := standby.Reconcile(env.Ctx, requestFor(sj))
+	if err != nil {
+		t.Fatalf("standby Reconcile: %v", err)
+	}
+	return result
 }
