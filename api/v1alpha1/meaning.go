@@ -300,7 +300,12 @@ func CronJobMeaning(cj *batchv1.CronJob, defaults ControllerDefaults) (Meaning, 
 	case lead < MinWarmUpLead || lead > MaxWarmUpLead:
 		return m, fmt.Errorf("annotation %s %q: must be from %s to %s", WarmUpLeadAnnotation, value, MinWarmUpLead, MaxWarmUpLead)
 	}
-	settings := (&WarmUp{Lead: metav1.Duration{Duration: lead}}).SettingsWith(defaults)
+	strategy := WarmUpStrategy(cj.Annotations[WarmUpStrategyAnnotation])
+	if strategy != "" && strategy != WarmUpPlaceholder && strategy != WarmUpCapacityBuffer {
+		return m, fmt.Errorf("annotation %s %q: must be %s or %s (%s needs a ScheduledJob)",
+			WarmUpStrategyAnnotation, strategy, WarmUpPlaceholder, WarmUpCapacityBuffer, WarmUpEarlyStart)
+	}
+	settings := (&WarmUp{Lead: metav1.Duration{Duration: lead}, Strategy: strategy}).SettingsWith(defaults)
 	m.WarmUp = &settings
 	r := reading{dialect: cron.Kubernetes, policy: cron.DSTKubernetes}
 	if errs := r.read(&m, cj.Spec.TimeZone, &cj.Spec.Schedule); len(errs) > 0 {

@@ -194,3 +194,27 @@ func TestCronJobMeaning(t *testing.T) {
 		t.Errorf("a CronJob without the annotation: %+v, %v; want no warm-up and nothing read", m.WarmUp, err)
 	}
 }
+
+// TestCronJobStrategyAnnotation: Placeholder by default, CapacityBuffer on
+// request; EarlyStart and anything else are refused by name.
+func TestCronJobStrategyAnnotation(t *testing.T) {
+	for value, want := range map[string]string{
+		"":               "Placeholder",
+		"Placeholder":    "Placeholder",
+		"CapacityBuffer": "CapacityBuffer",
+		"EarlyStart":     `annotation warmup.ontime.dev/strategy "EarlyStart": must be Placeholder or CapacityBuffer (EarlyStart needs a ScheduledJob)`,
+		"buffer":         `annotation warmup.ontime.dev/strategy "buffer": must be Placeholder or CapacityBuffer (EarlyStart needs a ScheduledJob)`,
+	} {
+		cj := &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "0 * * * *"}}
+		cj.Annotations = map[string]string{WarmUpLeadAnnotation: "5m", WarmUpStrategyAnnotation: value}
+		got := ""
+		if m, err := CronJobMeaning(cj, ControllerDefaults{}); err != nil {
+			got = err.Error()
+		} else {
+			got = string(m.WarmUp.Strategy)
+		}
+		if got != want {
+			t.Errorf("strategy annotation %q: %q, want %q", value, got, want)
+		}
+	}
+}

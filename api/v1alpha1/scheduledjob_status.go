@@ -21,6 +21,9 @@ const (
 	// ReasonWarmUpFailed: warm-up pods could not be created (for example,
 	// the placeholder PriorityClass does not exist).
 	ReasonWarmUpFailed = "WarmUpFailed"
+	// ReasonCapacityBufferUnavailable: the strategy is CapacityBuffer and
+	// the cluster does not serve the CapacityBuffer API.
+	ReasonCapacityBufferUnavailable = "CapacityBufferUnavailable"
 )
 
 // Reasons of the Ready condition. They are API: tools match on them.
@@ -122,6 +125,11 @@ const (
 	// Placeholder warm-up this long (a duration, such as "10m") before each
 	// of its runs. ontime never changes the CronJob.
 	WarmUpLeadAnnotation = "warmup.ontime.dev/lead"
+	// WarmUpStrategyAnnotation on an annotated CronJob chooses how its
+	// capacity is brought up: Placeholder (default) or CapacityBuffer.
+	// EarlyStart needs ontime to create the runs' Jobs, which only a
+	// ScheduledJob does.
+	WarmUpStrategyAnnotation = "warmup.ontime.dev/strategy"
 	// ReleaseAtAnnotation on an EarlyStart pod is when `ontime wait` lets
 	// the run's commands start: the run's scheduled time (RFC 3339).
 	ReleaseAtAnnotation = "ontime.dev/release-at"
@@ -137,7 +145,8 @@ const ScheduledJobLabel = "ontime.dev/scheduledjob"
 // Labels of warm-up pods (placeholders and EarlyStart pods), so that the
 // controller watches them and nothing else.
 const (
-	// WarmUpLabel is "placeholder" or "early-start".
+	// WarmUpLabel is "placeholder", "early-start" or, on a CapacityBuffer
+	// and its PodTemplate, "capacity-buffer".
 	WarmUpLabel = "ontime.dev/warm-up"
 	// OwnerKindLabel, OwnerNameLabel and OwnerUIDLabel name the
 	// ScheduledJob or CronJob a warm-up pod belongs to.
@@ -151,6 +160,7 @@ const (
 
 // Values of WarmUpLabel.
 const (
-	WarmUpPlaceholderPod = "placeholder"
-	WarmUpEarlyStartPod  = "early-start"
+	WarmUpPlaceholderPod       = "placeholder"
+	WarmUpEarlyStartPod        = "early-start"
+	WarmUpCapacityBufferObject = "capacity-buffer"
 )

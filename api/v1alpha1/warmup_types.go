@@ -33,19 +33,28 @@ type WarmUp struct {
 	// execs their command at the scheduled time, within milliseconds;
 	// otherwise an init container holds the pod and its containers start
 	// a few seconds after the time. Choose it where placeholder pods are
-	// not allowed, or to pull images ahead of the run. See docs/warmup.md
-	// for the trade-offs.
+	// not allowed, or to pull images ahead of the run. CapacityBuffer
+	// creates, at lead before the run, a PodTemplate shaped like the run's
+	// pods and a CapacityBuffer (autoscaling.x-k8s.io, SIG Autoscaling's
+	// API) asking the autoscaler for that many pods' worth of capacity:
+	// no pod runs, and the run's pods have nothing to preempt. It needs an
+	// autoscaler that implements the API (Karpenter with the feature gate
+	// CapacityBuffer=true, cluster-autoscaler with its capacity buffer
+	// controller); where the API is not served, the CapacityReady
+	// condition says so and runs start as without warm-up. See
+	// docs/warmup.md for the trade-offs.
 	// +kubebuilder:default=Placeholder
 	// +optional
 	Strategy WarmUpStrategy `json:"strategy,omitempty"`
 
-	// placeholder tunes the Placeholder strategy.
+	// placeholder tunes the Placeholder strategy, and the PodTemplate and
+	// hold of CapacityBuffer.
 	// +optional
 	Placeholder *PlaceholderWarmUp `json:"placeholder,omitempty"`
 }
 
 // WarmUpStrategy is how capacity is brought up before a run.
-// +kubebuilder:validation:Enum=Placeholder;EarlyStart
+// +kubebuilder:validation:Enum=Placeholder;EarlyStart;CapacityBuffer
 type WarmUpStrategy string
 
 const (
@@ -56,6 +65,9 @@ const (
 	// the scheduled time by `ontime wait`, in their containers or in an
 	// init container.
 	WarmUpEarlyStart WarmUpStrategy = "EarlyStart"
+	// WarmUpCapacityBuffer asks the autoscaler for capacity with a
+	// CapacityBuffer of a PodTemplate shaped like the run's pods.
+	WarmUpCapacityBuffer WarmUpStrategy = "CapacityBuffer"
 )
 
 // PlaceholderWarmUp tunes placeholder pods.
@@ -78,11 +90,12 @@ type PlaceholderWarmUp struct {
 	// +optional
 	Image string `json:"image,omitempty"`
 
-	// holdAfterSchedule bounds how long placeholders outlive the run's
-	// scheduled time while the run's pods are still being placed, as a
-	// duration such as "2m". Placeholders are deleted as soon as every pod
-	// of the run is ready or finished, and at the latest holdAfterSchedule
-	// after the scheduled time. Default 2m; at most 15m.
+	// holdAfterSchedule bounds how long placeholders (or the
+	// CapacityBuffer) outlive the run's scheduled time while the run's pods
+	// are still being placed, as a duration such as "2m". They are deleted
+	// as soon as every pod of the run is ready or finished, and at the
+	// latest holdAfterSchedule after the scheduled time. Default 2m; at
+	// most 15m.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	// +optional
@@ -106,8 +119,13 @@ type WarmUpStatus struct {
 	// scheduledTime is the scheduled time of the run warmed up for.
 	ScheduledTime metav1.Time `json:"scheduledTime"`
 
-	// startTime is when warm-up began: the placeholder pods, or the early
-	// Job, were created.
+	// strategy is the strategy this warm-up used. The controller reads it
+	// to clean up a CapacityBuffer after spec.warmUp.strategy changed.
+	// +optional
+	Strategy WarmUpStrategy `json:"strategy,omitempty"`
+
+	// startTime is when warm-up began: the placeholder pods, the early
+	// Job, or the CapacityBuffer were created.
 	StartTime metav1.Time `json:"startTime"`
 
 	// pods is how many pods the warm-up places: the run's parallelism,
@@ -119,8 +137,9 @@ type WarmUpStatus struct {
 	// +optional
 	ScheduledPods int32 `json:"scheduledPods"`
 
-	// readyTime is when every warm-up pod had a node: the capacity was
-	// there. Unset until then.
+	// readyTime is when every warm-up pod had a node, or (CapacityBuffer)
+	// when the autoscaler reported the buffer's capacity in place: the
+	// capacity was there. Unset until then.
 	// +optional
 	ReadyTime *metav1.Time `json:"readyTime,omitempty"`
 

@@ -7,6 +7,7 @@ package convert
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -97,16 +98,18 @@ func object(node *yaml.RNode, to Direction) (Converted, bool, error) {
 	return c, false, nil
 }
 
-// toScheduledJob: the spec carries over as is; the warm-up annotation of
-// a CronJob becomes spec.warmUp (Placeholder, the strategy it asks for).
+// toScheduledJob: the spec carries over as is; the warm-up annotations of
+// a CronJob become spec.warmUp (the strategy they ask for, by default
+// Placeholder).
 func toScheduledJob(node *yaml.RNode, c *Converted) error {
 	if err := setType(node, scheduledJobAPIVersion, scheduledJobKind); err != nil {
 		return err
 	}
 	annotations := node.GetAnnotations()
 	if lead, ok := annotations[v1alpha1.WarmUpLeadAnnotation]; ok {
+		strategy := cmp.Or(annotations[v1alpha1.WarmUpStrategyAnnotation], string(v1alpha1.WarmUpPlaceholder))
 		warmUp := yaml.NewMapRNode(nil) // fields in this order: not from a map
-		if err := warmUp.PipeE(yaml.SetField("strategy", yaml.NewScalarRNode(string(v1alpha1.WarmUpPlaceholder)))); err != nil {
+		if err := warmUp.PipeE(yaml.SetField("strategy", yaml.NewScalarRNode(strategy))); err != nil {
 			return err
 		}
 		if err := warmUp.PipeE(yaml.SetField("lead", yaml.NewScalarRNode(lead))); err != nil {
@@ -115,8 +118,10 @@ func toScheduledJob(node *yaml.RNode, c *Converted) error {
 		if err := node.PipeE(yaml.LookupCreate(yaml.MappingNode, "spec"), yaml.SetField("warmUp", warmUp)); err != nil {
 			return err
 		}
-		if err := node.PipeE(yaml.ClearAnnotation(v1alpha1.WarmUpLeadAnnotation)); err != nil {
-			return err
+		for _, annotation := range []string{v1alpha1.WarmUpLeadAnnotation, v1alpha1.WarmUpStrategyAnnotation} {
+			if err := node.PipeE(yaml.ClearAnnotation(annotation)); err != nil {
+				return err
+			}
 		}
 		c.note("annotation " + v1alpha1.WarmUpLeadAnnotation + " is now spec.warmUp")
 	}
@@ -166,8 +171,9 @@ func dstPolicy(spec *yaml.RNode, c *Converted) error {
 	return nil
 }
 
-// warmUpAnnotation: Placeholder warm-up with only a lead is what a
-// CronJob's annotation asks for; anything more has no CronJob form.
+// warmUpAnnotation: Placeholder or CapacityBuffer warm-up with only a lead
+// is what a CronJob's annotations ask for; anything more has no CronJob
+// form.
 func warmUpAnnotation(node, spec *yaml.RNode, c *Converted) error {
 	warmUp := spec.Field("warmUp")
 	if warmUp == nil {
@@ -183,8 +189,8 @@ func warmUpAnnotation(node, spec *yaml.RNode, c *Converted) error {
 			return fmt.Errorf("spec.warmUp.%s: a CronJob's warm-up annotation has only a lead", field)
 		}
 	}
-	if strategy != "" && strategy != string(v1alpha1.WarmUpPlaceholder) {
-		return fmt.Errorf("spec.warmUp.strategy %q: a CronJob gets Placeholder warm-up only", strategy)
+	if strategy != "" && strategy != string(v1alpha1.WarmUpPlaceholder) && strategy != string(v1alpha1.WarmUpCapacityBuffer) {
+		return fmt.Errorf("spec.warmUp.strategy %q: a CronJob gets Placeholder or CapacityBuffer warm-up only", strategy)
 	}
 	lead := fieldValue(warmUp.Value, "lead")
 	if lead == "" {
@@ -194,6 +200,12 @@ func warmUpAnnotation(node, spec *yaml.RNode, c *Converted) error {
 	annotation := yaml.SetField(v1alpha1.WarmUpLeadAnnotation, yaml.NewScalarRNode(lead))
 	if err := node.PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata", "annotations"), annotation); err != nil {
 		return err
+	}
+	if strategy == string(v1alpha1.WarmUpCapacityBuffer) {
+		annotation := yaml.SetField(v1alpha1.WarmUpStrategyAnnotation, yaml.NewScalarRNode(strategy))
+		if err := node.PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata", "annotations"), annotation); err != nil {
+			return err
+		}
 	}
 	if _, err := spec.Pipe(yaml.Clear("warmUp")); err != nil {
 		return err

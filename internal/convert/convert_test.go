@@ -103,3 +103,26 @@ func TestOtherFilesUntouched(t *testing.T) {
 		t.Errorf("a file with nothing to convert changed: %v %q %v", err, out, converted)
 	}
 }
+
+// TestCapacityBufferStrategyRoundTrip: a CronJob's strategy annotation
+// becomes spec.warmUp.strategy, and comes back.
+func TestCapacityBufferStrategyRoundTrip(t *testing.T) {
+	cronJob := "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: report\n  annotations:\n    warmup.ontime.dev/lead: 5m\n    warmup.ontime.dev/strategy: CapacityBuffer\n" +
+		"spec:\n  schedule: \"0 2 * * *\"\n  jobTemplate: {}\n"
+	scheduledJob, _, err := File("report.yaml", []byte(cronJob), ToScheduledJob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(scheduledJob), "warmUp:\n    strategy: CapacityBuffer\n    lead: 5m") || strings.Contains(string(scheduledJob), "warmup.ontime.dev") {
+		t.Errorf("the ScheduledJob:\n%s", scheduledJob)
+	}
+	back, _, err := File("report.yaml", scheduledJob, ToCronJob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"warmup.ontime.dev/lead: 5m", "warmup.ontime.dev/strategy: CapacityBuffer"} {
+		if !strings.Contains(string(back), want) {
+			t.Errorf("the CronJob lacks %q:\n%s", want, back)
+		}
+	}
+}

@@ -39,7 +39,9 @@ type Result struct {
 	job  *batchv1.Job
 	run  *Run
 	pod  *corev1.Pod
-	err  error
+	// buffer names a CapacityBuffer.
+	buffer string
+	err    error
 }
 
 type resultKind int
@@ -55,6 +57,9 @@ const (
 	podCreated
 	podCreateFailed
 	podDeleted
+	bufferCreated
+	bufferCreateFailed
+	bufferDeleted
 )
 
 // Deleted reports that the Job was deleted.
@@ -99,14 +104,28 @@ func PodCreateFailed(pod *corev1.Pod, err error) Result {
 	return Result{kind: podCreateFailed, pod: pod, err: err}
 }
 
-// PodCreateErr is why creating a placeholder pod failed (nil for any
-// other result).
-func (r Result) PodCreateErr() error {
-	if r.kind != podCreateFailed {
+// WarmUpCreateErr is why creating a placeholder pod or CapacityBuffer
+// failed (nil for any other result).
+func (r Result) WarmUpCreateErr() error {
+	if r.kind != podCreateFailed && r.kind != bufferCreateFailed {
 		return nil
 	}
 	return r.err
 }
+
+// BufferCreated reports that a CapacityBuffer and its PodTemplate were
+// created (or existed).
+func BufferCreated(name string) Result { return Result{kind: bufferCreated, buffer: name} }
+
+// BufferCreateFailed reports that creating a CapacityBuffer or its
+// PodTemplate failed with err.
+func BufferCreateFailed(name string, err error) Result {
+	return Result{kind: bufferCreateFailed, buffer: name, err: err}
+}
+
+// BufferDeleted reports that a CapacityBuffer and its PodTemplate were
+// deleted (or were gone).
+func BufferDeleted(name string) Result { return Result{kind: bufferDeleted, buffer: name} }
 
 // PodDeleted reports that a placeholder pod was deleted (or was gone).
 func PodDeleted(pod *corev1.Pod) Result { return Result{kind: podDeleted, pod: pod} }
@@ -185,15 +204,23 @@ func (p Plan) apply(out *Outcome, r Result) *readiness {
 	case createFailed:
 		out.Events = append(out.Events, failedCreateEvent(r.err))
 	case podCreateFailed:
-		event, message := warmup.FailedEvent(r.err), "creating placeholder pod "+r.pod.Name+" failed: "
-		if warmup.Refused(r.err) {
-			event, message = warmup.RefusedEvent(r.err), "placeholder pod "+r.pod.Name+" refused, the run starts at its time without warm-up: "
-		}
-		out.Events = append(out.Events, event)
-		setCondition(status, p.generation, p.now, v1alpha1.ConditionCapacityReady, metav1.ConditionFalse, v1alpha1.ReasonWarmUpFailed, message+r.err.Error())
-	case podCreated, podDeleted:
+		p.warmUpCreateFailed(out, "placeholder pod "+r.pod.Name, r.err)
+	case bufferCreateFailed:
+		p.warmUpCreateFailed(out, "CapacityBuffer "+r.buffer, r.err)
+	case podCreated, podDeleted, bufferCreated, bufferDeleted:
 	}
 	return nil
+}
+
+// warmUpCreateFailed reports a warm-up object (placeholder pod or
+// CapacityBuffer) that could not be created.
+func (p Plan) warmUpCreateFailed(out *Outcome, object string, err error) {
+	event, message := warmup.FailedEvent(err), "creating "+object+" failed: "
+	if warmup.Refused(err) {
+		event, message = warmup.RefusedEvent(err), object+" refused, the run starts at its time without warm-up: "
+	}
+	out.Events = append(out.Events, event)
+	setCondition(&out.Status, p.generation, p.now, v1alpha1.ConditionCapacityReady, metav1.ConditionFalse, v1alpha1.ReasonWarmUpFailed, message+err.Error())
 }
 
 // addActive lists a run's Job in status.active; a scheduled run whose time

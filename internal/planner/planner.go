@@ -25,6 +25,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/requeue"
+	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 // Input is everything the planner looks at.
@@ -38,6 +39,11 @@ type Input struct {
 	// WarmUpPods are the ScheduledJob's warm-up pods: its placeholders and
 	// the pods of its EarlyStart Jobs (label ontime.dev/owner-uid).
 	WarmUpPods []*corev1.Pod
+	// WarmUpBuffers are its CapacityBuffers, and BufferAPI what the
+	// cluster serves of their API; read only for the CapacityBuffer
+	// strategy, or while status.warmUp says the last warm-up used it.
+	WarmUpBuffers []warmup.Buffer
+	BufferAPI     warmup.BufferAPI
 	// RunPods are the pods of the Job RunToMeasure named, if any.
 	RunPods []*corev1.Pod
 	// Placement is where a Balanced spread placed the ScheduledJob in its
@@ -74,6 +80,11 @@ type Plan struct {
 	// CreatePods and DeletePods are placeholder pods.
 	CreatePods []*corev1.Pod
 	DeletePods []*corev1.Pod
+	// CreateBuffers and DeleteBuffers are CapacityBuffers with their
+	// PodTemplates; BufferAPI is the version to delete them with.
+	CreateBuffers []warmup.BufferRequest
+	DeleteBuffers []warmup.Buffer
+	BufferAPI     warmup.BufferAPI
 	// RequeueAfter is when to look again without an event: at the next
 	// run (plus NTP padding) or warm-up, or 0 to wait for a change to the
 	// object.
@@ -164,6 +175,7 @@ func Compute(in Input) Plan {
 
 	warm := decideWarmUp(sj, in, runs, &status)
 	plan.CreatePods, plan.DeletePods = warm.Create, warm.Delete
+	plan.CreateBuffers, plan.DeleteBuffers, plan.BufferAPI = warm.CreateBuffers, warm.DeleteBuffers, in.BufferAPI
 	events = append(events, warm.events...)
 	wake = append(wake, warm.Wake...)
 	// A run asked for by hand starts even while the schedule is suspended

@@ -104,7 +104,16 @@ func decideWarmUp(sj *v1alpha1.ScheduledJob, in Input, runs timeline, status *v1
 				d.Delete = append(d.Delete, pod)
 			}
 		}
-		status.NextWarmUpTime, status.WarmUp = nil, nil
+		for _, buffer := range in.WarmUpBuffers {
+			if !buffer.Deleting {
+				d.DeleteBuffers = append(d.DeleteBuffers, buffer)
+			}
+		}
+		status.NextWarmUpTime = nil
+		if len(d.DeleteBuffers) == 0 {
+			// Kept while buffers remain: it says to look for them again.
+			status.WarmUp = nil
+		}
 		meta.RemoveStatusCondition(&status.Conditions, v1alpha1.ConditionCapacityReady)
 		return d
 	}
@@ -113,7 +122,7 @@ func decideWarmUp(sj *v1alpha1.ScheduledJob, in Input, runs timeline, status *v1
 		Owner: ownerOf(sj), Options: opts, Now: in.Now,
 		Next: runs.next, NextJob: runs.nextJob, NextJobCreating: runs.nextJobCreating,
 		Current: runs.current, CurrentStarts: runs.currentStarts, CurrentJob: runs.currentJob,
-		Pods: in.WarmUpPods, Previous: sj.Status.WarmUp,
+		Pods: in.WarmUpPods, Previous: sj.Status.WarmUp, Buffers: in.WarmUpBuffers, BufferAPI: in.BufferAPI,
 	})
 	d := warmDecision{Decision: decision, strategy: string(opts.Strategy)}
 	d.events = decision.Events
@@ -137,6 +146,8 @@ func capacityCondition(d warmup.Decision, runs timeline, now time.Time) (metav1.
 	at := func(t time.Time) string { return t.In(loc).Format(time.RFC3339) }
 	state := d.State
 	switch {
+	case d.BufferUnavailable:
+		return metav1.ConditionFalse, v1alpha1.ReasonCapacityBufferUnavailable, "no warm-up, runs start at their time without it: " + d.BufferProblem
 	case state == nil || state.ScheduledTime.Time.Before(runs.current):
 		if d.NextStart.IsZero() {
 			return metav1.ConditionUnknown, v1alpha1.ReasonWarmingUp, "no run is coming"
@@ -148,6 +159,13 @@ func capacityCondition(d warmup.Decision, runs timeline, now time.Time) (metav1.
 	case state.ReadyTime != nil:
 		return metav1.ConditionTrue, v1alpha1.ReasonCapacityReady, fmt.Sprintf("capacity for the run at %s was ready at %s, %s after warm-up began",
 			at(state.ScheduledTime.Time), at(state.ReadyTime.Time), state.ReadyTime.Sub(state.StartTime.Time))
+	case state.ScheduledTime.After(now) && state.Strategy == v1alpha1.WarmUpCapacityBuffer:
+		message := fmt.Sprintf("waiting for the autoscaler to report room for %d pods for the run at %s; warm-up began at %s",
+			state.Pods, at(state.ScheduledTime.Time), at(state.StartTime.Time))
+		if d.BufferProblem != "" {
+			message += "; the autoscaler says " + d.BufferProblem
+		}
+		return metav1.ConditionFalse, v1alpha1.ReasonWarmingUp, message
 	case state.ScheduledTime.After(now):
 		return metav1.ConditionFalse, v1alpha1.ReasonWarmingUp, fmt.Sprintf("%d of %d warm-up pods placed for the run at %s; warm-up began at %s",
 			state.ScheduledPods, state.Pods, at(state.ScheduledTime.Time), at(state.StartTime.Time))

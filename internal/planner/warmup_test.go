@@ -1,19 +1,24 @@
 package planner
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/warmup"
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
@@ -471,5 +476,48 @@ func TestStartLatenessIsMeasuredOnce(t *testing.T) {
 	sj.Status = out.Status
 	if RunToMeasure(sj, []*batchv1.Job{job}, now) != nil {
 		t.Error("the same run is measured again")
+	}
+}
+
+// TestCapacityBufferUnavailable: where the API is not served, CapacityReady
+// says so, naming what is missing, and the run starts at its time.
+func TestCapacityBufferUnavailable(t *testing.T) {
+	sj := warmJob("0 * * * *", "", "", 10*time.Minute, mustTime("2026-11-24T09:30:00Z"))
+	sj.Spec.WarmUp.Strategy = v1alpha1.WarmUpCapacityBuffer
+	api := warmup.ChooseBufferAPI(nil)
+	plan := Compute(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T09:50:00Z"), BufferAPI: api})
+	out := plan.Finish()
+	c := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionCapacityReady)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonCapacityBufferUnavailable || !strings.Contains(c.Message, "autoscaling.x-k8s.io") {
+		t.Errorf("CapacityReady %+v, want False/CapacityBufferUnavailable naming the API", c)
+	}
+	if got := reasons(out); !slices.Equal(got, []string{v1alpha1.ReasonCapacityBufferUnavailable}) {
+		t.Errorf("events %v, want one CapacityBufferUnavailable", got)
+	}
+	sj.Status = out.Status
+	run := Compute(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T10:00:00.1Z"), BufferAPI: api})
+	if run.Create == nil {
+		t.Error("the run did not start at its time")
+	}
+}
+
+// TestCapacityBufferRefused: a buffer the cluster refuses (a policy
+// engine, RBAC) is reported on CapacityReady and as an event, like a
+// refused placeholder.
+func TestCapacityBufferRefused(t *testing.T) {
+	sj := warmJob("0 * * * *", "", "", 10*time.Minute, mustTime("2026-11-24T09:30:00Z"))
+	sj.Spec.WarmUp.Strategy = v1alpha1.WarmUpCapacityBuffer
+	plan := Compute(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T09:50:00Z"), BufferAPI: warmup.BufferAPI{Version: "v1beta1"}})
+	if len(plan.CreateBuffers) != 1 {
+		t.Fatalf("%d buffers to create, want 1", len(plan.CreateBuffers))
+	}
+	refusal := apierrors.NewForbidden(schema.GroupResource{Group: "autoscaling.x-k8s.io", Resource: "capacitybuffers"}, "b", errors.New("denied by policy no-buffers"))
+	out := plan.Finish(BufferCreateFailed(plan.CreateBuffers[0].Buffer.GetName(), refusal))
+	c := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionCapacityReady)
+	if c == nil || c.Reason != v1alpha1.ReasonWarmUpFailed || !strings.Contains(c.Message, "refused") || !strings.Contains(c.Message, "no-buffers") {
+		t.Errorf("CapacityReady %+v, want WarmUpFailed naming the refusal", c)
+	}
+	if !slices.Contains(reasons(out), v1alpha1.ReasonWarmUpFailed) {
+		t.Errorf("events %v, want WarmUpFailed", reasons(out))
 	}
 }

@@ -39,6 +39,11 @@ type Input struct {
 	Pods []*corev1.Pod
 	// Previous is the warm-up last reported, if any.
 	Previous *v1alpha1.WarmUpStatus
+	// Buffers are the owner's CapacityBuffers, and BufferAPI what the
+	// cluster serves of their API: read for the CapacityBuffer strategy,
+	// and while the last warm-up used it.
+	Buffers   []Buffer
+	BufferAPI BufferAPI
 }
 
 // Decision is what to do about warm-up now.
@@ -46,6 +51,15 @@ type Decision struct {
 	// Create and Delete are placeholder pods.
 	Create []*corev1.Pod
 	Delete []*corev1.Pod
+	// CreateBuffers and DeleteBuffers are CapacityBuffers, each with its
+	// PodTemplate.
+	CreateBuffers []BufferRequest
+	DeleteBuffers []Buffer
+	// BufferProblem says why the next run's CapacityBuffer cannot bring
+	// capacity: the API is not served (BufferUnavailable), or the
+	// autoscaler cannot use the buffer.
+	BufferProblem     string
+	BufferUnavailable bool
 	// State is the warm-up to report; nil while none has begun.
 	State *v1alpha1.WarmUpStatus
 	// NextStart is when warm-up for the next run begins; zero if none.
@@ -82,6 +96,7 @@ func Decide(in Input) Decision {
 		d.Wake = append(d.Wake, in.Current.Add(in.Options.Hold))
 	}
 	d.deleteUnkept(in, byRun, keep)
+	d.deleteUnkeptBuffers(in, keep)
 	return d
 }
 
@@ -113,6 +128,9 @@ func handedOff(job *batchv1.Job, pods int32) bool {
 func (d *Decision) warm(in Input, pods []*corev1.Pod) {
 	next, n := in.Next, PodsPerRun(&in.Owner.Template.Spec)
 	switch in.Options.Strategy {
+	case v1alpha1.WarmUpCapacityBuffer:
+		d.warmWithBuffer(in, n)
+		return
 	case v1alpha1.WarmUpEarlyStart:
 		if in.NextJob == nil && !in.NextJobCreating {
 			return // not created yet (Forbid waits for the active run)
@@ -123,7 +141,7 @@ func (d *Decision) warm(in Input, pods []*corev1.Pod) {
 		d.createMissing(in, pods)
 	}
 	if d.State == nil || !d.State.ScheduledTime.Time.Equal(next) {
-		d.State = &v1alpha1.WarmUpStatus{ScheduledTime: metav1.NewTime(next), StartTime: metav1.NewTime(startOf(pods, in.Now)), Pods: n}
+		d.State = &v1alpha1.WarmUpStatus{ScheduledTime: metav1.NewTime(next), Strategy: in.Options.Strategy, StartTime: metav1.NewTime(startOf(pods, in.Now)), Pods: n}
 		if len(pods) == 0 {
 			d.Events = append(d.Events, warmUpStartedEvent(in, n))
 		}
@@ -172,8 +190,13 @@ func (d *Decision) judge(in Input, pods []*corev1.Pod) {
 	}
 	if d.State.ReadyTime == nil {
 		// Not seen ready before the run: perhaps it was and the controller
-		// was away. The pods' own timestamps say when.
-		d.follow(ofKind(pods, kindFor(in.Options.Strategy)), d.State.Pods)
+		// was away. The pods' (or the buffer's) own timestamps say when.
+		if d.State.Strategy == v1alpha1.WarmUpCapacityBuffer {
+			buffer, exists := bufferOf(in.Buffers, v1alpha1.RunLabelValue(in.Current))
+			d.followBuffer(buffer, exists)
+		} else {
+			d.follow(ofKind(pods, kindFor(in.Options.Strategy)), d.State.Pods)
+		}
 	}
 	if d.State.ReadyTime == nil || d.State.ReadyTime.After(d.State.ScheduledTime.Time) {
 		d.State.Late = true

@@ -23,11 +23,20 @@ func warmUpStartedEvent(in Input, pods int32) Event {
 		return Event{corev1.EventTypeNormal, v1alpha1.ReasonWarmUpStarted,
 			fmt.Sprintf("warm-up for the run at %s began (EarlyStart, lead %s): its job's %d pods wait for it on their nodes", run, in.Options.Lead, pods)}
 	}
+	if in.Options.Strategy == v1alpha1.WarmUpCapacityBuffer {
+		return Event{corev1.EventTypeNormal, v1alpha1.ReasonWarmUpStarted,
+			fmt.Sprintf("warm-up for the run at %s began (CapacityBuffer, lead %s): asking the autoscaler for room for %d pods", run, in.Options.Lead, pods)}
+	}
 	return Event{corev1.EventTypeNormal, v1alpha1.ReasonWarmUpStarted,
 		fmt.Sprintf("warm-up for the run at %s began (Placeholder, lead %s): creating %d placeholder pods", run, in.Options.Lead, pods)}
 }
 
 func warmUpReadyEvent(state *v1alpha1.WarmUpStatus) Event {
+	if state.Strategy == v1alpha1.WarmUpCapacityBuffer {
+		return Event{corev1.EventTypeNormal, v1alpha1.ReasonWarmUpReady,
+			fmt.Sprintf("capacity for the run at %s is ready: the autoscaler reports room for its %d pods, %s after warm-up began",
+				state.ScheduledTime.UTC().Format(time.RFC3339), state.Pods, state.ReadyTime.Sub(state.StartTime.Time))}
+	}
 	return Event{corev1.EventTypeNormal, v1alpha1.ReasonWarmUpReady,
 		fmt.Sprintf("capacity for the run at %s is ready: %d pods placed, %s after warm-up began",
 			state.ScheduledTime.UTC().Format(time.RFC3339), state.Pods, state.ReadyTime.Sub(state.StartTime.Time))}
@@ -42,6 +51,18 @@ func warmUpLateEvent(state *v1alpha1.WarmUpStatus) Event {
 func warmUpCanceledEvent(run time.Time, pods int) Event {
 	return Event{corev1.EventTypeNormal, v1alpha1.ReasonWarmUpCanceled,
 		fmt.Sprintf("deleted %d placeholder pods of the run at %s, which is not starting (suspended, rescheduled, held back by concurrencyPolicy Forbid, or past its deadline)", pods, run.UTC().Format(time.RFC3339))}
+}
+
+func bufferCanceledEvent(run time.Time) Event {
+	return Event{corev1.EventTypeNormal, v1alpha1.ReasonWarmUpCanceled,
+		fmt.Sprintf("deleted the CapacityBuffer of the run at %s, which is not starting (suspended, rescheduled, held back by concurrencyPolicy Forbid, or past its deadline)", run.UTC().Format(time.RFC3339))}
+}
+
+// bufferUnavailableEvent reports a CapacityBuffer warm-up that cannot be
+// asked for: the run starts at its time without it.
+func bufferUnavailableEvent(run time.Time, problem string) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonCapacityBufferUnavailable,
+		fmt.Sprintf("no warm-up for the run at %s, which starts at its time without it: %s", run.UTC().Format(time.RFC3339), problem)}
 }
 
 // RefusedEvent reports warm-up pods the cluster refused (Refused): the

@@ -38,7 +38,7 @@ func init() {
 	// every series ("none" is a run without warm-up).
 	for _, kind := range []string{"ScheduledJob", "CronJob"} {
 		StartLateness.WithLabelValues("none", kind)
-		for _, strategy := range []string{string(v1alpha1.WarmUpPlaceholder), string(v1alpha1.WarmUpEarlyStart)} {
+		for _, strategy := range []string{string(v1alpha1.WarmUpPlaceholder), string(v1alpha1.WarmUpEarlyStart), string(v1alpha1.WarmUpCapacityBuffer)} {
 			StartLateness.WithLabelValues(strategy, kind)
 			CapacityReady.WithLabelValues(strategy, kind)
 			Late.WithLabelValues(strategy, kind)

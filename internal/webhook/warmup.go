@@ -128,8 +128,8 @@ func (v *Validator) priorityWarnings(ctx context.Context, sj *v1alpha1.Scheduled
 		return nil
 	}
 	w := sj.Spec.WarmUp.SettingsWith(v.defaults)
-	if w.Strategy == v1alpha1.WarmUpEarlyStart {
-		return nil
+	if w.Strategy != v1alpha1.WarmUpPlaceholder {
+		return nil // no pod of that class runs
 	}
 	path := field.NewPath("spec", "warmUp", "placeholder", "priorityClassName")
 	name := w.PriorityClassName

@@ -46,6 +46,8 @@ type Controller struct {
 	recorder  record.EventRecorder
 	// defaults are the controller-wide defaults of warm-up.
 	defaults v1alpha1.ControllerDefaults
+	// buffers are the CapacityBuffers of warm-up; set by Register.
+	buffers *shared.Buffers
 	// memory holds what the controller cannot write on the CronJob: its
 	// last warm-up and measured run (types.NamespacedName -> *memory).
 	// After a restart it starts empty: the warm-up pods' own timestamps
@@ -59,6 +61,10 @@ type memory struct {
 	warm     *v1alpha1.WarmUpStatus
 	measured time.Time
 	problem  string
+	// buffersSeen is set once the CronJob's CapacityBuffers were looked
+	// for: after a restart they are, once, whatever the annotations say,
+	// so that a buffer left when the annotation was removed goes.
+	buffersSeen bool
 }
 
 // NewController returns the controller. clk is its only source of time;
@@ -81,6 +87,11 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 	if err := IndexJobs(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	buffers, err := shared.NewBuffers(c.kubeClient, mgr.GetConfig(), c.clock)
+	if err != nil {
+		return err
+	}
+	c.buffers = buffers
 	retrier, err := recovery.AddRetrier(mgr)
 	if err != nil {
 		return err
@@ -117,10 +128,14 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	mem := c.remember(req.NamespacedName, cj.UID)
 	settings, runs, err := meaningOf(cj, c.defaults)
 	c.report(cj, mem, err)
+	api, buffers, bufferErr := c.gatherBuffers(ctx, cj, settings, mem)
+	if bufferErr != nil {
+		return reconcile.Result{}, bufferErr
+	}
 	if err != nil || settings == nil || cj.DeletionTimestamp != nil {
-		// No warm-up (any more): no placeholder stays.
+		// No warm-up (any more): no placeholder or buffer stays.
 		mem.warm = nil
-		return reconcile.Result{}, c.deletePods(ctx, pods)
+		return reconcile.Result{}, cmp.Or(c.deletePods(ctx, pods), c.deleteBuffers(ctx, api, buffers))
 	}
 	jobs, err := c.jobsOf(ctx, cj)
 	if err != nil {
@@ -131,8 +146,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	in.Owner = warmup.OwnerOf(cj, batchv1.SchemeGroupVersion.WithKind(kind), &cj.Spec.JobTemplate)
 	in.Options = *settings
 	in.Pods, in.Previous = pods, mem.warm
+	in.Buffers, in.BufferAPI = buffers, api
 	d := warmup.Decide(in)
-	if refused, err := c.execute(ctx, cj, d); err != nil {
+	if refused, err := c.execute(ctx, cj, api, d); err != nil {
 		return reconcile.Result{}, err
 	} else if refused {
 		// Tried again soon, not at the backoff; kube-controller-manager
@@ -141,8 +157,8 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	mem.warm = d.State
 	c.emit(cj, d.Events)
-	observeWarmUp(d)
-	if err := c.measureStart(ctx, mem, jobs, now); err != nil {
+	observeWarmUp(d, settings.Strategy)
+	if err := c.measureStart(ctx, mem, jobs, now, settings.Strategy); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: requeue.After(now, d.Wake)}, nil
@@ -171,6 +187,26 @@ func (c *Controller) report(cj *batchv1.CronJob, mem *memory, err error) {
 	mem.problem = problem
 }
 
+// gatherBuffers reads the CronJob's CapacityBuffers, and which version of
+// their API to use, when it warms up with them, its last warm-up did, or
+// this process has not looked yet; nothing otherwise.
+func (c *Controller) gatherBuffers(ctx context.Context, cj *batchv1.CronJob, settings *warmup.Options, mem *memory) (warmup.BufferAPI, []warmup.Buffer, error) {
+	uses := settings != nil && settings.Strategy == v1alpha1.WarmUpCapacityBuffer
+	used := mem.warm != nil && mem.warm.Strategy == v1alpha1.WarmUpCapacityBuffer
+	if c.buffers == nil || (mem.buffersSeen && !uses && !used) {
+		return warmup.BufferAPI{}, nil, nil
+	}
+	api, err := c.buffers.API()
+	if err != nil {
+		return api, nil, err
+	}
+	buffers, err := c.buffers.List(ctx, api, cj)
+	if err == nil {
+		mem.buffersSeen = true
+	}
+	return api, buffers, err
+}
+
 func (c *Controller) jobsOf(ctx context.Context, cj *batchv1.CronJob) ([]*batchv1.Job, error) {
 	var list batchv1.JobList
 	if err := c.kubeClient.List(ctx, &list, client.InNamespace(cj.Namespace), client.MatchingFields{jobOwnerKey: string(cj.UID)}); err != nil {
@@ -183,21 +219,45 @@ func (c *Controller) jobsOf(ctx context.Context, cj *batchv1.CronJob) ([]*batchv
 // created before; one that is gone was deleted. refused reports that the
 // cluster refused a placeholder (warmup.Refused): reported, not an error,
 // and the rest are not tried.
-func (c *Controller) execute(ctx context.Context, cj *batchv1.CronJob, d warmup.Decision) (refused bool, err error) {
-	err = c.deletePods(ctx, d.Delete)
+func (c *Controller) execute(ctx context.Context, cj *batchv1.CronJob, api warmup.BufferAPI, d warmup.Decision) (refused bool, err error) {
+	err = cmp.Or(c.deletePods(ctx, d.Delete), c.deleteBuffers(ctx, api, d.DeleteBuffers))
 	for _, pod := range d.Create {
-		createErr := c.kubeClient.Create(ctx, pod.DeepCopy())
-		switch {
-		case createErr == nil || apierrors.IsAlreadyExists(createErr):
-		case warmup.Refused(createErr):
-			c.emit(cj, []warmup.Event{warmup.RefusedEvent(createErr)})
+		if refused, err = c.created(cj, c.kubeClient.Create(ctx, pod.DeepCopy()), err); refused {
 			return true, err
-		default:
-			c.emit(cj, []warmup.Event{warmup.FailedEvent(createErr)})
-			err = cmp.Or(err, createErr)
+		}
+	}
+	for _, request := range d.CreateBuffers {
+		if refused, err = c.created(cj, c.buffers.Create(ctx, request), err); refused {
+			return true, err
 		}
 	}
 	return false, err
+}
+
+// created reports what became of creating a warm-up object: refused
+// (reported, and the rest are not tried), failed (err keeps the first
+// failure), created, or created before.
+func (c *Controller) created(cj *batchv1.CronJob, createErr, err error) (bool, error) {
+	switch {
+	case createErr == nil || apierrors.IsAlreadyExists(createErr):
+	case warmup.Refused(createErr):
+		c.emit(cj, []warmup.Event{warmup.RefusedEvent(createErr)})
+		return true, err
+	default:
+		c.emit(cj, []warmup.Event{warmup.FailedEvent(createErr)})
+		err = cmp.Or(err, createErr)
+	}
+	return false, err
+}
+
+func (c *Controller) deleteBuffers(ctx context.Context, api warmup.BufferAPI, buffers []warmup.Buffer) error {
+	var firstErr error
+	for _, buffer := range buffers {
+		if !buffer.Deleting {
+			firstErr = cmp.Or(firstErr, c.buffers.Delete(ctx, api, buffer))
+		}
+	}
+	return firstErr
 }
 
 func (c *Controller) deletePods(ctx context.Context, pods []*corev1.Pod) error {
@@ -215,7 +275,7 @@ func (c *Controller) deletePods(ctx context.Context, pods []*corev1.Pod) error {
 
 // measureStart observes the start lateness of the CronJob's latest run,
 // once, when its Job reports a pod ready or finished.
-func (c *Controller) measureStart(ctx context.Context, mem *memory, jobs []*batchv1.Job, now time.Time) error {
+func (c *Controller) measureStart(ctx context.Context, mem *memory, jobs []*batchv1.Job, now time.Time, strategy v1alpha1.WarmUpStrategy) error {
 	job := warmup.RunToMeasure(jobs, mem.measured, now)
 	if job == nil {
 		return nil
@@ -229,12 +289,12 @@ func (c *Controller) measureStart(ctx context.Context, mem *memory, jobs []*batc
 		return nil
 	}
 	mem.measured = start.ScheduledTime.Time
-	warmup.StartLateness.WithLabelValues(string(v1alpha1.WarmUpPlaceholder), kind).Observe(start.Lateness.Seconds())
+	warmup.StartLateness.WithLabelValues(string(strategy), kind).Observe(start.Lateness.Seconds())
 	return nil
 }
 
-func observeWarmUp(d warmup.Decision) {
-	strategy := string(v1alpha1.WarmUpPlaceholder)
+func observeWarmUp(d warmup.Decision, warmUpStrategy v1alpha1.WarmUpStrategy) {
+	strategy := string(warmUpStrategy)
 	if after := d.ReadyAfter; after != nil {
 		warmup.CapacityReady.WithLabelValues(strategy, kind).Observe(after.Seconds())
 	}

@@ -173,3 +173,29 @@ func TestCronJobRefusedPlaceholders(t *testing.T) {
 		t.Errorf("events %q, want one warning naming the quota", events)
 	}
 }
+
+// TestCronJobCapacityBufferUnavailable: a CronJob asking for CapacityBuffer
+// warm-up in a cluster that does not serve the API gets one warning per
+// run naming the API, no placeholder in its place, and no failed
+// reconcile: kube-controller-manager starts the run at its time.
+func TestCronJobCapacityBufferUnavailable(t *testing.T) {
+	ns := env.NewNamespace(t)
+	cj := newCronJob(ns)
+	cj.Annotations[v1alpha1.WarmUpStrategyAnnotation] = string(v1alpha1.WarmUpCapacityBuffer)
+	env.Create(t, cj)
+	cj = get(t, cj)
+	env.DrainEvents()
+	run := cj.CreationTimestamp.Time.Truncate(time.Hour).Add(time.Hour)
+	result := reconcileAt(t, cj, run.Add(-10*time.Minute))
+	reconcileAt(t, cj, run.Add(-9*time.Minute))
+	events := env.DrainEvents()
+	if len(events) != 1 || !strings.Contains(events[0], "CapacityBufferUnavailable") || !strings.Contains(events[0], "does not serve CapacityBuffer") {
+		t.Errorf("events %q, want one warning that the API is not served", events)
+	}
+	if n := len(placeholders(t, ns)); n != 0 {
+		t.Errorf("%d placeholders: CapacityBuffer warm-up creates none", n)
+	}
+	if result.RequeueAfter <= 0 || result.RequeueAfter > warmup.RefusedRetry {
+		t.Errorf("next look in %v, want within %v (the API may be installed)", result.RequeueAfter, warmup.RefusedRetry)
+	}
+}

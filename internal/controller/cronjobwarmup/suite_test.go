@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/shared"
 	ontimescheme "github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -50,6 +51,11 @@ func runSuite(m *testing.M) int {
 	defer h.Stop()
 	env = h
 	warmUps = NewController(h.Cached, h.Reader, h.Clock, h.Recorder, v1alpha1.ControllerDefaults{PlaceholderImage: testPlaceholderImage})
+	// This suite's API server does not serve the CapacityBuffer API.
+	if warmUps.buffers, err = shared.NewBuffers(h.Cached, h.Config, h.Clock); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if err := h.Live.Create(h.Ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.DefaultPlaceholderPriorityClass},
 		Value: -5, PreemptionPolicy: ptr.To(corev1.PreemptNever)}); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -62,6 +62,8 @@ type Controller struct {
 	// undecodable are the ScheduledJobs stored with values this version
 	// cannot decode, reported and left alone.
 	undecodable undecodables
+	// buffers are the CapacityBuffers of warm-up; set by Register.
+	buffers *shared.Buffers
 }
 
 // Options configure the controller.
@@ -105,6 +107,9 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, updated any) { c.overlay.observed(updated) },
 	}); err != nil {
+		return err
+	}
+	if c.buffers, err = shared.NewBuffers(c.kubeClient, mgr.GetConfig(), c.clock); err != nil {
 		return err
 	}
 	retrier, err := recovery.AddRetrier(mgr)
@@ -228,6 +233,9 @@ func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now 
 	if err != nil {
 		return in, err
 	}
+	if in.BufferAPI, in.WarmUpBuffers, err = c.gatherBuffers(ctx, sj); err != nil {
+		return in, err
+	}
 	if job := planner.RunToMeasure(sj, in.Jobs, now); job != nil {
 		in.RunPods, err = shared.RunPods(ctx, c.apiReader, job)
 	}
@@ -244,6 +252,23 @@ func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 	}
 	in.WarmUpPods, err = shared.WarmUpPods(ctx, c.kubeClient, sj)
 	return in, err
+}
+
+// gatherBuffers reads the ScheduledJob's CapacityBuffers, and which version
+// of their API to use, when it warms up with them or its last warm-up did
+// (to clean up after the strategy changed); nothing otherwise.
+func (c *Controller) gatherBuffers(ctx context.Context, sj *v1alpha1.ScheduledJob) (warmup.BufferAPI, []warmup.Buffer, error) {
+	usesBuffers := sj.Spec.WarmUp != nil && sj.Spec.WarmUp.Strategy == v1alpha1.WarmUpCapacityBuffer
+	usedBuffers := sj.Status.WarmUp != nil && sj.Status.WarmUp.Strategy == v1alpha1.WarmUpCapacityBuffer
+	if c.buffers == nil || (!usesBuffers && !usedBuffers) {
+		return warmup.BufferAPI{}, nil, nil
+	}
+	api, err := c.buffers.API()
+	if err != nil {
+		return api, nil, err
+	}
+	buffers, err := c.buffers.List(ctx, api, sj)
+	return api, buffers, err
 }
 
 // gatherJobs lists the ScheduledJob's Jobs from the cache and reads the
@@ -404,12 +429,44 @@ func (c *Controller) executePods(ctx context.Context, plan planner.Plan) ([]plan
 		results = append(results, planner.PodDeleted(pod))
 	}
 	createResults, createErr := c.createPods(ctx, plan)
-	return append(results, createResults...), cmp.Or(firstErr, createErr)
+	results = append(results, createResults...)
+	bufferResults, bufferErr := c.executeBuffers(ctx, plan)
+	return append(results, bufferResults...), cmp.Or(firstErr, createErr, bufferErr)
+}
+
+// executeBuffers deletes and creates the plan's CapacityBuffers. A refused
+// one is reported, not failed, as placeholders are (createPods).
+func (c *Controller) executeBuffers(ctx context.Context, plan planner.Plan) ([]planner.Result, error) {
+	if c.buffers == nil {
+		return nil, nil
+	}
+	var results []planner.Result
+	var firstErr error
+	for _, buffer := range plan.DeleteBuffers {
+		if err := c.buffers.Delete(ctx, plan.BufferAPI, buffer); err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			continue
+		}
+		results = append(results, planner.BufferDeleted(buffer.Name))
+	}
+	for _, request := range plan.CreateBuffers {
+		err := c.buffers.Create(ctx, request)
+		switch {
+		case err == nil:
+			results = append(results, planner.BufferCreated(request.Buffer.GetName()))
+		case warmup.Refused(err):
+			results = append(results, planner.BufferCreateFailed(request.Buffer.GetName(), err))
+		default:
+			results = append(results, planner.BufferCreateFailed(request.Buffer.GetName(), err))
+			firstErr = cmp.Or(firstErr, err)
+		}
+	}
+	return results, firstErr
 }
 
 // warmUpRefused reports whether the cluster refused a warm-up pod.
 func warmUpRefused(results []planner.Result) bool {
-	return slices.ContainsFunc(results, func(r planner.Result) bool { return warmup.Refused(r.PodCreateErr()) })
+	return slices.ContainsFunc(results, func(r planner.Result) bool { return warmup.Refused(r.WarmUpCreateErr()) })
 }
 
 // createPods creates the plan's placeholder pods; one that exists already

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/shared"
 	ontimescheme "github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -59,8 +60,15 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
+	// The autoscaler's CapacityBuffer CRD too: the CapacityBuffer strategy
+	// creates buffers in it.
+	bufferCRD, err := testenv.CapacityBufferCRD()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	h, err := testenv.StartHarness(testenv.HarnessOptions{
-		Options: testenv.Options{CRDDirs: []string{"config/crd/bases"}},
+		Options: testenv.Options{CRDDirs: []string{"config/crd/bases", bufferCRD}},
 		Scheme:  ontimescheme.New(),
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}:       {Label: warmup.PodSelector()},
@@ -78,6 +86,10 @@ func runSuite(m *testing.M) int {
 	defer h.Stop()
 	env = &suiteEnv{Harness: h}
 	env.ctrl = newSuiteController(env.Cached)
+	if env.ctrl.buffers, err = shared.NewBuffers(env.Cached, h.Config, h.Clock); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if err := env.Live.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testSpreadNamespace}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
