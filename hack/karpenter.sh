@@ -14,7 +14,10 @@
 #
 # Pods reach the pool's nodes with nodeSelector karpenter.sh/nodepool: batch;
 # its instance type has 1 CPU, so a pod requesting 600m needs a node of its
-# own. Empty nodes are consolidated after 30 s.
+# own. Empty nodes are consolidated after 30 s. The feature gate
+# CapacityBuffer is on: CapacityBuffers (autoscaling.x-k8s.io/v1beta1, whose
+# CRD is applied with Karpenter's) bring nodes up for warm-up's
+# CapacityBuffer strategy. Its other gates keep Karpenter's defaults.
 set -euo pipefail
 
 version=v1.14.1
@@ -52,14 +55,15 @@ up() {
   dir=$(module_dir)
   export KUBECONFIG=$kubeconfig
   kubectl apply --server-side -f "$dir/kwok/charts/crds" -f "$dir/kwok/apis/crds" >/dev/null
-  wait_for Established crd/nodepools.karpenter.sh crd/nodeclaims.karpenter.sh crd/kwoknodeclasses.karpenter.kwok.sh
+  wait_for Established crd/nodepools.karpenter.sh crd/nodeclaims.karpenter.sh crd/kwoknodeclasses.karpenter.kwok.sh crd/capacitybuffers.autoscaling.x-k8s.io
   mkdir -p "$state"
   down "$state"
   # Its metrics and probes on ports of their own, beside ontime's.
   ports=(--metrics-port "${KARPENTER_METRICS_PORT:-18080}" --health-probe-port "${KARPENTER_PROBE_PORT:-18081}")
   # It reads the cluster from KUBECONFIG only, and needs no leader election
   # outside a cluster.
-  nohup "$bin" --disable-leader-election "${ports[@]}" >"$state/karpenter.log" 2>&1 &
+  FEATURE_GATES=NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=true \
+    nohup "$bin" --disable-leader-election "${ports[@]}" >"$state/karpenter.log" 2>&1 &
   echo $! >"$state/karpenter.pid"
   for _ in $(seq 120); do
     if curl -fsS "http://127.0.0.1:${KARPENTER_PROBE_PORT:-18081}/healthz" >/dev/null 2>&1; then break; fi

@@ -62,10 +62,11 @@ func createNodePoolLike(t *testing.T, c client.Client, from, name string) {
 }
 
 // TestWarmUpWithARealAutoscaler runs one run at T for each of: a
-// ScheduledJob with Placeholder warm-up, one with EarlyStart, a plain
-// CronJob annotated for warm-up, and a ScheduledJob without warm-up; and
-// deletes a fifth during its warm-up. Every run's pod needs a new node,
-// which takes the autoscaler about 30 s.
+// ScheduledJob with Placeholder warm-up, one with EarlyStart, one with
+// CapacityBuffer, a plain CronJob annotated for Placeholder warm-up and
+// one for CapacityBuffer, and a ScheduledJob without warm-up; and deletes
+// another during its warm-up. Every run's pod needs a new node, which
+// takes the autoscaler about 30 s.
 func TestWarmUpWithARealAutoscaler(t *testing.T) {
 	binary := framework.BuildOntime(t, t.TempDir())
 	t.Log("starting the cluster and Karpenter")
@@ -92,11 +93,11 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 	schedule := fmt.Sprintf("%d %d * * *", run.Minute(), run.Hour())
 	lead := &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: warmLead}}
 	early := &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: warmLead}, Strategy: v1alpha1.WarmUpEarlyStart}
-	cronJob := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: warmNamespace, Name: "cronjob",
-		Annotations: map[string]string{v1alpha1.WarmUpLeadAnnotation: warmLead.String()}},
-		Spec: batchv1.CronJobSpec{Schedule: schedule, JobTemplate: framework.NodePoolRun(time.Minute)}}
+	buffer := &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: warmLead}, Strategy: v1alpha1.WarmUpCapacityBuffer}
+	cronJob := warmCronJob("cronjob", schedule, v1alpha1.WarmUpPlaceholder)
 	for _, obj := range []client.Object{
 		warmScheduledJob("placeholder", schedule, lead), warmScheduledJob("early-start", schedule, early),
+		warmScheduledJob("buffer", schedule, buffer), warmCronJob("cronjob-buffer", schedule, v1alpha1.WarmUpCapacityBuffer),
 		coldScheduledJob(schedule), warmScheduledJob("deleted", schedule, lead), cronJob,
 	} {
 		if err := c.Create(ctx, obj); err != nil {
@@ -120,10 +121,59 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 	sleepUntil(run.Add(provisionDelay + 20*time.Second))
 	checkStarts(t, c, run)
 	framework.Eventually(t, time.Minute, "every placeholder to go", func() bool { return len(warmUpPodsOf(t, c, "")) == len(warmUpPodsOf(t, c, "early-start")) })
-	if n, err := controller.Metric(`ontime_run_start_lateness_seconds_count{kind="ScheduledJob",warm_up="Placeholder"}`); err != nil || n != 1 {
-		t.Errorf("the controller observed %v Placeholder run starts (%v), want 1", n, err)
+	framework.Eventually(t, time.Minute, "every CapacityBuffer and its PodTemplate to go", func() bool { return len(capacityBuffers(t, c)) == 0 && len(bufferTemplates(t, c)) == 0 })
+	for _, strategy := range []string{"Placeholder", "CapacityBuffer"} {
+		for kind, want := range map[string]float64{"ScheduledJob": 1, "CronJob": 1} {
+			series := fmt.Sprintf(`ontime_run_start_lateness_seconds_count{kind=%q,warm_up=%q}`, kind, strategy)
+			if n, err := controller.Metric(series); err != nil || n != want {
+				t.Errorf("%s: %v (%v), want %v", series, n, err, want)
+			}
+		}
 	}
 	checkCronJobUntouched(t, c)
+}
+
+// warmCronJob is a plain CronJob annotated for warm-up with strategy.
+func warmCronJob(name, schedule string, strategy v1alpha1.WarmUpStrategy) *batchv1.CronJob {
+	annotations := map[string]string{v1alpha1.WarmUpLeadAnnotation: warmLead.String()}
+	if strategy != v1alpha1.WarmUpPlaceholder {
+		annotations[v1alpha1.WarmUpStrategyAnnotation] = string(strategy)
+	}
+	return &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: warmNamespace, Name: name, Annotations: annotations},
+		Spec: batchv1.CronJobSpec{Schedule: schedule, JobTemplate: framework.NodePoolRun(time.Minute)}}
+}
+
+// capacityBuffers lists the namespace's CapacityBuffers, as Karpenter 1.14
+// serves them.
+func capacityBuffers(t *testing.T, c client.Client) []unstructured.Unstructured {
+	t.Helper()
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(schema.GroupVersionKind{Group: "autoscaling.x-k8s.io", Version: "v1beta1", Kind: "CapacityBufferList"})
+	if err := c.List(context.Background(), list, client.InNamespace(warmNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// bufferTemplates lists the PodTemplates ontime made for buffers.
+func bufferTemplates(t *testing.T, c client.Client) []corev1.PodTemplate {
+	t.Helper()
+	var list corev1.PodTemplateList
+	if err := c.List(context.Background(), &list, client.InNamespace(warmNamespace), client.MatchingLabels{v1alpha1.WarmUpLabel: v1alpha1.WarmUpCapacityBufferObject}); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// bufferOf returns the CapacityBuffer of an owner, if any.
+func bufferOf(t *testing.T, c client.Client, owner string) *unstructured.Unstructured {
+	t.Helper()
+	for _, b := range capacityBuffers(t, c) {
+		if b.GetLabels()[v1alpha1.OwnerNameLabel] == owner {
+			return &b
+		}
+	}
+	return nil
 }
 
 func sleepUntil(t time.Time) { time.Sleep(time.Until(t)) }
@@ -150,9 +200,14 @@ func warmUpPodsOf(t *testing.T, c client.Client, owner string) []corev1.Pod {
 // CronJob, the early Job for EarlyStart, nothing for the cold one.
 func checkWarmUpBegan(t *testing.T, c client.Client, run time.Time) {
 	t.Helper()
-	for owner, want := range map[string]int{"placeholder": 1, "cronjob": 1, "deleted": 1, "early-start": 1, "cold": 0} {
+	for owner, want := range map[string]int{"placeholder": 1, "cronjob": 1, "deleted": 1, "early-start": 1, "cold": 0, "buffer": 0, "cronjob-buffer": 0} {
 		if got := len(warmUpPodsOf(t, c, owner)); got != want {
 			t.Errorf("%s: %d warm-up pods after warm-up began, want %d", owner, got, want)
+		}
+	}
+	for _, owner := range []string{"buffer", "cronjob-buffer"} {
+		if bufferOf(t, c, owner) == nil {
+			t.Errorf("%s: no CapacityBuffer after warm-up began", owner)
 		}
 	}
 	job := &batchv1.Job{}
@@ -167,13 +222,15 @@ func checkWarmUpBegan(t *testing.T, c client.Client, run time.Time) {
 // is there, and nodes were added for it.
 func checkCapacityReady(t *testing.T, c client.Client, run time.Time) {
 	t.Helper()
-	for _, name := range []string{"placeholder", "early-start"} {
+	for _, name := range []string{"placeholder", "early-start", "buffer"} {
 		sj := &v1alpha1.ScheduledJob{}
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: name}, sj); err != nil {
 			t.Fatal(err)
 		}
 		if ready := meta.FindStatusCondition(sj.Status.Conditions, v1alpha1.ConditionCapacityReady); ready == nil || ready.Status != metav1.ConditionTrue {
 			t.Errorf("%s: CapacityReady %+v before the run at %s", name, ready, run.Format(time.TimeOnly))
+		} else if w := sj.Status.WarmUp; w != nil && w.ReadyTime != nil {
+			t.Logf("%s: capacity ready %s after warm-up began", name, w.ReadyTime.Sub(w.StartTime.Time))
 		}
 	}
 	for _, pod := range warmUpPodsOf(t, c, "cronjob") {
@@ -181,13 +238,17 @@ func checkCapacityReady(t *testing.T, c client.Client, run time.Time) {
 			t.Errorf("the CronJob's placeholder %s has no node before the run", pod.Name)
 		}
 	}
+	if b := bufferOf(t, c, "cronjob-buffer"); b == nil || !bufferProvisioned(b) {
+		t.Errorf("the CronJob's CapacityBuffer is not provisioned before the run: %v", b)
+	}
 }
 
 // checkStarts: warmed-up runs start within seconds of their time, the cold
 // one about the provisioning delay late; status says so.
 func checkStarts(t *testing.T, c client.Client, run time.Time) {
 	t.Helper()
-	for owner, maxLate := range map[string]time.Duration{"placeholder": 5 * time.Second, "early-start": 5 * time.Second, "cronjob": 5 * time.Second} {
+	for owner, maxLate := range map[string]time.Duration{"placeholder": 5 * time.Second, "early-start": 5 * time.Second, "cronjob": 5 * time.Second,
+		"buffer": 5 * time.Second, "cronjob-buffer": 5 * time.Second} {
 		if late := firstStart(t, c, owner, run); late > maxLate {
 			t.Errorf("%s: the run started %s late, want at most %s with warm-up", owner, late, maxLate)
 		} else {
@@ -199,7 +260,7 @@ func checkStarts(t *testing.T, c client.Client, run time.Time) {
 	} else {
 		t.Logf("cold: the run started %s late (no warm-up)", late)
 	}
-	for _, name := range []string{"placeholder", "early-start", "cold"} {
+	for _, name := range []string{"placeholder", "early-start", "buffer", "cold"} {
 		sj := &v1alpha1.ScheduledJob{}
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: name}, sj); err != nil {
 			t.Fatal(err)
@@ -247,4 +308,16 @@ func checkCronJobUntouched(t *testing.T, c client.Client) {
 			t.Errorf("ontime wrote the CronJob: %+v", entry)
 		}
 	}
+}
+
+// bufferProvisioned: the autoscaler reports the buffer's capacity in
+// place.
+func bufferProvisioned(b *unstructured.Unstructured) bool {
+	conditions, _, _ := unstructured.NestedSlice(b.Object, "status", "conditions")
+	for _, item := range conditions {
+		if c, ok := item.(map[string]any); ok && c["type"] == "Provisioning" && c["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }

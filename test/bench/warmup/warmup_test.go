@@ -16,8 +16,9 @@
 //	make bench-warmup                             # N = 20 and 100, D = 60s, lead 90s
 //	go test -tags bench -timeout 0 -v ./test/bench/warmup -args -n 20 -delay 60s -lead 90s -variants Placeholder,none
 //
-// Variants: Placeholder and EarlyStart (ScheduledJobs with spec.warmUp),
-// CronJob+Placeholder (batch/v1 CronJobs annotated warmup.ontime.dev/lead),
+// Variants: Placeholder, EarlyStart and CapacityBuffer (ScheduledJobs with
+// spec.warmUp), CronJob+Placeholder and CronJob+CapacityBuffer (batch/v1
+// CronJobs annotated warmup.ontime.dev/lead, and strategy),
 // none (ScheduledJobs without warm-up), CronJob (batch/v1 CronJobs, run by
 // kube-controller-manager). The run's pods start as soon as they are placed
 // (kwok's simulated kubelet delays are set to 0), so that what is measured
@@ -70,7 +71,7 @@ var (
 	sizes     = flag.String("n", "20,100", "comma-separated numbers of owners, each with one run")
 	delay     = flag.Duration("delay", 60*time.Second, "Karpenter's provisioning delay (KWOKNodeClass nodeRegistrationDelay)")
 	lead      = flag.Duration("lead", 90*time.Second, "warm-up lead")
-	variants  = flag.String("variants", "Placeholder,EarlyStart,CronJob+Placeholder,none,CronJob", "comma-separated variants")
+	variants  = flag.String("variants", "Placeholder,EarlyStart,CapacityBuffer,CronJob+Placeholder,CronJob+CapacityBuffer,none,CronJob", "comma-separated variants")
 	unlimited = flag.Bool("disable-qps-limits", false, "lift kube-controller-manager's and kube-scheduler's client rate limits (20 and 50 QPS by default)")
 )
 
@@ -89,7 +90,7 @@ func TestBenchWarmUp(t *testing.T) {
 		limits = "client rate limits lifted (kwokctl --disable-qps-limits)"
 	}
 	fmt.Printf("Provisioning delay D = %s, lead = %s, control plane with %s; each run's pod needs a node of its own.\n\n", *delay, *lead, limits)
-	fmt.Println("| N | variant | runs started | lateness p50 | p99 | max | run pods created p99 | nodes launched per run | node-minutes before the run, per run | placeholders left |")
+	fmt.Println("| N | variant | runs started | lateness p50 | p99 | max | run pods created p99 | nodes launched per run | node-minutes before the run, per run | placeholders or buffers left |")
 	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	fmt.Println(strings.Join(rows, "\n"))
 }
@@ -130,15 +131,15 @@ func owner(variant string, i int, cfg config, run time.Time) (client.Object, err
 	schedule := fmt.Sprintf("%d %d * * *", run.Minute(), run.Hour())
 	meta := metav1.ObjectMeta{Namespace: namespace, Name: name}
 	switch variant {
-	case "CronJob", "CronJob+Placeholder":
-		if variant != "CronJob" {
-			meta.Annotations = map[string]string{v1alpha1.WarmUpLeadAnnotation: cfg.lead.String()}
+	case "CronJob", "CronJob+Placeholder", "CronJob+CapacityBuffer":
+		if strategy, warm := strings.CutPrefix(variant, "CronJob+"); warm {
+			meta.Annotations = map[string]string{v1alpha1.WarmUpLeadAnnotation: cfg.lead.String(), v1alpha1.WarmUpStrategyAnnotation: strategy}
 		}
 		return &batchv1.CronJob{ObjectMeta: meta, Spec: batchv1.CronJobSpec{Schedule: schedule, JobTemplate: framework.NodePoolRun(runTime)}}, nil
 	}
 	sj := &v1alpha1.ScheduledJob{ObjectMeta: meta, Spec: v1alpha1.ScheduledJobSpec{Schedule: schedule, JobTemplate: framework.NodePoolRun(runTime)}}
 	switch variant {
-	case "Placeholder", "EarlyStart":
+	case "Placeholder", "EarlyStart", "CapacityBuffer":
 		sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: cfg.lead}, Strategy: v1alpha1.WarmUpStrategy(variant)}
 	case "none":
 	default:
@@ -163,13 +164,20 @@ func createOwners(t *testing.T, c client.Client, variant string, cfg config, run
 	}
 }
 
-// leftPlaceholders counts placeholder pods that still exist.
+// leftPlaceholders counts placeholder pods and CapacityBuffers that still
+// exist.
 func leftPlaceholders(t *testing.T, c client.Client) int {
 	var pods corev1.PodList
 	if err := c.List(context.Background(), &pods, client.InNamespace(namespace), client.MatchingLabels{v1alpha1.WarmUpLabel: v1alpha1.WarmUpPlaceholderPod}); err != nil {
 		t.Fatal(err)
 	}
-	return len(pods.Items)
+	buffers := &unstructured.UnstructuredList{}
+	buffers.SetAPIVersion("autoscaling.x-k8s.io/v1beta1")
+	buffers.SetKind("CapacityBufferList")
+	if err := c.List(context.Background(), buffers, client.InNamespace(namespace)); err != nil {
+		t.Fatal(err)
+	}
+	return len(pods.Items) + len(buffers.Items)
 }
 
 // watcher records, from watches, when each run's pod was first seen, when
