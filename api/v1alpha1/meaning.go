@@ -7,7 +7,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
@@ -225,8 +224,12 @@ func PlacementChoices(placement *SpreadStatus) []int {
 // WarmUpSettings are a warm-up's settings, defaults applied.
 // +kubebuilder:object:generate=false
 type WarmUpSettings struct {
-	Strategy          WarmUpStrategy
+	Strategy WarmUpStrategy
+	// Lead is the lead; with AutoLead, the one chosen for the next
+	// warm-up (warmup.ChooseLead), between MinLead and MaxLead.
 	Lead              time.Duration
+	AutoLead          bool
+	MinLead, MaxLead  time.Duration
 	PriorityClassName string
 	Image             string
 	// Hold bounds how long placeholders outlive the scheduled time.
@@ -257,13 +260,27 @@ func (w *WarmUp) Settings() WarmUpSettings { return w.SettingsWith(ControllerDef
 func (w *WarmUp) SettingsWith(defaults ControllerDefaults) WarmUpSettings {
 	s := WarmUpSettings{
 		Strategy:          w.Strategy,
-		Lead:              w.Lead.Duration,
+		Lead:              w.Lead.Duration.Duration,
+		AutoLead:          w.Lead.Auto,
+		MinLead:           DefaultMinLead,
+		MaxLead:           DefaultMaxLead,
 		PriorityClassName: cmp.Or(defaults.PlaceholderPriorityClass, DefaultPlaceholderPriorityClass),
 		Image:             cmp.Or(defaults.PlaceholderImage, DefaultPlaceholderImage),
 		Hold:              DefaultHoldAfterSchedule,
 	}
 	if s.Strategy == "" {
 		s.Strategy = WarmUpPlaceholder
+	}
+	if w.MinLead != nil {
+		s.MinLead = w.MinLead.Duration
+	}
+	if w.MaxLead != nil {
+		s.MaxLead = w.MaxLead.Duration
+	}
+	if s.AutoLead {
+		// Until a lead is chosen from what was measured: the first
+		// warm-up's.
+		s.Lead = s.MaxLead
 	}
 	if p := w.Placeholder; p != nil {
 		if p.PriorityClassName != "" {
@@ -295,6 +312,8 @@ func CronJobMeaning(cj *batchv1.CronJob, defaults ControllerDefaults) (Meaning, 
 	}
 	lead, err := time.ParseDuration(value)
 	switch {
+	case value == LeadAuto:
+		return m, fmt.Errorf("annotation %s %q: a CronJob's lead is a duration such as 10m; Auto needs a ScheduledJob, whose status it learns in", WarmUpLeadAnnotation, value)
 	case err != nil:
 		return m, fmt.Errorf("annotation %s %q: not a duration such as 10m", WarmUpLeadAnnotation, value)
 	case lead < MinWarmUpLead || lead > MaxWarmUpLead:
@@ -305,7 +324,7 @@ func CronJobMeaning(cj *batchv1.CronJob, defaults ControllerDefaults) (Meaning, 
 		return m, fmt.Errorf("annotation %s %q: must be %s or %s (%s needs a ScheduledJob)",
 			WarmUpStrategyAnnotation, strategy, WarmUpPlaceholder, WarmUpCapacityBuffer, WarmUpEarlyStart)
 	}
-	settings := (&WarmUp{Lead: metav1.Duration{Duration: lead}, Strategy: strategy}).SettingsWith(defaults)
+	settings := (&WarmUp{Lead: FixedLead(lead), Strategy: strategy}).SettingsWith(defaults)
 	m.WarmUp = &settings
 	r := reading{dialect: cron.Kubernetes, policy: cron.DSTKubernetes}
 	if errs := r.read(&m, cj.Spec.TimeZone, &cj.Spec.Schedule); len(errs) > 0 {

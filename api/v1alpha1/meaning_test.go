@@ -1,7 +1,9 @@
 package v1alpha1
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,12 +106,15 @@ func TestWarmUpSettings(t *testing.T) {
 		warmUp WarmUp
 		want   WarmUpSettings
 	}{
-		"defaults": {warmUp: WarmUp{Lead: metav1.Duration{Duration: time.Minute}},
-			want: WarmUpSettings{Strategy: WarmUpPlaceholder, Lead: time.Minute, PriorityClassName: DefaultPlaceholderPriorityClass,
-				Image: DefaultPlaceholderImage, Hold: DefaultHoldAfterSchedule}},
+		"defaults": {warmUp: WarmUp{Lead: FixedLead(time.Minute)},
+			want: WarmUpSettings{Strategy: WarmUpPlaceholder, Lead: time.Minute, MinLead: DefaultMinLead, MaxLead: DefaultMaxLead,
+				PriorityClassName: DefaultPlaceholderPriorityClass, Image: DefaultPlaceholderImage, Hold: DefaultHoldAfterSchedule}},
+		"Auto, bounded": {warmUp: WarmUp{Lead: Lead{Auto: true}, MinLead: &metav1.Duration{Duration: time.Minute}, MaxLead: &metav1.Duration{Duration: 5 * time.Minute}},
+			want: WarmUpSettings{Strategy: WarmUpPlaceholder, AutoLead: true, Lead: 5 * time.Minute, MinLead: time.Minute, MaxLead: 5 * time.Minute,
+				PriorityClassName: DefaultPlaceholderPriorityClass, Image: DefaultPlaceholderImage, Hold: DefaultHoldAfterSchedule}},
 		"set, hold capped": {warmUp: WarmUp{Lead: time10m(), Strategy: WarmUpEarlyStart, Placeholder: &PlaceholderWarmUp{
 			PriorityClassName: "warm", Image: "mirror.example/pause:3.10", HoldAfterSchedule: &metav1.Duration{Duration: time.Hour}}},
-			want: WarmUpSettings{Strategy: WarmUpEarlyStart, Lead: 10 * time.Minute, PriorityClassName: "warm",
+			want: WarmUpSettings{Strategy: WarmUpEarlyStart, Lead: 10 * time.Minute, MinLead: DefaultMinLead, MaxLead: DefaultMaxLead, PriorityClassName: "warm",
 				Image: "mirror.example/pause:3.10", Hold: MaxHoldAfterSchedule}},
 	}
 	for name, tc := range tests {
@@ -139,7 +144,7 @@ func TestWarmUpSettings(t *testing.T) {
 	}
 }
 
-func time10m() metav1.Duration { return metav1.Duration{Duration: 10 * time.Minute} }
+func time10m() Lead { return FixedLead(10 * time.Minute) }
 
 // TestCronJobMeaning: a CronJob's runs as the CronJob controller computes
 // them: robfig's daylight-saving behavior in spec.timeZone, @every from
@@ -178,6 +183,7 @@ func TestCronJobMeaning(t *testing.T) {
 		"1m":   "",
 		"10s":  `annotation warmup.ontime.dev/lead "10s": must be from 30s to 24h0m0s`,
 		"soon": `annotation warmup.ontime.dev/lead "soon": not a duration such as 10m`,
+		"Auto": `annotation warmup.ontime.dev/lead "Auto": a CronJob's lead is a duration such as 10m; Auto needs a ScheduledJob, whose status it learns in`,
 	} {
 		cj := &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "0 * * * *"}}
 		cj.Annotations = map[string]string{WarmUpLeadAnnotation: value}
@@ -216,5 +222,26 @@ func TestCronJobStrategyAnnotation(t *testing.T) {
 		if got != want {
 			t.Errorf("strategy annotation %q: %q, want %q", value, got, want)
 		}
+	}
+}
+
+// TestLeadJSON: a lead is written as a duration or "Auto", and read back.
+func TestLeadJSON(t *testing.T) {
+	for _, tc := range []struct {
+		json string
+		lead Lead
+	}{{`"10m0s"`, FixedLead(10 * time.Minute)}, {`"Auto"`, Lead{Auto: true}}} {
+		out, err := json.Marshal(tc.lead)
+		if err != nil || string(out) != tc.json {
+			t.Errorf("%+v written as %s (%v), want %s", tc.lead, out, err, tc.json)
+		}
+		var back Lead
+		if err := json.Unmarshal([]byte(tc.json), &back); err != nil || back != tc.lead {
+			t.Errorf("%s read as %+v (%v), want %+v", tc.json, back, err, tc.lead)
+		}
+	}
+	var lead Lead
+	if err := json.Unmarshal([]byte(`"soon"`), &lead); err == nil || !strings.Contains(err.Error(), `lead "soon"`) {
+		t.Errorf("a lead of \"soon\": %v, want an error naming it", err)
 	}
 }

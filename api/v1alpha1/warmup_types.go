@@ -17,10 +17,34 @@ type WarmUp struct {
 	// paid for, from then until the run starts. From 30s to 24h. With
 	// EarlyStart, lead must be shorter than the shortest interval between
 	// runs; with Placeholder a longer lead is allowed but warm-up for a
-	// run begins only once the run before it has started.
+	// run begins only once the run before it has started. "Auto" learns
+	// the lead from the capacity-ready times ontime measures: the first
+	// warm-up uses maxLead, later ones the last measured provisioning time
+	// times a margin that grows by half after a late run and shrinks by a
+	// tenth after each run on time (from 125 %, between 120 % and 300 %),
+	// within minLead and maxLead; status.warmUp.lead says which lead was
+	// used and why. Auto is for Placeholder and EarlyStart: an
+	// autoscaler's CapacityBuffer report does not say when nodes are
+	// Ready.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^(Auto|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`
+	Lead Lead `json:"lead"`
+
+	// minLead bounds an Auto lead from below, as a duration such as "30s".
+	// Default 30s; from 30s to 24h.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
-	Lead metav1.Duration `json:"lead"`
+	// +optional
+	MinLead *metav1.Duration `json:"minLead,omitempty"`
+
+	// maxLead bounds an Auto lead from above, and is the first warm-up's
+	// lead, as a duration such as "30m". Default 30m; from minLead to
+	// 24h. With EarlyStart it must be shorter than the shortest interval
+	// between runs.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +optional
+	MaxLead *metav1.Duration `json:"maxLead,omitempty"`
 
 	// strategy is how capacity is brought up. Placeholder (default) creates
 	// low-priority pods shaped like the run's pods at lead before the run;
@@ -146,6 +170,10 @@ type WarmUpStatus struct {
 	// late is true when the run started before its capacity was ready.
 	// +optional
 	Late bool `json:"late,omitempty"`
+
+	// lead is the lead this warm-up began with and how it was chosen.
+	// +optional
+	Lead *LeadStatus `json:"lead,omitempty"`
 }
 
 // RunStart says when a run actually started.

@@ -196,6 +196,9 @@ func warmUpAnnotation(node, spec *yaml.RNode, c *Converted) error {
 	if lead == "" {
 		return errors.New("spec.warmUp.lead: required for a CronJob's warm-up annotation")
 	}
+	if lead == v1alpha1.LeadAuto {
+		return errors.New("spec.warmUp.lead \"Auto\": a CronJob's lead is a duration (it has no status to learn one in)")
+	}
 	// A plain scalar, as people write it (SetAnnotation would quote it).
 	annotation := yaml.SetField(v1alpha1.WarmUpLeadAnnotation, yaml.NewScalarRNode(lead))
 	if err := node.PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata", "annotations"), annotation); err != nil {

@@ -86,6 +86,7 @@ func TestScheduledJobsACronJobCannotExpress(t *testing.T) {
 		"spec.spread":                         "schedule: \"H * * * *\"\n  spread: {strategy: Balanced}",
 		"spec.warmUp.strategy \"EarlyStart\"": "schedule: \"0 2 * * *\"\n  warmUp: {strategy: EarlyStart, lead: 5m}",
 		"spec.warmUp.placeholder":             "schedule: \"0 2 * * *\"\n  warmUp: {lead: 5m, placeholder: {image: pause}}",
+		"spec.warmUp.lead \"Auto\"":           "schedule: \"0 2 * * *\"\n  warmUp: {lead: Auto}",
 	}
 	for want, spec := range cases {
 		manifest := "apiVersion: ontime.dev/v1alpha1\nkind: ScheduledJob\nmetadata:\n  name: odd\nspec:\n  " + spec + "\n  jobTemplate: {}\n"

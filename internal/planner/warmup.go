@@ -65,7 +65,7 @@ func (s scheduling) decideEarlyStart(create *Run, image string) *Run {
 		return nil
 	}
 	next := s.sched.Next(s.now)
-	if next.IsZero() || s.now.Before(next.Add(-w.Lead.Duration)) {
+	if next.IsZero() || s.now.Before(next.Add(-chosenLead(s.sj, w.Settings(), s.now).Lead.Duration)) {
 		return nil
 	}
 	name := s.sj.JobName(next)
@@ -75,6 +75,12 @@ func (s scheduling) decideEarlyStart(create *Run, image string) *Run {
 	job := buildJob(s.sj, name, next, s.loc)
 	warmup.HoldUntil(job, ownerOf(s.sj), next, s.now, image)
 	return &Run{Job: job, Scheduled: next}
+}
+
+// chosenLead is the lead of the next warm-up, and how it was chosen: the
+// fixed lead, or one learned from the last warm-up under lead Auto.
+func chosenLead(sj *v1alpha1.ScheduledJob, opts v1alpha1.WarmUpSettings, now time.Time) v1alpha1.LeadStatus {
+	return warmup.ChooseLead(opts, sj.Status.WarmUp, sj.Status.LastRunStart, now)
 }
 
 func ownerOf(sj *v1alpha1.ScheduledJob) warmup.Owner {
@@ -118,7 +124,9 @@ func decideWarmUp(sj *v1alpha1.ScheduledJob, in Input, runs timeline, status *v1
 		return d
 	}
 	opts := sj.Spec.WarmUp.SettingsWith(in.Defaults)
-	decision := warmup.Decide(warmup.Input{
+	lead := chosenLead(sj, opts, in.Now)
+	opts.Lead = lead.Lead.Duration
+	decision := warmup.Decide(warmup.Input{Lead: &lead,
 		Owner: ownerOf(sj), Options: opts, Now: in.Now,
 		Next: runs.next, NextJob: runs.nextJob, NextJobCreating: runs.nextJobCreating,
 		Current: runs.current, CurrentStarts: runs.currentStarts, CurrentJob: runs.currentJob,

@@ -26,7 +26,7 @@ import (
 // before now, so that nothing is due at now.
 func warmJob(schedule, zone string, policy v1alpha1.DSTPolicy, lead time.Duration, now time.Time) *v1alpha1.ScheduledJob {
 	sj := scheduledJob(schedule, now.AddDate(-1, 0, 0))
-	sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: lead}, Strategy: v1alpha1.WarmUpPlaceholder}
+	sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(lead), Strategy: v1alpha1.WarmUpPlaceholder}
 	sj.Spec.DSTPolicy = policy
 	if zone != "" {
 		sj.Spec.TimeZone = ptr.To(zone)
@@ -146,7 +146,7 @@ func TestWarmUpAcrossDaylightSaving(t *testing.T) {
 func TestWarmUpForEveryAndRunAt(t *testing.T) {
 	created := mustTime("2026-11-24T08:00:00Z")
 	every := scheduledJob("@every 90m", created)
-	every.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 10 * time.Minute}}
+	every.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(10 * time.Minute)}
 	// The first run is 90 minutes after creation, at 09:30.
 	plan := Compute(Input{ScheduledJob: every, Now: created.Add(time.Hour)})
 	if got := plan.Finish().Status.NextWarmUpTime; got == nil || !got.Time.Equal(mustTime("2026-11-24T09:20:00Z")) {
@@ -157,7 +157,7 @@ func TestWarmUpForEveryAndRunAt(t *testing.T) {
 	}
 	once := scheduledJob("", created)
 	once.Spec.RunAt = &metav1.Time{Time: mustTime("2026-12-24T18:00:00Z")}
-	once.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 2 * time.Hour}}
+	once.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(2 * time.Hour)}
 	plan = Compute(Input{ScheduledJob: once, Now: mustTime("2026-12-24T16:00:00Z")})
 	if len(plan.CreatePods) != 1 {
 		t.Errorf("runAt: %d placeholders at the warm-up's start, want 1", len(plan.CreatePods))
@@ -179,7 +179,7 @@ func TestControllerPlaceholderDefaults(t *testing.T) {
 			wantImage: "team.example/pause:3.10", wantClass: "team-low"},
 	} {
 		sj := scheduledJob("0 10 * * *", created)
-		sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 10 * time.Minute}, Placeholder: tc.spec}
+		sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(10 * time.Minute), Placeholder: tc.spec}
 		plan := Compute(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T09:55:00Z"), Defaults: policy})
 		if len(plan.CreatePods) != 1 {
 			t.Fatalf("%s: %d placeholders, want 1", name, len(plan.CreatePods))
@@ -519,5 +519,52 @@ func TestCapacityBufferRefused(t *testing.T) {
 	}
 	if !slices.Contains(reasons(out), v1alpha1.ReasonWarmUpFailed) {
 		t.Errorf("events %v, want WarmUpFailed", reasons(out))
+	}
+}
+
+// TestAutoLeadLifecycle: under lead Auto the first warm-up begins maxLead
+// ahead and says so in status.warmUp.lead; once its run has come, the
+// next warm-up begins the measured provisioning time times the margin
+// ahead.
+func TestAutoLeadLifecycle(t *testing.T) {
+	sj := warmJob("0 * * * *", "", "", 10*time.Minute, mustTime("2026-11-24T09:30:00Z"))
+	sj.Spec.WarmUp.Lead = v1alpha1.Lead{Auto: true}
+	sj.Spec.WarmUp.MaxLead = &metav1.Duration{Duration: 20 * time.Minute}
+	sj.Spec.JobTemplate.Spec.Parallelism = ptr.To[int32](2)
+	w := &world{t: t, sj: sj}
+	if _, out := w.reconcile(mustTime("2026-11-24T09:30:00Z")); !out.Status.NextWarmUpTime.Time.Equal(mustTime("2026-11-24T09:40:00Z")) {
+		t.Errorf("first nextWarmUpTime %v, want 09:40 (maxLead 20m)", out.Status.NextWarmUpTime)
+	}
+	plan, out := w.reconcile(mustTime("2026-11-24T09:40:00Z"))
+	if len(plan.CreatePods) != 2 {
+		t.Fatalf("%d placeholders at 09:40, want 2", len(plan.CreatePods))
+	}
+	if lead := out.Status.WarmUp.Lead; lead == nil || lead.Reason != v1alpha1.LeadFirstRun || lead.Lead.Duration != 20*time.Minute {
+		t.Errorf("status.warmUp.lead %+v, want FirstRun 20m", lead)
+	}
+	w.bind(mustTime("2026-11-24T09:41:00Z"))
+	w.reconcile(mustTime("2026-11-24T09:41:01Z"))
+	// A reconcile during the warm-up keeps its lead and its placeholders.
+	if plan, out := w.reconcile(mustTime("2026-11-24T09:50:00Z")); len(plan.DeletePods) != 0 || !out.Status.NextWarmUpTime.Time.Equal(mustTime("2026-11-24T09:40:00Z")) {
+		t.Errorf("during the warm-up: deleted %d placeholders, nextWarmUpTime %v", len(plan.DeletePods), out.Status.NextWarmUpTime)
+	}
+	w.reconcile(mustTime("2026-11-24T10:00:00.1Z"))
+	w.jobs[0].Status.Ready = ptr.To[int32](2)
+	_, out = w.reconcile(mustTime("2026-11-24T10:00:03Z"))
+	// Ready 1m after warm-up began, margin 125 % shrunk to 120 %: 72 s.
+	if got, want := out.Status.NextWarmUpTime, mustTime("2026-11-24T10:58:48Z"); got == nil || !got.Time.Equal(want) {
+		t.Errorf("nextWarmUpTime after the run %v, want %v (lead 72s)", got, want)
+	}
+	plan, out = w.reconcile(mustTime("2026-11-24T10:58:48Z"))
+	checkLearnedLead(t, plan, out.Status.WarmUp.Lead)
+}
+
+// checkLearnedLead: the second warm-up begins with 2 placeholders and the
+// lead learned from the first (ready after 1m, margin 120 %).
+func checkLearnedLead(t *testing.T, plan Plan, lead *v1alpha1.LeadStatus) {
+	t.Helper()
+	if len(plan.CreatePods) != 2 || lead == nil || lead.Reason != v1alpha1.LeadLearned || lead.Lead.Duration != 72*time.Second ||
+		lead.Provisioning == nil || lead.Provisioning.Duration != time.Minute || lead.MarginPercent != 120 {
+		t.Errorf("second warm-up: %d placeholders, lead %+v; want 2, Learned 72s from 1m at 120 %%", len(plan.CreatePods), lead)
 	}
 }

@@ -212,7 +212,8 @@ func (d *Decision) warmWithBuffer(in Input, n int32) {
 		if exists && buffer.Created.Before(start) {
 			start = buffer.Created
 		}
-		d.State = &v1alpha1.WarmUpStatus{ScheduledTime: metav1.NewTime(in.Next), Strategy: v1alpha1.WarmUpCapacityBuffer, StartTime: metav1.NewTime(start), Pods: n}
+		d.State = &v1alpha1.WarmUpStatus{ScheduledTime: metav1.NewTime(in.Next), Strategy: v1alpha1.WarmUpCapacityBuffer, StartTime: metav1.NewTime(start), Pods: n,
+			Lead: in.Lead.DeepCopy()}
 		if d.BufferUnavailable {
 			d.Events = append(d.Events, bufferUnavailableEvent(in.Next, d.BufferProblem))
 		} else if !exists {

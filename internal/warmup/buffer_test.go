@@ -14,7 +14,7 @@ import (
 )
 
 func bufferOptions() Options {
-	return (&v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 10 * time.Minute}, Strategy: v1alpha1.WarmUpCapacityBuffer}).Settings()
+	return (&v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(10 * time.Minute), Strategy: v1alpha1.WarmUpCapacityBuffer}).Settings()
 }
 
 var servedBeta = BufferAPI{Version: "v1beta1"}

@@ -44,6 +44,9 @@ type Input struct {
 	// and while the last warm-up used it.
 	Buffers   []Buffer
 	BufferAPI BufferAPI
+	// Lead is how Options.Lead was chosen (ChooseLead), recorded in the
+	// state of a warm-up that begins; nil records nothing.
+	Lead *v1alpha1.LeadStatus
 }
 
 // Decision is what to do about warm-up now.
@@ -141,7 +144,8 @@ func (d *Decision) warm(in Input, pods []*corev1.Pod) {
 		d.createMissing(in, pods)
 	}
 	if d.State == nil || !d.State.ScheduledTime.Time.Equal(next) {
-		d.State = &v1alpha1.WarmUpStatus{ScheduledTime: metav1.NewTime(next), Strategy: in.Options.Strategy, StartTime: metav1.NewTime(startOf(pods, in.Now)), Pods: n}
+		d.State = &v1alpha1.WarmUpStatus{ScheduledTime: metav1.NewTime(next), Strategy: in.Options.Strategy, StartTime: metav1.NewTime(startOf(pods, in.Now)), Pods: n,
+			Lead: in.Lead.DeepCopy()}
 		if len(pods) == 0 {
 			d.Events = append(d.Events, warmUpStartedEvent(in, n))
 		}

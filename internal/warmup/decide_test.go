@@ -30,7 +30,7 @@ func decideOwner() Owner {
 }
 
 func placeholderOptions() Options {
-	return (&v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 10 * time.Minute}}).Settings()
+	return (&v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(10 * time.Minute)}).Settings()
 }
 
 // placed returns the placeholders of the run at `at`, created at warm-up
@@ -225,7 +225,7 @@ func checkState(t *testing.T, d Decision, want decideWant) {
 }
 
 func TestDecideEarlyStart(t *testing.T) {
-	opts := (&v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 10 * time.Minute}, Strategy: v1alpha1.WarmUpEarlyStart}).Settings()
+	opts := (&v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(10 * time.Minute), Strategy: v1alpha1.WarmUpEarlyStart}).Settings()
 	base := Input{Owner: decideOwner(), Options: opts, Next: run}
 	// Forbid holds the early Job back while another run is active.
 	waiting := base

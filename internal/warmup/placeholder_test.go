@@ -137,7 +137,7 @@ func testOwner() Owner {
 func TestPlaceholdersAreShapedLikeTheRunsPods(t *testing.T) {
 	owner := testOwner()
 	run := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	opts := (&v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 10 * time.Minute}}).Settings()
+	opts := (&v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(10 * time.Minute)}).Settings()
 	pods := Placeholders(owner, "report-29925240", run, opts)
 	if len(pods) != 3 {
 		t.Fatalf("%d placeholders, want one per pod of the run (parallelism 3)", len(pods))
@@ -207,7 +207,7 @@ func checkPlaceholderMetadata(t *testing.T, pod *corev1.Pod) {
 }
 
 func TestPlaceholderOptions(t *testing.T) {
-	opts := (&v1alpha1.WarmUp{Lead: metav1.Duration{Duration: time.Minute}, Placeholder: &v1alpha1.PlaceholderWarmUp{
+	opts := (&v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(time.Minute), Placeholder: &v1alpha1.PlaceholderWarmUp{
 		PriorityClassName: "warm", Image: "mirror.example/pause:3.10"}}).Settings()
 	cronJob := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns", UID: "cj"}}
 	owner := OwnerOf(cronJob, batchv1.SchemeGroupVersion.WithKind("CronJob"), &cronJob.Spec.JobTemplate)

@@ -34,12 +34,11 @@ func validateWarmUp(sj *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, now tim
 	if w == nil {
 		return nil, nil
 	}
-	lead := w.Lead.Duration
-	if lead < v1alpha1.MinWarmUpLead || lead > v1alpha1.MaxWarmUpLead {
-		return field.ErrorList{field.Invalid(path.Child("lead"), w.Lead.Duration.String(),
-			fmt.Sprintf("must be from %s to %s", v1alpha1.MinWarmUpLead, v1alpha1.MaxWarmUpLead))}, nil
+	lead, leadPath, errs := validateLead(w, path)
+	if len(errs) > 0 {
+		return errs, nil
 	}
-	errs := validatePlaceholder(w.Placeholder, path.Child("placeholder"))
+	errs = validatePlaceholder(w.Placeholder, path.Child("placeholder"))
 	var warnings admission.Warnings
 	if w.Strategy == v1alpha1.WarmUpEarlyStart {
 		warnings = earlyStartWarnings(&sj.Spec.JobTemplate.Spec.Template.Spec, path.Child("strategy"))
@@ -48,13 +47,37 @@ func validateWarmUp(sj *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, now tim
 	switch {
 	case gap == 0 || lead < gap:
 	case w.Strategy == v1alpha1.WarmUpEarlyStart:
-		errs = append(errs, field.Invalid(path.Child("lead"), lead.String(), fmt.Sprintf(
+		errs = append(errs, field.Invalid(leadPath, lead.String(), fmt.Sprintf(
 			"with strategy EarlyStart, lead must be shorter than the shortest interval between runs (%s): a run's early Job would exist before the previous run starts", gap)))
 	default:
 		warnings = append(warnings, fmt.Sprintf("%s: %s is not shorter than the shortest interval between runs (%s): warm-up for a run begins only once the run before it has started, so it is shorter than the lead",
-			path.Child("lead"), lead, gap))
+			leadPath, lead, gap))
 	}
 	return errs, warnings
+}
+
+// validateLead checks the lead, or for lead Auto its bounds, and returns
+// the longest lead warm-up may use, with the field that sets it.
+func validateLead(w *v1alpha1.WarmUp, path *field.Path) (time.Duration, *field.Path, field.ErrorList) {
+	inRange := func(p *field.Path, d time.Duration) field.ErrorList {
+		if d < v1alpha1.MinWarmUpLead || d > v1alpha1.MaxWarmUpLead {
+			return field.ErrorList{field.Invalid(p, d.String(), fmt.Sprintf("must be from %s to %s", v1alpha1.MinWarmUpLead, v1alpha1.MaxWarmUpLead))}
+		}
+		return nil
+	}
+	if !w.Lead.Auto {
+		return w.Lead.Duration.Duration, path.Child("lead"), inRange(path.Child("lead"), w.Lead.Duration.Duration)
+	}
+	settings := w.Settings()
+	errs := append(inRange(path.Child("minLead"), settings.MinLead), inRange(path.Child("maxLead"), settings.MaxLead)...)
+	if len(errs) == 0 && settings.MinLead > settings.MaxLead {
+		errs = append(errs, field.Invalid(path.Child("maxLead"), settings.MaxLead.String(), fmt.Sprintf("must not be below minLead (%s)", settings.MinLead)))
+	}
+	if w.Strategy == v1alpha1.WarmUpCapacityBuffer {
+		errs = append(errs, field.Invalid(path.Child("lead"), v1alpha1.LeadAuto,
+			"lead Auto learns from when warm-up pods get their nodes; with strategy CapacityBuffer the autoscaler's report comes before the nodes are Ready (Karpenter counts launched NodeClaims), so set a duration"))
+	}
+	return settings.MaxLead, path.Child("maxLead"), errs
 }
 
 // earlyStartWarnings says when EarlyStart will hold the run's pods in an

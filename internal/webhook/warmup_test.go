@@ -47,7 +47,7 @@ func TestEarlyStartLeadInTheExtendedLanguage(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "report"}}
 			sj.Spec.Schedule = tc.schedule
-			sj.Spec.WarmUp = &v1alpha1.WarmUp{Strategy: v1alpha1.WarmUpEarlyStart, Lead: metav1.Duration{Duration: tc.lead}}
+			sj.Spec.WarmUp = &v1alpha1.WarmUp{Strategy: v1alpha1.WarmUpEarlyStart, Lead: v1alpha1.FixedLead(tc.lead)}
 			if tc.zone != "" {
 				sj.Spec.TimeZone = ptr.To(tc.zone)
 			}
@@ -87,7 +87,7 @@ func TestEarlyStartWarnsWhenHeldInAnInitContainer(t *testing.T) {
 	} {
 		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "report"}}
 		sj.Spec.Schedule = "0 * * * *"
-		sj.Spec.WarmUp = &v1alpha1.WarmUp{Strategy: v1alpha1.WarmUpEarlyStart, Lead: metav1.Duration{Duration: 5 * time.Minute}}
+		sj.Spec.WarmUp = &v1alpha1.WarmUp{Strategy: v1alpha1.WarmUpEarlyStart, Lead: v1alpha1.FixedLead(5 * time.Minute)}
 		sj.Spec.JobTemplate.Spec.Template.Spec.Containers = []corev1.Container{{Name: "main", Image: "report", Command: tc.command}}
 		errs, warnings := Validate(sj, nil, now)
 		if len(errs) > 0 {
@@ -116,5 +116,41 @@ func TestUndecodableIsRefused(t *testing.T) {
 	}
 	if _, err := v.ValidateUpdate(context.Background(), bad.DeepCopy(), bad); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("update: %v, want %q", err, want)
+	}
+}
+
+// TestAutoLead: lead Auto's bounds are checked by field; maxLead stands
+// for the lead in the EarlyStart interval check; CapacityBuffer refuses
+// Auto, naming why.
+func TestAutoLead(t *testing.T) {
+	now := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	d := func(x time.Duration) *metav1.Duration { return &metav1.Duration{Duration: x} }
+	tests := map[string]struct {
+		warmUp  v1alpha1.WarmUp
+		refused string
+	}{
+		"defaults":                     {warmUp: v1alpha1.WarmUp{Lead: v1alpha1.Lead{Auto: true}}},
+		"bounds":                       {warmUp: v1alpha1.WarmUp{Lead: v1alpha1.Lead{Auto: true}, MinLead: d(time.Minute), MaxLead: d(10 * time.Minute)}},
+		"minLead too short":            {warmUp: v1alpha1.WarmUp{Lead: v1alpha1.Lead{Auto: true}, MinLead: d(10 * time.Second)}, refused: `spec.warmUp.minLead: Invalid value: "10s": must be from 30s to 24h0m0s`},
+		"maxLead below minLead":        {warmUp: v1alpha1.WarmUp{Lead: v1alpha1.Lead{Auto: true}, MinLead: d(10 * time.Minute), MaxLead: d(5 * time.Minute)}, refused: `spec.warmUp.maxLead: Invalid value: "5m0s": must not be below minLead (10m0s)`},
+		"EarlyStart, maxLead too long": {warmUp: v1alpha1.WarmUp{Lead: v1alpha1.Lead{Auto: true}, Strategy: v1alpha1.WarmUpEarlyStart, MaxLead: d(2 * time.Hour)}, refused: `spec.warmUp.maxLead: Invalid value: "2h0m0s": with strategy EarlyStart, lead must be shorter than the shortest interval between runs (1h0m0s)`},
+		"EarlyStart, maxLead fits":     {warmUp: v1alpha1.WarmUp{Lead: v1alpha1.Lead{Auto: true}, Strategy: v1alpha1.WarmUpEarlyStart}},
+		"CapacityBuffer refuses Auto":  {warmUp: v1alpha1.WarmUp{Lead: v1alpha1.Lead{Auto: true}, Strategy: v1alpha1.WarmUpCapacityBuffer}, refused: `spec.warmUp.lead: Invalid value: "Auto": lead Auto learns from when warm-up pods get their nodes`},
+		"CapacityBuffer, a fixed lead": {warmUp: v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(5 * time.Minute), Strategy: v1alpha1.WarmUpCapacityBuffer}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "report"}}
+			sj.Spec.Schedule = "0 * * * *"
+			sj.Spec.WarmUp = &tc.warmUp
+			errs, _ := Validate(sj, nil, now)
+			switch {
+			case tc.refused == "" && len(errs) > 0:
+				t.Fatalf("refused: %v", errs)
+			case tc.refused == "":
+			case len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), tc.refused):
+				t.Errorf("errors %v, want one starting %s", errs, tc.refused)
+			}
+		})
 	}
 }

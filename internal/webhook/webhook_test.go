@@ -221,7 +221,7 @@ func TestAdmission(t *testing.T) {
 			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: minutes(10)}
 		}, noWarnings: true},
 		{name: "warm-up lead too short", mutate: func(sj *v1alpha1.ScheduledJob) {
-			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 10 * time.Second}}
+			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(10 * time.Second)}
 		}, message: `spec.warmUp.lead: Invalid value: "10s": must be from 30s to 24h0m0s`},
 		{name: "warm-up hold too long", mutate: func(sj *v1alpha1.ScheduledJob) {
 			sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: minutes(1), Placeholder: &v1alpha1.PlaceholderWarmUp{HoldAfterSchedule: &metav1.Duration{Duration: time.Hour}}}
@@ -314,7 +314,7 @@ func TestCrowdedMinuteWarning(t *testing.T) {
 	}
 }
 
-func minutes(n int) metav1.Duration { return metav1.Duration{Duration: time.Duration(n) * time.Minute} }
+func minutes(n int) v1alpha1.Lead { return v1alpha1.FixedLead(time.Duration(n) * time.Minute) }
 
 func TestUpdateKeepsLegacyTZButNotBoth(t *testing.T) {
 	errs, _ := Validate(&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 1 * * *"}},

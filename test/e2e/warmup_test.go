@@ -91,9 +91,9 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 	// One run at T, at least lead plus a margin ahead.
 	run := time.Now().UTC().Add(warmLead + 40*time.Second).Truncate(time.Minute).Add(time.Minute)
 	schedule := fmt.Sprintf("%d %d * * *", run.Minute(), run.Hour())
-	lead := &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: warmLead}}
-	early := &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: warmLead}, Strategy: v1alpha1.WarmUpEarlyStart}
-	buffer := &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: warmLead}, Strategy: v1alpha1.WarmUpCapacityBuffer}
+	lead := &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(warmLead)}
+	early := &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(warmLead), Strategy: v1alpha1.WarmUpEarlyStart}
+	buffer := &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(warmLead), Strategy: v1alpha1.WarmUpCapacityBuffer}
 	cronJob := warmCronJob("cronjob", schedule, v1alpha1.WarmUpPlaceholder)
 	for _, obj := range []client.Object{
 		warmScheduledJob("placeholder", schedule, lead), warmScheduledJob("early-start", schedule, early),

@@ -100,7 +100,7 @@ func race(t *testing.T, seed uint64, newStandby func(*Controller) *Standby) []st
 	replace := newScheduledJob(ns, "replace", "*/2 * * * *")
 	replace.Spec.ConcurrencyPolicy = v1alpha1.ReplaceConcurrent
 	warm := newScheduledJob(ns, "warm", "* * * * *")
-	warm.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 30 * time.Second}}
+	warm.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(30 * time.Second)}
 	warm.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](2)
 	r := &racer{t: t, rng: rand.New(rand.NewPCG(seed, 21)), ns: ns, sjs: []*v1alpha1.ScheduledJob{forbid, replace, warm},
 		leader: newSuiteController(env.Cached), standby: newStandby(newSuiteController(env.Cached))}

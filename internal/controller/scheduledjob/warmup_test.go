@@ -22,7 +22,7 @@ import (
 // 500m CPU on nodes labeled pool=batch, warmed up 10 minutes ahead.
 func newWarmUpJob(namespace, name string) *v1alpha1.ScheduledJob {
 	sj := newScheduledJob(namespace, name, "0 * * * *")
-	sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: 10 * time.Minute}}
+	sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(10 * time.Minute)}
 	spec := &sj.Spec.JobTemplate.Spec
 	spec.Parallelism = ptr.To[int32](2)
 	spec.Template.Labels = map[string]string{"app": name}

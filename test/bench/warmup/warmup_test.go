@@ -140,7 +140,7 @@ func owner(variant string, i int, cfg config, run time.Time) (client.Object, err
 	sj := &v1alpha1.ScheduledJob{ObjectMeta: meta, Spec: v1alpha1.ScheduledJobSpec{Schedule: schedule, JobTemplate: framework.NodePoolRun(runTime)}}
 	switch variant {
 	case "Placeholder", "EarlyStart", "CapacityBuffer":
-		sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: metav1.Duration{Duration: cfg.lead}, Strategy: v1alpha1.WarmUpStrategy(variant)}
+		sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(cfg.lead), Strategy: v1alpha1.WarmUpStrategy(variant)}
 	case "none":
 	default:
 		return nil, fmt.Errorf("unknown variant %q", variant)

@@ -1,0 +1,45 @@
+package webhook
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/testenv"
+)
+
+// TestSamplesAreAdmitted: every ScheduledJob in config/samples, which make
+// dev applies, decodes without unknown fields and passes admission.
+func TestSamplesAreAdmitted(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no samples: %v", err)
+	}
+	checked := 0
+	for _, file := range files {
+		content, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(content), "\n---\n") {
+			if !strings.Contains(doc, "kind: ScheduledJob") {
+				continue
+			}
+			sj := &v1alpha1.ScheduledJob{}
+			if err := yaml.UnmarshalStrict([]byte(doc), sj); err != nil {
+				t.Errorf("%s: %v", filepath.Base(file), err)
+				continue
+			}
+			if errs, _ := Validate(sj, nil, time.Now()); len(errs) > 0 {
+				t.Errorf("%s: %s refused: %v", filepath.Base(file), sj.Name, errs)
+			}
+			checked++
+		}
+	}
+	t.Logf("%d sample ScheduledJobs admitted", checked)
+}
