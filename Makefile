@@ -205,6 +205,10 @@ test: kube-binaries node-binaries autoscaler verify-generated lint unit-tests ch
 e2e: kube-binaries autoscaler ## Only the end-to-end tests (kwok clusters; about 10 minutes).
 	$(GO) test -tags e2e -count=1 -timeout 20m -v ./test/e2e/
 
+.PHONY: e2e-lead
+e2e-lead: kube-binaries autoscaler ## lead: Auto against Karpenter whose provisioning delay goes 60s → 120s → 30s, beside a fixed lead (about 50 minutes; not in make test).
+	$(GO) test -tags e2e,lead -count=1 -timeout 70m -v -run '^TestAutoLeadAgainstKarpenter$$' ./test/e2e/
+
 .PHONY: e2e-real-node
 e2e-real-node: kube-binaries node-binaries $(HELM) ## Only the real-node test: ontime installed as users do on a kubelet with containerd and runc (root; about 5 minutes).
 	$(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/

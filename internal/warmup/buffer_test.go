@@ -78,26 +78,21 @@ func TestDecideCapacityBuffer(t *testing.T) {
 			want: bufferWant{unavailable: true, decideWant: decideWant{events: []string{"CapacityBufferUnavailable"}, nextStart: warmStart,
 				wake: []time.Time{warmStart.Add(RefusedRetry)}, state: bufferState(nil)}},
 		},
-		"the run starts: the buffer stays for the hand-off": {
+		"the run starts: the buffer goes, its nodes left empty for the run's pods": {
 			in: Input{Now: afterRun, Next: nextRun, Current: run, CurrentStarts: true, CurrentJob: jobWithReady(0),
 				Buffers: []Buffer{bufferFor(run, at0951)}, Previous: bufferState(ptr.To(at0951))},
-			want: bufferWant{decideWant: decideWant{wake: []time.Time{nextWarm, run.Add(2 * time.Minute)}, nextStart: nextWarm, state: bufferState(ptr.To(at0951))}},
-		},
-		"the run's pods are ready: the buffer goes": {
-			in: Input{Now: run.Add(time.Minute), Next: nextRun, Current: run, CurrentStarts: true, CurrentJob: jobWithReady(2),
-				Buffers: []Buffer{bufferFor(run, at0951)}, Previous: bufferState(ptr.To(at0951))},
-			want: bufferWant{deleteBuffers: []string{name}, decideWant: decideWant{wake: []time.Time{nextWarm}, nextStart: nextWarm, state: bufferState(ptr.To(at0951))}},
+			want: bufferWant{deleteBuffers: []string{name}, decideWant: decideWant{wake: []time.Time{nextWarm, run.Add(2 * time.Minute)}, nextStart: nextWarm, state: bufferState(ptr.To(at0951))}},
 		},
 		"never reported before the run: late": {
 			in: Input{Now: afterRun, Next: nextRun, Current: run, CurrentStarts: true, CurrentJob: jobWithReady(0),
 				Buffers: []Buffer{bufferFor(run)}, Previous: bufferState(nil)},
-			want: bufferWant{decideWant: decideWant{events: []string{"WarmUpLate"}, wake: []time.Time{nextWarm, run.Add(2 * time.Minute)}, nextStart: nextWarm,
+			want: bufferWant{deleteBuffers: []string{name}, decideWant: decideWant{events: []string{"WarmUpLate"}, wake: []time.Time{nextWarm, run.Add(2 * time.Minute)}, nextStart: nextWarm,
 				state: func() *v1alpha1.WarmUpStatus { s := bufferState(nil); s.Late = true; return s }(), late: true}},
 		},
 		"reported before the run while the controller was away: not late": {
 			in: Input{Now: afterRun, Next: nextRun, Current: run, CurrentStarts: true, CurrentJob: jobWithReady(0),
 				Buffers: []Buffer{bufferFor(run, at0952)}, Previous: bufferState(nil)},
-			want: bufferWant{decideWant: decideWant{events: []string{"WarmUpReady"}, wake: []time.Time{nextWarm, run.Add(2 * time.Minute)}, nextStart: nextWarm,
+			want: bufferWant{deleteBuffers: []string{name}, decideWant: decideWant{events: []string{"WarmUpReady"}, wake: []time.Time{nextWarm, run.Add(2 * time.Minute)}, nextStart: nextWarm,
 				state: bufferState(ptr.To(at0952)), readyAfter: 2 * time.Minute}},
 		},
 		"the run does not start (Forbid): canceled": {

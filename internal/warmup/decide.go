@@ -82,12 +82,14 @@ func Decide(in Input) Decision {
 	d := Decision{State: in.Previous.DeepCopy()}
 	byRun := groupByRun(in.Pods)
 	keep := map[string]bool{} // runs whose placeholders stay
+	warming := ""             // the run warm-up prepares now, if any
 	if next := in.Next; !next.IsZero() {
 		d.NextStart = next.Add(-in.Options.Lead)
 		if in.Now.Before(d.NextStart) {
 			d.Wake = append(d.Wake, d.NextStart)
 		} else {
-			keep[v1alpha1.RunLabelValue(next)] = true
+			warming = v1alpha1.RunLabelValue(next)
+			keep[warming] = true
 			d.warm(in, byRun[v1alpha1.RunLabelValue(next)])
 		}
 	}
@@ -99,7 +101,7 @@ func Decide(in Input) Decision {
 		d.Wake = append(d.Wake, in.Current.Add(in.Options.Hold))
 	}
 	d.deleteUnkept(in, byRun, keep)
-	d.deleteUnkeptBuffers(in, keep)
+	d.deleteUnkeptBuffers(in, warming)
 	return d
 }
 
