@@ -6,22 +6,33 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
 func newExplainCommand() *cobra.Command {
 	var flags scheduleFlags
+	var cluster clusterFlags
 	var lead time.Duration
 	var output outputFlag
 	cmd := &cobra.Command{
-		Use:   "explain SCHEDULE",
-		Short: "Describe a schedule in English and show its next 5 runs",
+		Use:   "explain SCHEDULE | sj/NAME",
+		Short: "Describe a schedule, or a ScheduledJob's, in English and show its next 5 runs",
+		Long: `Describe a schedule in English and show its next 5 runs. Given sj/NAME, read
+that ScheduledJob from the cluster and describe its schedule as the
+controller runs it (its placement, time zone and daylight-saving policy),
+with its warm-up: the lead, and for lead Auto how the controller chose it.`,
 		Example: `  ontime explain '30 2 * * 1-5' --time-zone Europe/Amsterdam
   ontime explain '0 0 L * *'
-  ontime explain '0 9 * * 1-5' --time-zone Europe/Amsterdam --lead 15m`,
+  ontime explain '0 9 * * 1-5' --time-zone Europe/Amsterdam --lead 15m
+  ontime explain sj/nightly-report -n reports`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && liveObject.MatchString(args[0]) {
+				return explainLive(cmd, &cluster, args[0], &output)
+			}
 			spec, err := flags.parse(args)
 			if err != nil {
 				return err
@@ -41,6 +52,7 @@ func newExplainCommand() *cobra.Command {
 		},
 	}
 	flags.register(cmd, true)
+	cluster.bind(cmd, "", "the ScheduledJob's namespace, with sj/NAME (default: the context's)")
 	cmd.Flags().DurationVar(&lead, "lead", 0, "also show when warm-up begins, this long before each run (as spec.warmUp.lead)")
 	output.bind(cmd, "text", "json", "yaml")
 	return cmd
@@ -48,9 +60,14 @@ func newExplainCommand() *cobra.Command {
 
 // explanation is what explain prints; -o json and yaml print it as is.
 type explanation struct {
-	Description string         `json:"description"`
-	Lead        string         `json:"lead,omitempty"`
-	Next        []explainedRun `json:"next"`
+	// ScheduledJob and TimeZone are set for a live ScheduledJob.
+	ScheduledJob string `json:"scheduledJob,omitempty"`
+	TimeZone     string `json:"timeZone,omitempty"`
+	Description  string `json:"description"`
+	Lead         string `json:"lead,omitempty"`
+	// LeadChoice says how the controller chose the lead under lead Auto.
+	LeadChoice string         `json:"leadChoice,omitempty"`
+	Next       []explainedRun `json:"next"`
 }
 
 // explainedRun is one coming run, and when its warm-up begins.
@@ -75,9 +92,43 @@ func explain(spec *cron.Spec, lead time.Duration) explanation {
 	return e
 }
 
+// explainLive explains the ScheduledJob named by arg (sj/NAME).
+func explainLive(cmd *cobra.Command, cluster *clusterFlags, arg string, output *outputFlag) error {
+	if err := output.check(); err != nil {
+		return err
+	}
+	name, err := scheduledJobName(arg)
+	if err != nil {
+		return err
+	}
+	c, ns, err := cluster.client()
+	if err != nil {
+		return err
+	}
+	sj := &v1alpha1.ScheduledJob{}
+	if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: name}, sj); err != nil {
+		return err
+	}
+	explanation, err := explainScheduledJob(sj, now())
+	if err != nil {
+		return err
+	}
+	if output.structured() {
+		return output.write(cmd.OutOrStdout(), explanation)
+	}
+	printExplanation(cmd.OutOrStdout(), explanation)
+	return nil
+}
+
 func printExplanation(out io.Writer, e explanation) {
+	if e.ScheduledJob != "" {
+		fmt.Fprintf(out, "ScheduledJob %s, in %s:\n", e.ScheduledJob, e.TimeZone)
+	}
 	fmt.Fprintln(out, e.Description)
-	if e.Lead != "" {
+	switch {
+	case e.LeadChoice != "":
+		fmt.Fprintf(out, "Warm-up lead %s; %s.\n", e.Lead, e.LeadChoice)
+	case e.Lead != "":
 		fmt.Fprintf(out, "Warm-up begins %s before each run.\n", e.Lead)
 	}
 	fmt.Fprintln(out, "Next runs:")

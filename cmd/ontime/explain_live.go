@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+// liveObject matches an argument naming a ScheduledJob (sj/NAME) rather
+// than a schedule: no schedule has a kind before a slash and no space.
+var liveObject = regexp.MustCompile(`^(?i:sj|scheduledjobs?(\.ontime\.dev)?)/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+
+// explainScheduledJob explains a live ScheduledJob at now: its schedule as
+// the controller runs it (its placement under a Balanced spread, its time
+// zone and daylight-saving policy), its next runs, and its warm-up's lead
+// as the controller chose it (status.warmUp.lead, status.nextWarmUpTime).
+func explainScheduledJob(sj *v1alpha1.ScheduledJob, at time.Time) (explanation, error) {
+	m, err := sj.Meaning(v1alpha1.PlacementChoices(sj.RecordedPlacement()))
+	if err != nil {
+		return explanation{}, inputError{fmt.Errorf("scheduledjob %s/%s: %w", sj.Namespace, sj.Name, err)}
+	}
+	e := explanation{ScheduledJob: sj.Namespace + "/" + sj.Name, TimeZone: m.Location.String()}
+	if m.Schedule != nil {
+		e.Description = m.Schedule.Describe()
+	} else {
+		e.Description = "Once, at " + m.RunAt.In(m.Location).Format(time.RFC3339)
+	}
+	anchor := sj.CreationTimestamp.Time
+	if last := sj.Status.LastScheduleTime; last != nil {
+		anchor = last.Time
+	}
+	runs := m.Runs(anchor)
+	for t := at; len(e.Next) < 5; {
+		if t = runs.Next(t); t.IsZero() {
+			break
+		}
+		e.Next = append(e.Next, explainedRun{Run: t.In(m.Location).Format(time.RFC3339), Weekday: t.In(m.Location).Format("Mon")})
+	}
+	if w := m.WarmUp; w != nil {
+		explainLead(&e, sj, w, m.Location)
+	}
+	return e, nil
+}
+
+// explainLead says how the next warm-up's lead is chosen, and when each
+// coming run's warm-up begins where that is known: for every run with a
+// fixed lead; under lead Auto for the next one only (status.nextWarmUpTime;
+// later ones are learned from it).
+func explainLead(e *explanation, sj *v1alpha1.ScheduledJob, w *v1alpha1.WarmUpSettings, loc *time.Location) {
+	if !w.AutoLead {
+		e.Lead = w.Lead.String()
+		for i := range e.Next {
+			run, _ := time.Parse(time.RFC3339, e.Next[i].Run)
+			e.Next[i].WarmUp = warmUpStart(run, w.Lead).In(loc).Format(time.RFC3339)
+		}
+		return
+	}
+	e.Lead = fmt.Sprintf("Auto, from %s to %s", w.MinLead, w.MaxLead)
+	next := sj.Status.NextWarmUpTime
+	if next != nil && len(e.Next) > 0 {
+		e.Next[0].WarmUp = next.In(loc).Format(time.RFC3339)
+	}
+	last := sj.Status.WarmUp
+	switch {
+	case last == nil || last.Lead == nil:
+		e.LeadChoice = fmt.Sprintf("nothing measured yet: the first warm-up begins maxLead (%s) ahead", w.MaxLead)
+	case last.Lead.Provisioning != nil:
+		e.LeadChoice = fmt.Sprintf("the warm-up for %s began %s ahead (%s: provisioning %s × %d %%)",
+			last.ScheduledTime.In(loc).Format(time.RFC3339), last.Lead.Lead.Duration, last.Lead.Reason, last.Lead.Provisioning.Duration, last.Lead.MarginPercent)
+	default:
+		e.LeadChoice = fmt.Sprintf("the warm-up for %s began %s ahead (%s)", last.ScheduledTime.In(loc).Format(time.RFC3339), last.Lead.Lead.Duration, last.Lead.Reason)
+	}
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+// TestExplainScheduledJob: a live ScheduledJob is explained in its time
+// zone, with each run's warm-up under a fixed lead, and under lead Auto
+// the next warm-up as the controller planned it and how the lead was
+// chosen.
+func TestExplainScheduledJob(t *testing.T) {
+	at := time.Date(2026, 11, 26, 9, 30, 0, 0, time.UTC)
+	sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "reports", Name: "nightly", CreationTimestamp: metav1.NewTime(at.Add(-time.Hour))},
+		Spec: v1alpha1.ScheduledJobSpec{Schedule: "0 * * * *", TimeZone: ptr.To("Europe/Amsterdam"), WarmUp: &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(10 * time.Minute)}}}
+	e, err := explainScheduledJob(sj, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.ScheduledJob != "reports/nightly" || e.TimeZone != "Europe/Amsterdam" || len(e.Next) != 5 || e.Next[0].Run != "2026-11-26T11:00:00+01:00" ||
+		e.Next[0].WarmUp != "2026-11-26T10:50:00+01:00" || e.Next[4].WarmUp != "2026-11-26T14:50:00+01:00" {
+		t.Errorf("fixed lead: %+v", e)
+	}
+
+	sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.Lead{Auto: true}, MaxLead: &metav1.Duration{Duration: 3 * time.Minute}}
+	sj.Status.NextWarmUpTime = &metav1.Time{Time: time.Date(2026, 11, 26, 9, 58, 48, 0, time.UTC)}
+	sj.Status.WarmUp = &v1alpha1.WarmUpStatus{ScheduledTime: metav1.NewTime(at.Add(-30 * time.Minute)), Lead: &v1alpha1.LeadStatus{
+		Lead: metav1.Duration{Duration: 3 * time.Minute}, Reason: v1alpha1.LeadFirstRun}}
+	e, err = explainScheduledJob(sj, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	printExplanation(&out, e)
+	for _, want := range []string{
+		"ScheduledJob reports/nightly, in Europe/Amsterdam:",
+		"Warm-up lead Auto, from 30s to 3m0s; the warm-up for 2026-11-26T10:00:00+01:00 began 3m0s ahead (FirstRun).",
+		"2026-11-26T11:00:00+01:00  Thu  warm-up from 2026-11-26T10:58:48+01:00",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("lacks %q:\n%s", want, out.String())
+		}
+	}
+	if e.Next[1].WarmUp != "" {
+		t.Errorf("a later run's warm-up %q under lead Auto: it is not chosen yet", e.Next[1].WarmUp)
+	}
+}
+
+// TestLiveObjectArgument: sj/NAME names a ScheduledJob; schedules with
+// slashes do not.
+func TestLiveObjectArgument(t *testing.T) {
+	for arg, live := range map[string]bool{
+		"sj/nightly": true, "scheduledjob/nightly": true, "scheduledjobs.ontime.dev/a.b-c": true,
+		"H/15": false, "*/5": false, "0/10": false, "sj/": false,
+	} {
+		if got := liveObject.MatchString(arg); got != live {
+			t.Errorf("%q: live %v, want %v", arg, got, live)
+		}
+	}
+}
+
