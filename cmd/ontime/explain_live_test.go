@@ -65,4 +65,3 @@ func TestLiveObjectArgument(t *testing.T) {
 		}
 	}
 }
-
