@@ -79,14 +79,14 @@ func TestAutoLeadAgainstKarpenter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	framework.Progress("runs every %s from %s (%s); delays %v", leadInterval, first.Format(time.TimeOnly), schedule, leadPhases)
-
 	var delays []time.Duration // of each run
 	for _, p := range leadPhases {
 		for range p.runs {
 			delays = append(delays, p.delay)
 		}
 	}
+	framework.Progress("runs every %s from %s (%s); provisioning delays %v", leadInterval, first.Format(time.TimeOnly), schedule, delays)
+
 	var autoRuns, fixedRuns []leadRun
 	for i, delay := range delays {
 		run := first.Add(time.Duration(i) * leadInterval)
