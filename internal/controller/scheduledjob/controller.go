@@ -450,21 +450,21 @@ func (c *Controller) executeBuffers(ctx context.Context, plan planner.Plan) ([]p
 		results = append(results, planner.BufferDeleted(buffer.Name))
 	}
 	for _, request := range plan.CreateBuffers {
-		err := c.buffers.Create(ctx, request)
-		switch {
-		case err == nil:
-			results = append(results, planner.BufferCreated(request.Buffer.GetName()))
-		case warmup.Refused(err):
-			results = append(results, planner.BufferCreateFailed(request.Buffer.GetName(), err))
-		default:
-			results = append(results, planner.BufferCreateFailed(request.Buffer.GetName(), err))
-			firstErr = cmp.Or(firstErr, err)
+		name := request.Buffer.GetName()
+		if err := c.buffers.Create(ctx, request); err != nil {
+			results = append(results, planner.BufferCreateFailed(name, err))
+			if !warmup.Refused(err) {
+				firstErr = cmp.Or(firstErr, err)
+			}
+			continue
 		}
+		results = append(results, planner.BufferCreated(name))
 	}
 	return results, firstErr
 }
 
-// warmUpRefused reports whether the cluster refused a warm-up pod.
+// warmUpRefused reports whether the cluster refused a warm-up pod or
+// CapacityBuffer.
 func warmUpRefused(results []planner.Result) bool {
 	return slices.ContainsFunc(results, func(r planner.Result) bool { return warmup.Refused(r.WarmUpCreateErr()) })
 }
