@@ -18,6 +18,14 @@ const (
 	maxMargin     = 300
 )
 
+// capacityInPlace is how soon after its start a warm-up is ready when it
+// found its capacity in place (a node left from an earlier run, not yet
+// consolidated): placing a pod takes a second or two, provisioning a node
+// tens of seconds at least. Such a warm-up says nothing of provisioning,
+// and learning from it would shrink the lead to minLead and make the next
+// run, which may need a new node, late.
+const capacityInPlace = 10 * time.Second
+
 // ChooseLead says which lead the next warm-up uses at now and why: the
 // fixed lead; or, under lead Auto, one learned from the last warm-up
 // (status.warmUp) and its run's start (status.lastRunStart). A warm-up
@@ -33,7 +41,7 @@ func ChooseLead(opts Options, last *v1alpha1.WarmUpStatus, lastStart *v1alpha1.R
 	}
 	previous := *last.Lead
 	provisioning, late, judged := measuredProvisioning(last, lastStart, now)
-	if !judged {
+	if !judged || (!late && provisioning < capacityInPlace) {
 		return bounded(previous, opts)
 	}
 	margin := previous.MarginPercent

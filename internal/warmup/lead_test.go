@@ -119,6 +119,7 @@ func TestChooseLead(t *testing.T) {
 		"fixed":                               {opts: (&v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(5 * time.Minute)}).Settings(), lead: 5 * time.Minute, reason: v1alpha1.LeadFixed},
 		"first run: maxLead":                  {opts: opts, lead: 10 * time.Minute, reason: v1alpha1.LeadFirstRun},
 		"the run has not come: unchanged":     {opts: opts, last: warm(90*time.Second, d(time.Minute), false), lead: 90 * time.Second, reason: v1alpha1.LeadLearned, margin: 150},
+		"capacity was in place: unchanged":    {opts: opts, last: warm(90*time.Second, d(2*time.Second), false), lastStart: startedAt(0), lead: 90 * time.Second, reason: v1alpha1.LeadLearned, margin: 150},
 		"on time: the margin shrinks a tenth": {opts: opts, last: warm(90*time.Second, d(time.Minute), false), lastStart: startedAt(0), lead: 81 * time.Second, reason: v1alpha1.LeadLearned, margin: 135},
 		"late, ready after T: grows by half":  {opts: opts, last: warm(90*time.Second, d(100*time.Second), true), lastStart: startedAt(10 * time.Second), lead: 225 * time.Second, reason: v1alpha1.LeadLearned, margin: 225},
 		"late, the run's start says how late": {opts: opts, last: warm(90*time.Second, nil, true), lastStart: startedAt(30 * time.Second), lead: 270 * time.Second, reason: v1alpha1.LeadLearned, margin: 225},

@@ -43,6 +43,7 @@ var leadPhases = []struct {
 type leadRun struct {
 	delay, lead, late, held time.Duration
 	reason                  string
+	warmUpStart             time.Time
 }
 
 // TestAutoLeadAgainstKarpenter runs a ScheduledJob with lead Auto and one
@@ -90,15 +91,19 @@ func TestAutoLeadAgainstKarpenter(t *testing.T) {
 	var autoRuns, fixedRuns []leadRun
 	for i, delay := range delays {
 		run := first.Add(time.Duration(i) * leadInterval)
+		// The run's warm-up, read before the next one replaces it (at
+		// least leadInterval − maxLead after the run).
+		sleepUntil(run.Add(5 * time.Second))
+		a, f := warmUpOf(t, c, "auto", run, delay), warmUpOf(t, c, "fixed", run, delay)
 		if i+1 < len(delays) && delays[i+1] != delay {
-			// Once this run's nodes are launched, before the next
-			// warm-up (at least leadInterval − maxLead away).
-			sleepUntil(run.Add(5 * time.Second))
+			// This run's nodes are launched: the next warm-up's get
+			// the next delay.
 			setProvisioningDelay(t, c, delays[i+1])
 		}
-		// The run's status: its start is measured once its pod runs.
+		// Its start is measured once its pod runs.
 		sleepUntil(run.Add(delay + 40*time.Second))
-		a, f := recordRun(t, c, "auto", run, delay), recordRun(t, c, "fixed", run, delay)
+		startOf(t, c, "auto", run, &a)
+		startOf(t, c, "fixed", run, &f)
 		autoRuns, fixedRuns = append(autoRuns, a), append(fixedRuns, f)
 		framework.Progress("run %d at %s, delay %s: Auto lead %s (%s) late %s held %s; fixed lead %s late %s held %s",
 			i+1, run.Format(time.TimeOnly), delay, a.lead, a.reason, a.late, a.held, f.lead, f.late, f.held)
@@ -120,26 +125,38 @@ func setProvisioningDelay(t *testing.T, c client.Client, delay time.Duration) {
 	framework.Progress("Karpenter's provisioning delay is now %s", delay)
 }
 
-// recordRun reads what a ScheduledJob's status says of its run at run: the
-// lead its warm-up began with, how late the run started, and the node
-// time held before it (warm-up start to run start).
-func recordRun(t *testing.T, c client.Client, name string, run time.Time, delay time.Duration) leadRun {
+// warmUpOf reads the lead a ScheduledJob's warm-up for run began with,
+// and when it began.
+func warmUpOf(t *testing.T, c client.Client, name string, run time.Time, delay time.Duration) leadRun {
 	t.Helper()
-	r := leadRun{delay: delay, late: -1}
+	sj := &v1alpha1.ScheduledJob{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: name}, sj); err != nil {
+		t.Fatal(err)
+	}
+	w := sj.Status.WarmUp
+	if w == nil || !w.ScheduledTime.Time.Equal(run) || w.Lead == nil {
+		t.Fatalf("%s: status.warmUp %+v, want the warm-up of the run at %s", name, w, run.Format(time.TimeOnly))
+	}
+	return leadRun{delay: delay, lead: w.Lead.Lead.Duration, reason: w.Lead.Reason, warmUpStart: w.StartTime.Time}
+}
+
+// startOf reads how late the run started (status.lastRunStart), and the
+// node time held before it: from the warm-up's start, when its nodes were
+// launched, to the run's start.
+func startOf(t *testing.T, c client.Client, name string, run time.Time, r *leadRun) {
+	t.Helper()
 	framework.Eventually(t, 2*time.Minute, name+"'s run start to be measured", func() bool {
 		sj := &v1alpha1.ScheduledJob{}
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: name}, sj); err != nil {
 			return false
 		}
-		s, w := sj.Status.LastRunStart, sj.Status.WarmUp
-		if s == nil || !s.ScheduledTime.Time.Equal(run) || w == nil || !w.ScheduledTime.Time.Equal(run) || w.Lead == nil {
+		s := sj.Status.LastRunStart
+		if s == nil || !s.ScheduledTime.Time.Equal(run) {
 			return false
 		}
-		r.lead, r.reason, r.late = w.Lead.Lead.Duration, w.Lead.Reason, s.Lateness.Duration
-		r.held = s.StartTime.Sub(w.StartTime.Time)
+		r.late, r.held = s.Lateness.Duration, s.StartTime.Sub(r.warmUpStart)
 		return true
 	})
-	return r
 }
 
 // checkAutoLead: from the third run of each delay on (after at most 3
