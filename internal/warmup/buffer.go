@@ -28,7 +28,9 @@ const (
 	BufferResource = "capacitybuffers"
 	// bufferProvisioning is the condition the autoscaler sets True once
 	// the buffer's pods fit the nodes that exist (reason
-	// FitsExistingCapacity), and False while it needs new ones.
+	// FitsExistingCapacity), and False while it needs new ones. Karpenter
+	// 1.14 counts the NodeClaims it launched as existing: True comes
+	// seconds after the launch, before the nodes are Ready.
 	bufferProvisioning = "Provisioning"
 	// bufferReadyForProvisioning is False when the autoscaler cannot use
 	// the buffer (its PodTemplate cannot be read, say).

@@ -2,15 +2,20 @@
 // functions of the owner (a ScheduledJob or an annotated CronJob), its runs
 // and the pods already placed; the controllers do the I/O.
 //
-// Two strategies exist. Placeholder creates low-priority pods shaped like
+// Three strategies exist. Placeholder creates low-priority pods shaped like
 // the run's pods at lead before the run (Placeholders); the autoscaler adds
 // nodes for them, and the run's pods, created at the scheduled time exactly
 // as without warm-up, preempt them: the scheduler nominates the node the
 // preempted placeholder held, so no other pod can take the capacity in
 // between. Remaining placeholders are deleted once the run's pods are all
 // ready, and at the latest Options.Hold after the scheduled time. EarlyStart
-// creates the run's Job lead early and holds its pods in an init container
-// until the scheduled time (HoldUntil).
+// creates the run's Job lead early and holds its pods until the scheduled
+// time (HoldUntil). CapacityBuffer asks the autoscaler for the room with a
+// CapacityBuffer of a PodTemplate shaped like the run's pods, deleted as
+// the run starts (NewBufferRequest).
+//
+// Under lead Auto, ChooseLead learns each warm-up's lead from the last
+// one.
 //
 // Decide says which placeholders to create and delete, follows the
 // warm-up's progress (State) and says what to report.

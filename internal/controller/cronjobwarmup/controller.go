@@ -1,9 +1,10 @@
-// Package cronjobwarmup gives plain batch/v1 CronJobs Placeholder warm-up:
-// a CronJob annotated warmup.ontime.dev/lead gets placeholder pods that
-// long before each of its runs, computed from its own schedule and time
-// zone as the CronJob controller computes them. ontime never changes the
-// CronJob: it creates and deletes placeholder pods the CronJob owns, and
-// records events on it.
+// Package cronjobwarmup gives plain batch/v1 CronJobs warm-up: a CronJob
+// annotated warmup.ontime.dev/lead gets placeholder pods (or, with
+// warmup.ontime.dev/strategy: CapacityBuffer, a CapacityBuffer) that long
+// before each of its runs, computed from its own schedule and time zone as
+// the CronJob controller computes them. ontime never changes the CronJob:
+// it creates and deletes warm-up objects the CronJob owns, and records
+// events on it.
 package cronjobwarmup
 
 import (
