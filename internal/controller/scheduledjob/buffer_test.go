@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -46,6 +47,21 @@ func reportProvisioned(t *testing.T, buffer *unstructured.Unstructured, at time.
 	}
 }
 
+// warmUpWithBuffer creates a ScheduledJob like newWarmUpJob's under the
+// CapacityBuffer strategy and reconciles it, events drained, at its first
+// run's warm-up start; it returns it fresh, the run's time and the
+// reconcile's result.
+func warmUpWithBuffer(t *testing.T, namespace, name string) (*v1alpha1.ScheduledJob, time.Time, reconcile.Result) {
+	t.Helper()
+	sj := newWarmUpJob(namespace, name)
+	sj.Spec.WarmUp.Strategy = v1alpha1.WarmUpCapacityBuffer
+	create(t, sj)
+	sj = get(t, sj)
+	run := hourRun(sj)
+	drainEvents()
+	return sj, run, reconcileAt(t, sj, run.Add(-10*time.Minute))
+}
+
 // TestCapacityBufferWarmUp follows one run under the CapacityBuffer
 // strategy: at lead before it, a PodTemplate shaped like its pods and a
 // CapacityBuffer asking for two of them, both owned by the ScheduledJob;
@@ -53,14 +69,7 @@ func reportProvisioned(t *testing.T, buffer *unstructured.Unstructured, at time.
 // pod created by ontime at any point.
 func TestCapacityBufferWarmUp(t *testing.T) {
 	ns := newNamespace(t)
-	sj := newWarmUpJob(ns, "buffered")
-	sj.Spec.WarmUp.Strategy = v1alpha1.WarmUpCapacityBuffer
-	create(t, sj)
-	sj = get(t, sj)
-	run := hourRun(sj)
-	drainEvents()
-
-	result := reconcileAt(t, sj, run.Add(-10*time.Minute))
+	sj, run, result := warmUpWithBuffer(t, ns, "buffered")
 	list := buffers(t, ns)
 	if len(list) != 1 {
 		t.Fatalf("%d CapacityBuffers at the warm-up's start, want 1", len(list))
@@ -141,12 +150,7 @@ func checkBuffer(t *testing.T, buffer *unstructured.Unstructured, sj *v1alpha1.S
 // buffer the status recorded.
 func TestCapacityBufferCanceledAndSwitchedAway(t *testing.T) {
 	ns := newNamespace(t)
-	sj := newWarmUpJob(ns, "canceled")
-	sj.Spec.WarmUp.Strategy = v1alpha1.WarmUpCapacityBuffer
-	create(t, sj)
-	sj = get(t, sj)
-	run := hourRun(sj)
-	reconcileAt(t, sj, run.Add(-10*time.Minute))
+	sj, run, _ := warmUpWithBuffer(t, ns, "canceled")
 	if n := len(buffers(t, ns)); n != 1 {
 		t.Fatalf("%d buffers at the warm-up's start", n)
 	}
@@ -173,12 +177,7 @@ func TestCapacityBufferCanceledAndSwitchedAway(t *testing.T) {
 // use (ReadyForProvisioning False) is named in the condition.
 func TestCapacityBufferRefusedByTheAutoscaler(t *testing.T) {
 	ns := newNamespace(t)
-	sj := newWarmUpJob(ns, "blocked")
-	sj.Spec.WarmUp.Strategy = v1alpha1.WarmUpCapacityBuffer
-	create(t, sj)
-	sj = get(t, sj)
-	run := hourRun(sj)
-	reconcileAt(t, sj, run.Add(-10*time.Minute))
+	sj, run, _ := warmUpWithBuffer(t, ns, "blocked")
 	buffer := buffers(t, ns)[0]
 	if err := unstructured.SetNestedSlice(buffer.Object, []any{map[string]any{"type": "ReadyForProvisioning", "status": "False", "reason": "PodTemplateNotFound",
 		"message": "podtemplates not found", "lastTransitionTime": run.Add(-10 * time.Minute).UTC().Format(time.RFC3339)}}, "status", "conditions"); err != nil {
