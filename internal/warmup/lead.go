@@ -9,13 +9,18 @@ import (
 )
 
 // Margins of an Auto lead over the measured provisioning time, in percent:
-// it starts at initialMargin, grows by half after a late run (the delay
-// grew: cover it at once) up to maxMargin, and shrinks by a tenth after
-// each run on time (give node time back slowly) down to minMargin.
+// it starts at initialMargin, grows by lateStep points after a late run up
+// to maxMargin, and shrinks by a tenth after each run on time (give node
+// time back slowly) down to minMargin. A late run's own measurement
+// already carries the longer delay into the lead; the margin grows only by
+// a step, for the variance the late run revealed. (Growing it by half, as
+// before, counted the delay twice: leads of 1.5× the new delay for several
+// runs, which cost what the shorter leads saved.)
 const (
 	initialMargin = 125
 	minMargin     = 120
 	maxMargin     = 300
+	lateStep      = 25
 )
 
 // capacityInPlace is how soon after its start a warm-up is ready when it
@@ -49,19 +54,19 @@ func ChooseLead(opts Options, last *v1alpha1.WarmUpStatus, lastStart *v1alpha1.R
 		margin = initialMargin
 	}
 	if late {
-		margin = min(margin*3/2, maxMargin)
+		margin = min(margin+lateStep, maxMargin)
 	} else {
 		margin = max(margin*9/10, minMargin)
 	}
 	chosen := v1alpha1.LeadStatus{Lead: previous.Lead, Reason: v1alpha1.LeadLearned, Provisioning: previous.Provisioning, MarginPercent: margin}
-	if provisioning > 0 {
+	switch {
+	case provisioning > 0:
 		chosen.Provisioning = &metav1.Duration{Duration: provisioning}
-	}
-	if chosen.Provisioning == nil {
-		// Late, and how late is not known yet: grow what was used.
-		chosen.Lead.Duration = previous.Lead.Duration * time.Duration(margin) / time.Duration(max(previous.MarginPercent, initialMargin))
-	} else {
-		chosen.Lead.Duration = (chosen.Provisioning.Duration * time.Duration(margin) / 100).Round(time.Second)
+		chosen.Lead.Duration = (provisioning * time.Duration(margin) / 100).Round(time.Second)
+	case late:
+		// Late, and how late is not known yet: grow what was used by
+		// half, to cover a delay that grew at once.
+		chosen.Lead.Duration = previous.Lead.Duration * 3 / 2
 	}
 	return bounded(chosen, opts)
 }

@@ -121,11 +121,11 @@ func TestChooseLead(t *testing.T) {
 		"the run has not come: unchanged":     {opts: opts, last: warm(90*time.Second, d(time.Minute), false), lead: 90 * time.Second, reason: v1alpha1.LeadLearned, margin: 150},
 		"capacity was in place: unchanged":    {opts: opts, last: warm(90*time.Second, d(2*time.Second), false), lastStart: startedAt(0), lead: 90 * time.Second, reason: v1alpha1.LeadLearned, margin: 150},
 		"on time: the margin shrinks a tenth": {opts: opts, last: warm(90*time.Second, d(time.Minute), false), lastStart: startedAt(0), lead: 81 * time.Second, reason: v1alpha1.LeadLearned, margin: 135},
-		"late, ready after T: grows by half":  {opts: opts, last: warm(90*time.Second, d(100*time.Second), true), lastStart: startedAt(10 * time.Second), lead: 225 * time.Second, reason: v1alpha1.LeadLearned, margin: 225},
-		"late, the run's start says how late": {opts: opts, last: warm(90*time.Second, nil, true), lastStart: startedAt(30 * time.Second), lead: 270 * time.Second, reason: v1alpha1.LeadLearned, margin: 225},
-		"late, start not measured yet: grown": {opts: opts, last: warm(90*time.Second, nil, true), lead: 135 * time.Second, reason: v1alpha1.LeadLearned, margin: 225},
+		"late, ready after T: a step more":    {opts: opts, last: warm(90*time.Second, d(100*time.Second), true), lastStart: startedAt(10 * time.Second), lead: 175 * time.Second, reason: v1alpha1.LeadLearned, margin: 175},
+		"late, the run's start says how late": {opts: opts, last: warm(90*time.Second, nil, true), lastStart: startedAt(30 * time.Second), lead: 210 * time.Second, reason: v1alpha1.LeadLearned, margin: 175},
+		"late, start not measured yet: ×1.5":  {opts: opts, last: warm(90*time.Second, nil, true), lead: 135 * time.Second, reason: v1alpha1.LeadLearned, margin: 175},
 		"learned below minLead":               {opts: autoLead(2*time.Minute, 10*time.Minute), last: warm(90*time.Second, d(time.Minute), false), lastStart: startedAt(0), lead: 2 * time.Minute, reason: v1alpha1.LeadAtMin, margin: 135},
-		"learned above maxLead":               {opts: autoLead(30*time.Second, 2*time.Minute), last: warm(90*time.Second, nil, true), lastStart: startedAt(30 * time.Second), lead: 2 * time.Minute, reason: v1alpha1.LeadAtMax, margin: 225},
+		"learned above maxLead":               {opts: autoLead(30*time.Second, 2*time.Minute), last: warm(90*time.Second, nil, true), lastStart: startedAt(30 * time.Second), lead: 2 * time.Minute, reason: v1alpha1.LeadAtMax, margin: 175},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
