@@ -98,8 +98,16 @@ type LeadStatus struct {
 	Provisioning *metav1.Duration `json:"provisioning,omitempty"`
 
 	// marginPercent is the margin applied to provisioning, in percent: it
-	// grows by half after a late run (up to 300) and shrinks by a tenth
-	// after each run on time (down to 120).
+	// starts at 125, grows by 25 after a late run (up to 300) and shrinks
+	// by a tenth after each run on time (down to 120).
 	// +optional
 	MarginPercent int32 `json:"marginPercent,omitempty"`
+
+	// sharedFrom names the ScheduledJob (namespace/name) whose warm-up
+	// this lead was learned from, when it was another one whose pods land
+	// on the same nodes (the same nodeSelector, required node affinity,
+	// tolerations and extended resources) and whose measurement was newer
+	// than this one's own.
+	// +optional
+	SharedFrom string `json:"sharedFrom,omitempty"`
 }

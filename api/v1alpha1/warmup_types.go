@@ -20,10 +20,13 @@ type WarmUp struct {
 	// run begins only once the run before it has started. "Auto" learns
 	// the lead from the capacity-ready times ontime measures: the first
 	// warm-up uses maxLead, later ones the last measured provisioning time
-	// times a margin that grows by half after a late run and shrinks by a
-	// tenth after each run on time (from 125 %, between 120 % and 300 %),
-	// within minLead and maxLead; status.warmUp.lead says which lead was
-	// used and why. Auto is for Placeholder and EarlyStart: an
+	// times a margin that grows by 25 points after a late run and shrinks
+	// by a tenth after each run on time (from 125 %, between 120 % and
+	// 300 %), within minLead and maxLead. ScheduledJobs with lead Auto
+	// whose pods land on the same nodes (same nodeSelector, required node
+	// affinity, tolerations and extended resources) share measurements:
+	// the newest sets the next lead, so a new one starts from its pool's
+	// lead. status.warmUp.lead says which lead was used and why. Auto is for Placeholder and EarlyStart: an
 	// autoscaler's CapacityBuffer report does not say when nodes are
 	// Ready.
 	// +kubebuilder:validation:Type=string

@@ -72,4 +72,7 @@ func explainLead(e *explanation, sj *v1alpha1.ScheduledJob, w *v1alpha1.WarmUpSe
 	default:
 		e.LeadChoice = fmt.Sprintf("the warm-up for %s began %s ahead (%s)", last.ScheduledTime.In(loc).Format(time.RFC3339), last.Lead.Lead.Duration, last.Lead.Reason)
 	}
+	if last != nil && last.Lead != nil && last.Lead.SharedFrom != "" {
+		e.LeadChoice += ", learned from " + last.Lead.SharedFrom + " (its pods land on the same nodes)"
+	}
 }

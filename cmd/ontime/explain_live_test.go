@@ -32,7 +32,8 @@ func TestExplainScheduledJob(t *testing.T) {
 	sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.Lead{Auto: true}, MaxLead: &metav1.Duration{Duration: 3 * time.Minute}}
 	sj.Status.NextWarmUpTime = &metav1.Time{Time: time.Date(2026, 11, 26, 9, 58, 48, 0, time.UTC)}
 	sj.Status.WarmUp = &v1alpha1.WarmUpStatus{ScheduledTime: metav1.NewTime(at.Add(-30 * time.Minute)), Lead: &v1alpha1.LeadStatus{
-		Lead: metav1.Duration{Duration: 3 * time.Minute}, Reason: v1alpha1.LeadFirstRun}}
+		Lead: metav1.Duration{Duration: 72 * time.Second}, Reason: v1alpha1.LeadLearned, MarginPercent: 120,
+		Provisioning: &metav1.Duration{Duration: time.Minute}, SharedFrom: "reports/weekly"}}
 	e, err = explainScheduledJob(sj, at)
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +42,7 @@ func TestExplainScheduledJob(t *testing.T) {
 	printExplanation(&out, e)
 	for _, want := range []string{
 		"ScheduledJob reports/nightly, in Europe/Amsterdam:",
-		"Warm-up lead Auto, from 30s to 3m0s; the warm-up for 2026-11-26T10:00:00+01:00 began 3m0s ahead (FirstRun).",
+		"Warm-up lead Auto, from 30s to 3m0s; the warm-up for 2026-11-26T10:00:00+01:00 began 1m12s ahead (Learned: provisioning 1m0s × 120 %), learned from reports/weekly (its pods land on the same nodes).",
 		"2026-11-26T11:00:00+01:00  Thu  warm-up from 2026-11-26T10:58:48+01:00",
 	} {
 		if !strings.Contains(out.String(), want) {

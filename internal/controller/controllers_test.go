@@ -45,7 +45,7 @@ func TestScopedCache(t *testing.T) {
 		Options: testenv.Options{CRDDirs: []string{"config/crd/bases"}},
 		Scheme:  ontimescheme.New(),
 		Cache:   CacheOptions(scope),
-		Indexes: scheduledjob.IndexJobs,
+		Indexes: scheduledjob.Index,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -44,6 +44,11 @@ type Input struct {
 	// strategy, or while status.warmUp says the last warm-up used it.
 	WarmUpBuffers []warmup.Buffer
 	BufferAPI     warmup.BufferAPI
+	// LeadPeers are the other ScheduledJobs with lead Auto whose pods
+	// land on the same nodes (warmup.LeadPool), read only when this one
+	// has lead Auto: the newest provisioning time any of them measured
+	// sets the next lead.
+	LeadPeers []warmup.Peer
 	// RunPods are the pods of the Job RunToMeasure named, if any.
 	RunPods []*corev1.Pod
 	// Placement is where a Balanced spread placed the ScheduledJob in its
@@ -237,7 +242,7 @@ func decideRuns(in Input, spec specSchedule, active []*batchv1.Job, status *v1al
 		if next.eventIfChanged != nil && next.readiness.changes(&sj.Status) {
 			d.events = append(d.events, *next.eventIfChanged)
 		}
-		d.early = s.decideEarlyStart(d.create, in.EarlyStartImage)
+		d.early = s.decideEarlyStart(d.create, in.EarlyStartImage, in.LeadPeers)
 		d.runs = s.timeline(d.create, d.early)
 	}
 	return d

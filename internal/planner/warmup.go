@@ -59,13 +59,13 @@ func jobNamed(jobs []*batchv1.Job, name string) *batchv1.Job {
 // one finishes, with less lead, or the run starts as without warm-up), so
 // that two runs never overlap; under Replace the run replaces the active
 // ones at its scheduled time, not earlier.
-func (s scheduling) decideEarlyStart(create *Run, image string) *Run {
+func (s scheduling) decideEarlyStart(create *Run, image string, peers []warmup.Peer) *Run {
 	w := s.sj.Spec.WarmUp
 	if w == nil || w.Strategy != v1alpha1.WarmUpEarlyStart || create != nil {
 		return nil
 	}
 	next := s.sched.Next(s.now)
-	if next.IsZero() || s.now.Before(next.Add(-chosenLead(s.sj, w.Settings(), s.now).Lead.Duration)) {
+	if next.IsZero() || s.now.Before(next.Add(-chosenLead(s.sj, w.Settings(), peers, s.now).Lead.Duration)) {
 		return nil
 	}
 	name := s.sj.JobName(next)
@@ -78,9 +78,10 @@ func (s scheduling) decideEarlyStart(create *Run, image string) *Run {
 }
 
 // chosenLead is the lead of the next warm-up, and how it was chosen: the
-// fixed lead, or one learned from the last warm-up under lead Auto.
-func chosenLead(sj *v1alpha1.ScheduledJob, opts v1alpha1.WarmUpSettings, now time.Time) v1alpha1.LeadStatus {
-	return warmup.ChooseLead(opts, sj.Status.WarmUp, sj.Status.LastRunStart, now)
+// fixed lead, or under lead Auto one learned from the last warm-up, its
+// own or a peer's (Input.LeadPeers) if that is newer.
+func chosenLead(sj *v1alpha1.ScheduledJob, opts v1alpha1.WarmUpSettings, peers []warmup.Peer, now time.Time) v1alpha1.LeadStatus {
+	return warmup.ChooseSharedLead(opts, sj.Status.WarmUp, sj.Status.LastRunStart, peers, now)
 }
 
 func ownerOf(sj *v1alpha1.ScheduledJob) warmup.Owner {
@@ -124,7 +125,7 @@ func decideWarmUp(sj *v1alpha1.ScheduledJob, in Input, runs timeline, status *v1
 		return d
 	}
 	opts := sj.Spec.WarmUp.SettingsWith(in.Defaults)
-	lead := chosenLead(sj, opts, in.Now)
+	lead := chosenLead(sj, opts, in.LeadPeers, in.Now)
 	opts.Lead = lead.Lead.Duration
 	decision := warmup.Decide(warmup.Input{Lead: &lead,
 		Owner: ownerOf(sj), Options: opts, Now: in.Now,

@@ -96,7 +96,7 @@ func (c *Controller) Name() string { return "scheduledjob.run" }
 // Register adds the controller to mgr. Workers is the number of
 // ScheduledJobs reconciled at once.
 func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int) error {
-	if err := IndexJobs(ctx, mgr.GetFieldIndexer()); err != nil {
+	if err := Index(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	spreadStarts.watch(c.kubeClient, c.ledgers.namespace, c.clock)
@@ -126,6 +126,9 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 		Owns(&batchv1.Job{}).
 		// Warm-up pods only: the manager's cache holds no other pods.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(shared.WarmUpPodOwner("ScheduledJob"))).
+		// A measurement of a lead pool's provisioning time: its peers'
+		// next warm-ups may begin earlier or later.
+		Watches(&v1alpha1.ScheduledJob{}, handler.EnqueueRequestsFromMapFunc(c.leadPeersOf), builder.WithPredicates(leadMeasured)).
 		// Spread groups' ledgers: a rebalance moves their members.
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(ledgerMembers), builder.WithPredicates(rebalanced)).
 		WithOptions(controller.Options{
@@ -147,10 +150,13 @@ func failureBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
 	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](10*time.Millisecond, 30*time.Second)
 }
 
-// IndexJobs adds the index of Jobs by their ScheduledJob that the
-// controller lists them with.
-func IndexJobs(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &batchv1.Job{}, jobOwnerKey, shared.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob"))
+// Index adds the indexes the controller lists with: Jobs by their
+// ScheduledJob, and ScheduledJobs with lead Auto by their lead pool.
+func Index(ctx context.Context, indexer client.FieldIndexer) error {
+	if err := indexer.IndexField(ctx, &batchv1.Job{}, jobOwnerKey, shared.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob")); err != nil {
+		return err
+	}
+	return indexer.IndexField(ctx, &v1alpha1.ScheduledJob{}, leadPoolKey, indexLeadPool)
 }
 
 // Reconcile brings one ScheduledJob up to date.
@@ -250,7 +256,10 @@ func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 	if in.Jobs, err = c.gatherJobs(ctx, sj); err != nil {
 		return in, err
 	}
-	in.WarmUpPods, err = shared.WarmUpPods(ctx, c.kubeClient, sj)
+	if in.WarmUpPods, err = shared.WarmUpPods(ctx, c.kubeClient, sj); err != nil {
+		return in, err
+	}
+	in.LeadPeers, err = c.gatherLeadPeers(ctx, sj)
 	return in, err
 }
 

@@ -76,7 +76,7 @@ func runSuite(m *testing.M) int {
 		}},
 		Indexes: func(ctx context.Context, indexer client.FieldIndexer) error {
 			// Only the index: reconciles are driven by the tests.
-			return IndexJobs(ctx, indexer)
+			return Index(ctx, indexer)
 		},
 	})
 	if err != nil {

@@ -356,3 +356,49 @@ func TestRefusedPlaceholdersDoNotHoldBackTheRun(t *testing.T) {
 		t.Errorf("Jobs at the run's time %v, want the run's", got)
 	}
 }
+
+// TestAutoLeadSharedInItsPool: a new ScheduledJob with lead Auto whose
+// pods land on the nodes of another that has measured its provisioning
+// time starts from that lead, not maxLead, and says whose it is; one on
+// other nodes starts from maxLead.
+func TestAutoLeadSharedInItsPool(t *testing.T) {
+	ns := newNamespace(t)
+	auto := func(name, pool string) *v1alpha1.ScheduledJob {
+		sj := newWarmUpJob(ns, name)
+		sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.Lead{Auto: true}, MaxLead: &metav1.Duration{Duration: 20 * time.Minute}}
+		sj.Spec.JobTemplate.Spec.Template.Spec.NodeSelector = map[string]string{"pool": pool}
+		return sj
+	}
+	measured, peer, elsewhere := auto("measured", "batch"), auto("peer", "batch"), auto("elsewhere", "gpu")
+	for _, sj := range []*v1alpha1.ScheduledJob{measured, peer, elsewhere} {
+		create(t, sj)
+	}
+	run := hourRun(get(t, peer))
+	// measured's last warm-up, an hour earlier: 90 s ahead, ready after
+	// 60 s, its run on time.
+	measured = get(t, measured)
+	before := run.Add(-time.Hour)
+	measured.Status.WarmUp = &v1alpha1.WarmUpStatus{Strategy: v1alpha1.WarmUpPlaceholder, ScheduledTime: metav1.NewTime(before),
+		StartTime: metav1.NewTime(before.Add(-90 * time.Second)), ReadyTime: &metav1.Time{Time: before.Add(-30 * time.Second)}, Pods: 2, ScheduledPods: 2,
+		Lead: &v1alpha1.LeadStatus{Lead: metav1.Duration{Duration: 90 * time.Second}, Reason: v1alpha1.LeadLearned, MarginPercent: 150, Provisioning: &metav1.Duration{Duration: time.Minute}}}
+	measured.Status.LastRunStart = &v1alpha1.RunStart{ScheduledTime: metav1.NewTime(before), StartTime: metav1.NewTime(before)}
+	if err := env.Live.Status().Update(env.Ctx, measured); err != nil {
+		t.Fatal(err)
+	}
+	waitForCache(t, measured)
+
+	// 60 s × (150 % shrunk a tenth: 135 %) = 81 s.
+	reconcileAt(t, peer, run.Add(-20*time.Minute))
+	reconcileAt(t, elsewhere, run.Add(-20*time.Minute))
+	if got := get(t, peer).Status.NextWarmUpTime; got == nil || !got.Time.Equal(run.Add(-81*time.Second)) {
+		t.Errorf("peer's nextWarmUpTime %v, want %v (81 s, its pool's lead)", got, run.Add(-81*time.Second))
+	}
+	if got := get(t, elsewhere).Status.WarmUp; got == nil || got.Lead == nil || got.Lead.Reason != v1alpha1.LeadFirstRun || got.Lead.SharedFrom != "" {
+		t.Errorf("elsewhere's warm-up %+v, want its first, maxLead ahead", got)
+	}
+	reconcileAt(t, peer, run.Add(-81*time.Second))
+	lead := get(t, peer).Status.WarmUp.Lead
+	if want := ns + "/measured"; lead == nil || lead.Lead.Duration != 81*time.Second || lead.SharedFrom != want {
+		t.Errorf("peer's status.warmUp.lead %+v, want 81s shared from %s", lead, want)
+	}
+}
