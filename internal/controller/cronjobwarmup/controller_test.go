@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/testenv"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
@@ -149,28 +150,39 @@ func TestCronJobBadAnnotation(t *testing.T) {
 }
 
 // TestCronJobRefusedPlaceholders: a namespace whose ResourceQuota allows
-// no pod refuses the placeholders of an annotated CronJob: one warning
-// naming the quota, no failed reconcile (kube-controller-manager starts the
+// no pod, or whose admission policy refuses warm-up pods, refuses the
+// placeholders of an annotated CronJob: one warning naming the refusal, no failed reconcile (kube-controller-manager starts the
 // run; nothing here may wait for the backoff), another try within
 // warmup.RefusedRetry.
 func TestCronJobRefusedPlaceholders(t *testing.T) {
-	ns := env.NewNamespace(t)
-	env.RefusePods(t, ns)
-	cj := newCronJob(ns)
-	env.Create(t, cj)
-	cj = get(t, cj)
-	env.DrainEvents()
-	run := cj.CreationTimestamp.Time.Truncate(time.Hour).Add(time.Hour)
-	result := reconcileAt(t, cj, run.Add(-10*time.Minute))
-	if n := len(placeholders(t, ns)); n != 0 {
-		t.Fatalf("%d placeholders in a namespace whose quota allows none", n)
+	refusals := map[string]struct {
+		refuse func(t *testing.T, namespace string)
+		says   string
+	}{
+		"a ResourceQuota":     {refuse: env.RefusePods, says: "exceeded quota: no-pods"},
+		"an admission policy": {refuse: func(t *testing.T, ns string) { env.RefuseWarmUpByPolicy(t, ns, v1alpha1.WarmUpLabel) }, says: testenv.PolicyMessage},
 	}
-	if result.RequeueAfter <= 0 || result.RequeueAfter > warmup.RefusedRetry {
-		t.Errorf("next look in %v, want within %v", result.RequeueAfter, warmup.RefusedRetry)
-	}
-	events := env.DrainEvents()
-	if len(events) != 1 || !strings.Contains(events[0], "WarmUpFailed warm-up pods refused") || !strings.Contains(events[0], "exceeded quota: no-pods") {
-		t.Errorf("events %q, want one warning naming the quota", events)
+	for name, refusal := range refusals {
+		t.Run(name, func(t *testing.T) {
+			ns := env.NewNamespace(t)
+			refusal.refuse(t, ns)
+			cj := newCronJob(ns)
+			env.Create(t, cj)
+			cj = get(t, cj)
+			env.DrainEvents()
+			run := cj.CreationTimestamp.Time.Truncate(time.Hour).Add(time.Hour)
+			result := reconcileAt(t, cj, run.Add(-10*time.Minute))
+			if n := len(placeholders(t, ns)); n != 0 {
+				t.Fatalf("%d placeholders in a namespace that refuses them", n)
+			}
+			if result.RequeueAfter <= 0 || result.RequeueAfter > warmup.RefusedRetry {
+				t.Errorf("next look in %v, want within %v", result.RequeueAfter, warmup.RefusedRetry)
+			}
+			events := env.DrainEvents()
+			if len(events) != 1 || !strings.Contains(events[0], "WarmUpFailed warm-up pods refused") || !strings.Contains(events[0], refusal.says) {
+				t.Errorf("events %q, want one warning naming %q", events, refusal.says)
+			}
+		})
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/testenv"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
@@ -190,5 +191,25 @@ func TestCapacityBufferRefusedByTheAutoscaler(t *testing.T) {
 	c := meta.FindStatusCondition(get(t, sj).Status.Conditions, v1alpha1.ConditionCapacityReady)
 	if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "PodTemplateNotFound") {
 		t.Errorf("CapacityReady %+v, want False naming the autoscaler's reason", c)
+	}
+}
+
+// TestCapacityBufferRefusedByPolicy: a namespace whose admission policy
+// refuses warm-up PodTemplates gets no buffer; the ScheduledJob says so
+// once, and the run starts at its time.
+func TestCapacityBufferRefusedByPolicy(t *testing.T) {
+	ns := newNamespace(t)
+	env.RefuseWarmUpByPolicy(t, ns, v1alpha1.WarmUpLabel)
+	sj, run, result := warmUpWithBuffer(t, ns, "refused")
+	if n := len(buffers(t, ns)); n != 0 {
+		t.Errorf("%d buffers without their PodTemplate", n)
+	}
+	if result.RequeueAfter <= 0 || result.RequeueAfter > warmup.RefusedRetry {
+		t.Errorf("next look in %v, want within %v", result.RequeueAfter, warmup.RefusedRetry)
+	}
+	checkRefusalReported(t, get(t, sj), testenv.PolicyMessage)
+	reconcileAt(t, sj, run)
+	if got := jobsOf(t, ns, sj); len(got) != 1 {
+		t.Errorf("Jobs at the run's time %v, want the run's", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/testenv"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
@@ -319,41 +320,75 @@ func TestStartLateness(t *testing.T) {
 	}
 }
 
-// TestRefusedPlaceholdersDoNotHoldBackTheRun: a namespace whose
-// ResourceQuota allows no pod refuses the placeholders. The ScheduledJob
-// says so once (event and CapacityReady naming the quota), the reconcile
-// does not fail (a failure waits for the workqueue's backoff, up to 30 s,
-// which could pass the run's time), warm-up is tried again within
-// warmup.RefusedRetry, and the run starts at its time.
+// TestRefusedPlaceholdersDoNotHoldBackTheRun: a namespace that refuses
+// the placeholders, by a ResourceQuota that allows no pod or by an
+// admission policy (the API server's own; policy engines' webhooks answer
+// alike). The ScheduledJob says so once (event and CapacityReady naming
+// the refusal), the reconcile does not fail (a failure waits for the
+// workqueue's backoff, up to 30 s, which could pass the run's time),
+// warm-up is tried again within warmup.RefusedRetry, and the run starts at
+// its time.
 func TestRefusedPlaceholdersDoNotHoldBackTheRun(t *testing.T) {
-	ns := newNamespace(t)
-	env.RefusePods(t, ns)
-	sj := newWarmUpJob(ns, "refused")
-	create(t, sj)
-	sj = get(t, sj)
-	run := hourRun(sj)
-	drainEvents()
+	refusals := map[string]struct {
+		refuse func(t *testing.T, namespace string)
+		says   string
+	}{
+		"a ResourceQuota":     {refuse: env.RefusePods, says: "exceeded quota: no-pods"},
+		"an admission policy": {refuse: func(t *testing.T, ns string) { env.RefuseWarmUpByPolicy(t, ns, v1alpha1.WarmUpLabel) }, says: testenv.PolicyMessage},
+	}
+	for name, refusal := range refusals {
+		t.Run(name, func(t *testing.T) {
+			ns := newNamespace(t)
+			refusal.refuse(t, ns)
+			sj := newWarmUpJob(ns, "refused")
+			create(t, sj)
+			sj = get(t, sj)
+			run := hourRun(sj)
+			drainEvents()
 
-	result := reconcileAt(t, sj, run.Add(-10*time.Minute))
-	if n := len(warmUpPods(t, ns)); n != 0 {
-		t.Fatalf("%d placeholders in a namespace whose quota allows none", n)
+			result := reconcileAt(t, sj, run.Add(-10*time.Minute))
+			if n := len(warmUpPods(t, ns)); n != 0 {
+				t.Fatalf("%d placeholders in a namespace that refuses them", n)
+			}
+			if result.RequeueAfter <= 0 || result.RequeueAfter > warmup.RefusedRetry {
+				t.Errorf("next look in %v, want within %v", result.RequeueAfter, warmup.RefusedRetry)
+			}
+			checkRefusalReported(t, get(t, sj), refusal.says)
+			reconcileAt(t, sj, run)
+			if got := jobsOf(t, ns, sj); len(got) != 1 {
+				t.Errorf("Jobs at the run's time %v, want the run's", got)
+			}
+		})
 	}
-	if result.RequeueAfter <= 0 || result.RequeueAfter > warmup.RefusedRetry {
-		t.Errorf("next look in %v, want within %v", result.RequeueAfter, warmup.RefusedRetry)
-	}
-	sj = get(t, sj)
+}
+
+// checkRefusalReported: CapacityReady and one WarmUpFailed event name the
+// refusal (the second warm-up object is not tried).
+func checkRefusalReported(t *testing.T, sj *v1alpha1.ScheduledJob, says string) {
+	t.Helper()
 	condition := meta.FindStatusCondition(sj.Status.Conditions, v1alpha1.ConditionCapacityReady)
-	if condition == nil || condition.Reason != v1alpha1.ReasonWarmUpFailed || !strings.Contains(condition.Message, "exceeded quota: no-pods") {
-		t.Errorf("CapacityReady %+v, want WarmUpFailed naming the quota", condition)
+	if condition == nil || condition.Reason != v1alpha1.ReasonWarmUpFailed || !strings.Contains(condition.Message, says) {
+		t.Errorf("CapacityReady %+v, want WarmUpFailed naming %q", condition, says)
 	}
 	events := slices.DeleteFunc(drainEvents(), func(e string) bool { return !strings.Contains(e, "WarmUpFailed") })
-	if len(events) != 1 || !strings.Contains(events[0], "the run starts at its time") || !strings.Contains(events[0], "exceeded quota: no-pods") {
-		t.Errorf("WarmUpFailed events %q, want one naming the quota (the second placeholder is not tried)", events)
+	if len(events) != 1 || !strings.Contains(events[0], "the run starts at its time") || !strings.Contains(events[0], says) {
+		t.Errorf("WarmUpFailed events %q, want one naming %q", events, says)
 	}
+}
 
-	reconcileAt(t, sj, run)
-	if got := jobsOf(t, ns, sj); len(got) != 1 {
-		t.Errorf("Jobs at the run's time %v, want the run's", got)
+// TestPlaceholdersPassPodSecurityRestricted: placeholders run as non-root
+// without privileges or capabilities, so a namespace that enforces the
+// restricted Pod Security level admits them.
+func TestPlaceholdersPassPodSecurityRestricted(t *testing.T) {
+	ns := newNamespace(t)
+	env.EnforcePodSecurity(t, ns, "restricted")
+	sj := newWarmUpJob(ns, "restricted")
+	create(t, sj)
+	sj = get(t, sj)
+	drainEvents()
+	reconcileAt(t, sj, hourRun(sj).Add(-10*time.Minute))
+	if n := len(warmUpPods(t, ns)); n != 2 {
+		t.Errorf("%d placeholders in a restricted namespace, want 2; events %q", n, drainEvents())
 	}
 }
 
