@@ -6,12 +6,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,24 +22,53 @@ import (
 	"github.com/ontime-dev/ontime/test/framework"
 )
 
-// leadInterval is the time between runs: longer than maxLead plus the run
-// and Karpenter's consolidation of the run's empty node (30 s), so that
-// each warm-up needs new nodes.
-const (
-	leadInterval = 5 * time.Minute
-	autoMaxLead  = 3 * time.Minute
+// leadScenario is one test of lead Auto against Karpenter: its provisioning
+// delays, how many runs each lasts, and the runs' spacing and leads.
+type leadScenario struct {
+	phases []leadPhase
+	// interval is the time between runs (@every): longer than maxLead
+	// plus a late run's lateness and the release of its nodes, so that
+	// each warm-up needs new nodes.
+	interval         time.Duration
+	minLead, maxLead time.Duration
 	// fixedLead is the shortest fixed lead that covers the worst delay
-	// (120 s) with the few seconds placeholders take to be created and
-	// bound.
-	fixedLead = 130 * time.Second
-)
+	// with the few seconds placeholders take to be created and bound.
+	fixedLead time.Duration
+}
 
-// leadPhases are Karpenter's provisioning delays, and how many runs each
-// lasts: 60 s, then 120 s, then 30 s.
-var leadPhases = []struct {
+// leadPhase is a provisioning delay and how many runs it lasts.
+type leadPhase struct {
 	delay time.Duration
 	runs  int
-}{{60 * time.Second, 2}, {120 * time.Second, 4}, {30 * time.Second, 3}}
+}
+
+// fullLeadScenario is the issue's: 60 s → 120 s → 30 s, three runs each.
+// make e2e-lead, about 50 minutes.
+var fullLeadScenario = leadScenario{
+	phases:   []leadPhase{{60 * time.Second, 3}, {120 * time.Second, 3}, {30 * time.Second, 3}},
+	interval: 5 * time.Minute, minLead: 30 * time.Second, maxLead: 3 * time.Minute, fixedLead: 130 * time.Second,
+}
+
+// quickLeadScenario has the same shape at half the delays, but 25 s
+// rather than 15 s for the last (placeholders' own few seconds would be a
+// fifth of 15 s, and minLead cannot be below 30 s), and two runs of the
+// first delay: make test, about 25 minutes beside the other end-to-end
+// tests.
+var quickLeadScenario = leadScenario{
+	phases:   []leadPhase{{30 * time.Second, 2}, {60 * time.Second, 3}, {25 * time.Second, 3}},
+	interval: 150 * time.Second, minLead: 30 * time.Second, maxLead: 90 * time.Second, fixedLead: 65 * time.Second,
+}
+
+// delays is the provisioning delay of each run.
+func (s leadScenario) delays() []time.Duration {
+	var delays []time.Duration
+	for _, p := range s.phases {
+		for range p.runs {
+			delays = append(delays, p.delay)
+		}
+	}
+	return delays
+}
 
 // leadRun is one run of a ScheduledJob, as its status recorded it.
 type leadRun struct {
@@ -46,19 +77,27 @@ type leadRun struct {
 	warmUpStart             time.Time
 }
 
-// TestAutoLeadAgainstKarpenter runs a ScheduledJob with lead Auto and one
-// with a fixed lead that covers the worst delay, side by side on NodePools
-// of their own, while Karpenter's provisioning delay goes 60 s → 120 s →
-// 30 s. After at most 3 runs of each delay the Auto lead is at most 1.5×
-// the delay and its runs are on time (by the third run of each delay: p99
-// ≤ 2 s, lead ≤ 1.5× the delay); the node time spent
-// before its runs (warm-up start to run start, nodes launched at warm-up
-// start) is below the fixed lead's. make e2e-lead (about 50 minutes).
-func TestAutoLeadAgainstKarpenter(t *testing.T) {
+// TestAutoLeadAgainstKarpenter runs the full scenario (make e2e-lead).
+func TestAutoLeadAgainstKarpenter(t *testing.T) { testAutoLead(t, fullLeadScenario) }
+
+// TestAutoLeadAgainstKarpenterQuick runs the quick scenario (make test).
+func TestAutoLeadAgainstKarpenterQuick(t *testing.T) { testAutoLead(t, quickLeadScenario) }
+
+// testAutoLead runs a ScheduledJob with lead Auto and one with a fixed
+// lead that covers the worst delay, side by side on NodePools of their
+// own, while Karpenter's provisioning delay goes through the scenario's
+// phases. After at most 3 runs of each delay the Auto lead is at most
+// 1.5× the delay and its runs are on time (from the third run of each
+// delay: p99 ≤ 2 s); the node time spent before its runs (warm-up start
+// to run start, nodes launched at warm-up start) is below the fixed
+// lead's. After each run, once its pods are done, the test deletes the
+// run's nodes (Karpenter's consolidation would, 30 s later), so that the
+// next warm-up finds none.
+func testAutoLead(t *testing.T, scenario leadScenario) {
 	binary := framework.BuildOntime(t, t.TempDir())
 	cluster := framework.StartCluster(t, "ontime-e2e-lead", framework.ClusterOptions{Nodes: 1})
 	cluster.Kubectl(t, "apply", "--server-side", "-k", "config/dev")
-	cluster.StartKarpenter(t, leadPhases[0].delay)
+	cluster.StartKarpenter(t, scenario.phases[0].delay)
 	c := framework.NewClient(t, cluster.Kubeconfig)
 	ctx := context.Background()
 	framework.Eventually(t, time.Minute, "the CRD to be established", func() bool { return c.List(ctx, &v1alpha1.ScheduledJobList{}) == nil })
@@ -66,49 +105,108 @@ func TestAutoLeadAgainstKarpenter(t *testing.T) {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: warmNamespace}}); err != nil {
 		t.Fatal(err)
 	}
-	createNodePoolLike(t, c, "batch", "auto")
-	createNodePoolLike(t, c, "batch", "fixed")
-
-	first := time.Now().UTC().Add(autoMaxLead + time.Minute).Truncate(time.Minute).Add(time.Minute)
-	schedule := fmt.Sprintf("%d/%d * * * *", first.Minute()%int(leadInterval.Minutes()), int(leadInterval.Minutes()))
-	auto := warmScheduledJob("auto", schedule, &v1alpha1.WarmUp{Lead: v1alpha1.Lead{Auto: true}, MaxLead: &metav1.Duration{Duration: autoMaxLead}})
-	auto.Spec.JobTemplate.Spec.Template.Spec.NodeSelector = map[string]string{"karpenter.sh/nodepool": "auto"}
-	fixed := warmScheduledJob("fixed", schedule, &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(fixedLead)})
-	fixed.Spec.JobTemplate.Spec.Template.Spec.NodeSelector = map[string]string{"karpenter.sh/nodepool": "fixed"}
+	pools := []string{"auto", "fixed"}
+	for _, pool := range pools {
+		createNodePoolLike(t, c, "batch", pool)
+	}
+	schedule := fmt.Sprintf("@every %s", scenario.interval)
+	auto := leadScheduledJob("auto", schedule, &v1alpha1.WarmUp{Lead: v1alpha1.Lead{Auto: true},
+		MinLead: &metav1.Duration{Duration: scenario.minLead}, MaxLead: &metav1.Duration{Duration: scenario.maxLead}})
+	fixed := leadScheduledJob("fixed", schedule, &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(scenario.fixedLead)})
 	for _, sj := range []*v1alpha1.ScheduledJob{auto, fixed} {
 		if err := c.Create(ctx, sj); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var delays []time.Duration // of each run
-	for _, p := range leadPhases {
-		for range p.runs {
-			delays = append(delays, p.delay)
-		}
-	}
-	framework.Progress("runs every %s from %s (%s); provisioning delays %v", leadInterval, first.Format(time.TimeOnly), schedule, delays)
+	// @every counts from the creation: each ScheduledJob has its own
+	// first run, a second or so apart.
+	autoFirst, fixedFirst := firstRunOf(t, c, "auto"), firstRunOf(t, c, "fixed")
+	delays := scenario.delays()
+	framework.Progress("runs %s from %s (auto) and %s (fixed); provisioning delays %v", schedule,
+		autoFirst.Format(time.TimeOnly), fixedFirst.Format(time.TimeOnly), delays)
 
 	var autoRuns, fixedRuns []leadRun
 	for i, delay := range delays {
-		run := first.Add(time.Duration(i) * leadInterval)
-		// The run's warm-up, read before the next one replaces it (at
-		// least leadInterval − maxLead after the run).
-		sleepUntil(run.Add(5 * time.Second))
-		a, f := warmUpOf(t, c, "auto", run, delay), warmUpOf(t, c, "fixed", run, delay)
+		autoRun, fixedRun := autoFirst.Add(time.Duration(i)*scenario.interval), fixedFirst.Add(time.Duration(i)*scenario.interval)
+		// The run's warm-up, read before the next one replaces it.
+		sleepUntil(latest(autoRun, fixedRun).Add(5 * time.Second))
+		a, f := warmUpOf(t, c, "auto", autoRun, delay), warmUpOf(t, c, "fixed", fixedRun, delay)
 		if i+1 < len(delays) && delays[i+1] != delay {
 			// This run's nodes are launched: the next warm-up's get
 			// the next delay.
 			setProvisioningDelay(t, c, delays[i+1])
 		}
-		// Its start is measured once its pod runs.
-		sleepUntil(run.Add(delay + 40*time.Second))
-		startOf(t, c, "auto", run, &a)
-		startOf(t, c, "fixed", run, &f)
+		startOf(t, c, "auto", autoRun, &a)
+		startOf(t, c, "fixed", fixedRun, &f)
 		autoRuns, fixedRuns = append(autoRuns, a), append(fixedRuns, f)
 		framework.Progress("run %d at %s, delay %s: Auto lead %s (%s) late %s held %s; fixed lead %s late %s held %s",
-			i+1, run.Format(time.TimeOnly), delay, a.lead, a.reason, a.late, a.held, f.lead, f.late, f.held)
+			i+1, autoRun.Format(time.TimeOnly), delay, a.lead, a.reason, a.late, a.held, f.lead, f.late, f.held)
+		releaseNodes(t, c, pools)
 	}
-	checkAutoLead(t, autoRuns, fixedRuns)
+	checkAutoLead(t, scenario, autoRuns, fixedRuns)
+}
+
+// leadScheduledJob is a warmed ScheduledJob on the NodePool of its name,
+// whose run's pod takes a node for 5 s.
+func leadScheduledJob(name, schedule string, warmUp *v1alpha1.WarmUp) *v1alpha1.ScheduledJob {
+	sj := warmScheduledJob(name, schedule, warmUp)
+	sj.Spec.JobTemplate = framework.NodePoolRun(5 * time.Second)
+	sj.Spec.JobTemplate.Spec.Template.Spec.NodeSelector = map[string]string{"karpenter.sh/nodepool": name}
+	return sj
+}
+
+// firstRunOf reads a ScheduledJob's first run time.
+func firstRunOf(t *testing.T, c client.Client, name string) time.Time {
+	t.Helper()
+	var first time.Time
+	framework.Eventually(t, time.Minute, name+"'s next run time", func() bool {
+		sj := &v1alpha1.ScheduledJob{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: name}, sj); err != nil || sj.Status.NextScheduleTime == nil {
+			return false
+		}
+		first = sj.Status.NextScheduleTime.Time
+		return true
+	})
+	return first
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// releaseNodes waits for the runs' pods to be done and deletes the
+// pools' NodeClaims, then waits for their nodes to go.
+func releaseNodes(t *testing.T, c client.Client, pools []string) {
+	t.Helper()
+	ctx := context.Background()
+	framework.Eventually(t, 2*time.Minute, "the runs' pods to be done", func() bool {
+		var pods corev1.PodList
+		if err := c.List(ctx, &pods, client.InNamespace(warmNamespace)); err != nil {
+			return false
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				return false
+			}
+		}
+		return true
+	})
+	inPools, err := labels.Parse("karpenter.sh/nodepool in (" + strings.Join(pools, ",") + ")")
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := &unstructured.Unstructured{}
+	claim.SetGroupVersionKind(schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodeClaim"})
+	if err := c.DeleteAllOf(ctx, claim, client.MatchingLabelsSelector{Selector: inPools}); err != nil {
+		t.Fatalf("deleting the runs' NodeClaims: %v", err)
+	}
+	framework.Eventually(t, 2*time.Minute, "the runs' nodes to go", func() bool {
+		var nodes corev1.NodeList
+		return c.List(ctx, &nodes, client.MatchingLabelsSelector{Selector: inPools}) == nil && len(nodes.Items) == 0
+	})
 }
 
 // setProvisioningDelay changes the KWOKNodeClass's nodeRegistrationDelay:
@@ -145,7 +243,7 @@ func warmUpOf(t *testing.T, c client.Client, name string, run time.Time, delay t
 // launched, to the run's start.
 func startOf(t *testing.T, c client.Client, name string, run time.Time, r *leadRun) {
 	t.Helper()
-	framework.Eventually(t, 2*time.Minute, name+"'s run start to be measured", func() bool {
+	framework.Eventually(t, 3*time.Minute, name+"'s run start to be measured", func() bool {
 		sj := &v1alpha1.ScheduledJob{}
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: name}, sj); err != nil {
 			return false
@@ -163,12 +261,12 @@ func startOf(t *testing.T, c client.Client, name string, run time.Time, r *leadR
 // runs), the Auto lead is at most 1.5× the delay and its runs are on time,
 // p99 ≤ 2 s; over the whole test its node time is below the fixed
 // lead's.
-func checkAutoLead(t *testing.T, autoRuns, fixedRuns []leadRun) {
+func checkAutoLead(t *testing.T, scenario leadScenario, autoRuns, fixedRuns []leadRun) {
 	t.Helper()
 	var adapted []time.Duration
 	var autoHeld, fixedHeld time.Duration
 	i := 0
-	for _, p := range leadPhases {
+	for _, p := range scenario.phases {
 		for k := range p.runs {
 			a := autoRuns[i]
 			if k >= 2 {
@@ -184,11 +282,11 @@ func checkAutoLead(t *testing.T, autoRuns, fixedRuns []leadRun) {
 	}
 	slices.Sort(adapted)
 	t.Logf("Auto: lateness after adapting (from the 3rd run of each delay) p99 %s; node time before runs %s, fixed %s lead %s",
-		framework.Percentile(adapted, 99), autoHeld, fixedLead, fixedHeld)
+		framework.Percentile(adapted, 99), autoHeld, scenario.fixedLead, fixedHeld)
 	if p99 := framework.PercentileValue(adapted, 99); p99 > 2*time.Second {
 		t.Errorf("lateness p99 %s after adapting, want ≤ 2s", p99)
 	}
 	if autoHeld >= fixedHeld {
-		t.Errorf("node time before runs %s with lead Auto, %s with the fixed lead %s: want Auto below", autoHeld, fixedHeld, fixedLead)
+		t.Errorf("node time before runs %s with lead Auto, %s with the fixed lead %s: want Auto below", autoHeld, fixedHeld, scenario.fixedLead)
 	}
 }
