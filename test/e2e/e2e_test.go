@@ -70,7 +70,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	})
 
 	// Two replicas with leader election. Only the first serves the webhook:
-	// config/dev calls it at localhost:9443.
+	// config/dev's webhook configuration calls one address.
 	replica := func(name string, webhook bool) *framework.Controller {
 		return framework.StartController(t, framework.ControllerOptions{Name: name, Binary: binary, Kubeconfig: kubeconfig,
 			Work: cluster.Work, LeaderElect: true, Webhook: webhook})

@@ -143,7 +143,10 @@ func (c *Cluster) StartKarpenter(tb testing.TB, delay time.Duration) {
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		tb.Fatal(err)
 	}
-	Command(tb, nil, "hack/karpenter.sh", "up", c.Kubeconfig, state, delay.String())
+	// Free ports for its metrics and probes: clusters side by side each
+	// run a Karpenter of their own.
+	ports := []string{fmt.Sprintf("KARPENTER_METRICS_PORT=%d", FreePort(tb)), fmt.Sprintf("KARPENTER_PROBE_PORT=%d", FreePort(tb))}
+	Command(tb, ports, "hack/karpenter.sh", "up", c.Kubeconfig, state, delay.String())
 	tb.Cleanup(func() {
 		if _, err := CommandErr(nil, "hack/karpenter.sh", "down", state); err != nil {
 			tb.Error(err)

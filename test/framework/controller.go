@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // ControllerOptions say how to run one `ontime controller` process.
@@ -25,9 +30,12 @@ type ControllerOptions struct {
 	Work       string
 	// LeaderElect runs it with leader election in ontime-system.
 	LeaderElect bool
-	// Webhook serves the admission webhook at localhost, where
-	// config/dev points the API server; else it runs without one.
-	Webhook bool
+	// Webhook serves the admission webhook at localhost on a free port
+	// (WebhookPort), and points the cluster's webhook configuration (from
+	// config/dev) at it: clusters side by side each reach their own
+	// controller. Else it runs without one.
+	Webhook     bool
+	WebhookPort int
 	// MetricsPort and ProbePort are the ports it serves on; 0 takes free
 	// ones. A restarted process keeps its predecessor's.
 	MetricsPort, ProbePort int
@@ -69,11 +77,41 @@ func NewController(tb testing.TB, opts ControllerOptions) *Controller {
 		c.args = append(c.args, "--leader-elect", "--leader-election-namespace", "ontime-system")
 	}
 	if opts.Webhook {
-		c.args = append(c.args, "--webhook-dns-name", "localhost", "--webhook-namespace", "ontime-system",
+		port := opts.WebhookPort
+		if port == 0 {
+			port = FreePort(tb)
+		}
+		pointWebhookAt(tb, opts.Kubeconfig, port)
+		c.args = append(c.args, "--webhook-port", strconv.Itoa(port), "--webhook-dns-name", "localhost", "--webhook-namespace", "ontime-system",
 			"--webhook-write-cert-files", "--webhook-cert-dir", filepath.Join(opts.Work, "certs-"+opts.Name))
 	}
 	c.args = append(c.args, opts.Extra...)
 	return c
+}
+
+// pointWebhookAt points the webhook configuration config/dev installed
+// (https://localhost:9443/…) at port.
+func pointWebhookAt(tb testing.TB, kubeconfig string, port int) {
+	tb.Helper()
+	c := NewClient(tb, kubeconfig)
+	config := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	key := client.ObjectKey{Name: "ontime-validating-webhook-configuration"}
+	if err := c.Get(context.Background(), key, config); err != nil {
+		tb.Fatalf("reading the webhook configuration of config/dev: %v", err)
+	}
+	for i := range config.Webhooks {
+		if u := config.Webhooks[i].ClientConfig.URL; u != nil {
+			parsed, err := url.Parse(*u)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			parsed.Host = fmt.Sprintf("localhost:%d", port)
+			config.Webhooks[i].ClientConfig.URL = ptr.To(parsed.String())
+		}
+	}
+	if err := c.Update(context.Background(), config); err != nil {
+		tb.Fatalf("pointing the webhook at port %d: %v", port, err)
+	}
 }
 
 // StartController starts a controller process, waits until it is ready
