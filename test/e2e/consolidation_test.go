@@ -59,38 +59,10 @@ func TestEarlyStartUnderConsolidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	owners := []string{"protected", "unprotected"}
-	for _, name := range owners {
-		createConsolidatingNodePool(t, c, name)
-		// A pod of 1100m: its node is a 2-CPU one, with room for the
-		// run's 600m pod beside it.
-		if err := c.Create(ctx, filler(name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fillerNodes := map[string]string{}
-	framework.Eventually(t, 2*time.Minute, "the fillers to run on nodes of their own", func() bool {
-		for _, name := range owners {
-			if fillerNodes[name] = runningNodeOf(t, c, client.MatchingLabels{"app": "filler-" + name}); fillerNodes[name] == "" {
-				return false
-			}
-		}
-		return true
-	})
+	fillerNodes := startFillers(t, c, owners)
 
 	run := time.Now().UTC().Add(consolidationLead + 30*time.Second).Truncate(time.Minute).Add(time.Minute)
-	schedule := fmt.Sprintf("%d %d * * *", run.Minute(), run.Hour())
-	for _, name := range owners {
-		sj := warmScheduledJob(name, schedule, &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(consolidationLead), Strategy: v1alpha1.WarmUpEarlyStart})
-		sj.Spec.JobTemplate = framework.NodePoolRun(consolidationRun)
-		spec := &sj.Spec.JobTemplate.Spec.Template
-		spec.Spec.NodeSelector = map[string]string{"karpenter.sh/nodepool": name}
-		if name == "unprotected" {
-			spec.Annotations["karpenter.sh/do-not-disrupt"] = "false"
-		}
-		if err := c.Create(ctx, sj); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createEarlyStartRuns(t, c, owners, run)
 	framework.Progress("the runs are at %s, their pods created early at %s", run.Format(time.TimeOnly), run.Add(-consolidationLead).Format(time.TimeOnly))
 
 	sleepUntil(run.Add(-consolidationLead))
@@ -145,6 +117,49 @@ func checkReplacedWithoutFailure(t *testing.T, c client.Client, owner string, ru
 		t.Errorf("%s: Job failed %d, succeeded %d; want the eviction ignored (podFailurePolicy) and the run done", owner, job.Status.Failed, job.Status.Succeeded)
 	} else {
 		t.Logf("%s: its waiting pod was evicted by the consolidation and replaced; the Job succeeded with 0 failures", owner)
+	}
+}
+
+// startFillers gives each owner a NodePool of its own and a filler pod of
+// 1100m there, and returns the node each filler runs on: a 2-CPU one,
+// with room for the run's 600m pod beside it.
+func startFillers(t *testing.T, c client.Client, owners []string) map[string]string {
+	t.Helper()
+	for _, name := range owners {
+		createConsolidatingNodePool(t, c, name)
+		if err := c.Create(context.Background(), filler(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nodes := map[string]string{}
+	framework.Eventually(t, 2*time.Minute, "the fillers to run on nodes of their own", func() bool {
+		for _, name := range owners {
+			if nodes[name] = runningNodeOf(t, c, client.MatchingLabels{"app": "filler-" + name}); nodes[name] == "" {
+				return false
+			}
+		}
+		return true
+	})
+	return nodes
+}
+
+// createEarlyStartRuns creates, for each owner, an EarlyStart ScheduledJob
+// with one run at run on the owner's NodePool; the "unprotected" one's
+// template sets karpenter.sh/do-not-disrupt "false".
+func createEarlyStartRuns(t *testing.T, c client.Client, owners []string, run time.Time) {
+	t.Helper()
+	schedule := fmt.Sprintf("%d %d * * *", run.Minute(), run.Hour())
+	for _, name := range owners {
+		sj := warmScheduledJob(name, schedule, &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(consolidationLead), Strategy: v1alpha1.WarmUpEarlyStart})
+		sj.Spec.JobTemplate = framework.NodePoolRun(consolidationRun)
+		spec := &sj.Spec.JobTemplate.Spec.Template
+		spec.Spec.NodeSelector = map[string]string{"karpenter.sh/nodepool": name}
+		if name == "unprotected" {
+			spec.Annotations["karpenter.sh/do-not-disrupt"] = "false"
+		}
+		if err := c.Create(context.Background(), sj); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
