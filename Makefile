@@ -186,10 +186,10 @@ test: kube-binaries node-binaries autoscaler verify-generated lint unit-tests ch
 	@# The lead test outlasts the others (its runs are 150 s apart): it runs
 	@# in the background through the chaos stage, and the last step waits
 	@# for it.
-	@echo "==> in the background, [lead] lead: Auto against Karpenter, delays 30 s → 60 s → 25 s beside a fixed lead (about 25 minutes; awaited at the end)"
+	@echo "==> in the background, [lead] lead: Auto against Karpenter, delays 30 s → 60 s → 25 s beside a fixed lead (about 22 minutes; awaited at the end)"
 	@mkdir -p $(LEAD_TEST_DIR); rm -f $(LEAD_TEST_DIR)/rc; \
 	  { $(GO) test -tags e2e,lead -count=1 -timeout 40m -v -run '^TestAutoLeadAgainstKarpenterQuick$$' ./test/e2e/ 2>&1; echo $$? >$(LEAD_TEST_DIR)/rc; } | sed -u 's/^/[lead] /' &
-	@echo "==> end-to-end on local kwok clusters: next to native CronJobs, and warm-up with Karpenter (about 10 minutes)"
+	@echo "==> end-to-end on local kwok clusters: next to native CronJobs, warm-up with Karpenter, EarlyStart under its consolidation (about 16 minutes)"
 	@echo "==> beside them, [real node] (kubelet, containerd, runc): installed with Helm and install.yaml, real runs, leader killed, upgraded, uninstalled (about 6 minutes)"
 	@realnode_rc=$$(mktemp); \
 	  { $(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/ 2>&1; echo $$? >"$$realnode_rc"; } | sed -u 's/^/[real node] /' & realnode=$$!; \

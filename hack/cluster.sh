@@ -112,14 +112,22 @@ up() {
     if [[ ${ONTIME_KWOK_STAGES:-general} == general ]]; then
       { echo "---"; pod_stages; } >>"$config"
     fi
-    quietly kwokctl create cluster --name "$name" --runtime binary \
-      --etcd-binary "$kube_bin/etcd" \
-      --kube-apiserver-binary "$kube_bin/kube-apiserver" \
-      --kube-controller-manager-binary "$kube_bin/kube-controller-manager" \
-      --kube-scheduler-binary "$kube_bin/kube-scheduler" \
-      --kwok-controller-binary "$kube_bin/kwok" \
-      --config "$config" \
-      --kubeconfig "$kubeconfig" --wait 2m ${ONTIME_KWOKCTL_FLAGS:-}
+    # One creation at a time on this machine: kwokctl picks free ports
+    # for a cluster's components and binds them only as they start, so two
+    # creations at once (make test runs several clusters side by side) can
+    # pick the same port; seen: a test's kubectl reached another cluster's
+    # API server ("certificate signed by unknown authority").
+    {
+      flock 9
+      quietly kwokctl create cluster --name "$name" --runtime binary \
+        --etcd-binary "$kube_bin/etcd" \
+        --kube-apiserver-binary "$kube_bin/kube-apiserver" \
+        --kube-controller-manager-binary "$kube_bin/kube-controller-manager" \
+        --kube-scheduler-binary "$kube_bin/kube-scheduler" \
+        --kwok-controller-binary "$kube_bin/kwok" \
+        --config "$config" \
+        --kubeconfig "$kubeconfig" --wait 2m ${ONTIME_KWOKCTL_FLAGS:-}
+    } 9>"${TMPDIR:-/tmp}/ontime-kwokctl-create.lock"
     rm -f "$config"
   fi
   mkdir -p "$(dirname "$kubeconfig")"
