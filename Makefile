@@ -189,11 +189,11 @@ test: kube-binaries node-binaries autoscaler verify-generated lint unit-tests ch
 	@echo "==> in the background, [lead] lead: Auto against Karpenter, delays 30 s → 60 s → 25 s beside a fixed lead (about 22 minutes; awaited at the end)"
 	@mkdir -p $(LEAD_TEST_DIR); rm -f $(LEAD_TEST_DIR)/rc; \
 	  { $(GO) test -tags e2e,lead -count=1 -timeout 40m -v -run '^TestAutoLeadAgainstKarpenterQuick$$' ./test/e2e/ 2>&1; echo $$? >$(LEAD_TEST_DIR)/rc; } | sed -u 's/^/[lead] /' &
-	@echo "==> end-to-end on local kwok clusters: next to native CronJobs, warm-up with Karpenter, EarlyStart under its consolidation (about 16 minutes)"
+	@echo "==> end-to-end on local kwok clusters: next to native CronJobs, warm-up with Karpenter, EarlyStart under its consolidation (16 to 22 minutes)"
 	@echo "==> beside them, [real node] (kubelet, containerd, runc): installed with Helm and install.yaml, real runs, leader killed, upgraded, uninstalled (about 6 minutes)"
 	@realnode_rc=$$(mktemp); \
 	  { $(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/ 2>&1; echo $$? >"$$realnode_rc"; } | sed -u 's/^/[real node] /' & realnode=$$!; \
-	  $(GO) test -tags e2e -count=1 -timeout 20m -v ./test/e2e/; e2e_rc=$$?; \
+	  $(GO) test -tags e2e -count=1 -timeout 30m -v ./test/e2e/; e2e_rc=$$?; \
 	  wait $$realnode; rc=$$(cat "$$realnode_rc"); rm -f "$$realnode_rc"; \
 	  echo "==> end-to-end exit $$e2e_rc, real node exit $$rc"; \
 	  ((e2e_rc == 0 && rc == 0))
@@ -213,7 +213,7 @@ test: kube-binaries node-binaries autoscaler verify-generated lint unit-tests ch
 
 .PHONY: e2e
 e2e: kube-binaries autoscaler ## Only the end-to-end tests (kwok clusters; about 10 minutes).
-	$(GO) test -tags e2e -count=1 -timeout 20m -v ./test/e2e/
+	$(GO) test -tags e2e -count=1 -timeout 30m -v ./test/e2e/
 
 .PHONY: e2e-lead
 e2e-lead: kube-binaries autoscaler ## lead: Auto against Karpenter whose provisioning delay goes 60s → 120s → 30s, beside a fixed lead (about 50 minutes; make test runs it at half the delays).

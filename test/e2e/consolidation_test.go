@@ -109,10 +109,13 @@ func checkReplacedWithoutFailure(t *testing.T, c client.Client, owner string, ru
 			t.Errorf("%s: pod %s is still on %s, whose node Karpenter replaced", owner, pod.Name, node)
 		}
 	}
+	// The replacement pod runs from T like the first would have; on a
+	// loaded machine its Job's status can take a while to follow.
 	job := &batchv1.Job{}
-	if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: owner + "-" + v1alpha1.RunLabelValue(run)}, job); err != nil {
-		t.Fatal(err)
-	}
+	framework.Eventually(t, 3*time.Minute, owner+"'s Job to finish", func() bool {
+		err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: owner + "-" + v1alpha1.RunLabelValue(run)}, job)
+		return err == nil && (job.Status.Succeeded > 0 || job.Status.Failed > 0)
+	})
 	if job.Status.Failed != 0 || job.Status.Succeeded != 1 {
 		t.Errorf("%s: Job failed %d, succeeded %d; want the eviction ignored (podFailurePolicy) and the run done", owner, job.Status.Failed, job.Status.Succeeded)
 	} else {
