@@ -173,47 +173,49 @@ unit-tests: kube-binaries
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -race -short -count=1 ./...
 
 .PHONY: test
-# Where make test's background lead test writes its exit code.
-LEAD_TEST_DIR := bin/lead-test
-test: kube-binaries node-binaries autoscaler verify-generated lint unit-tests chart ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image, e2e, the real node, a short chaos run.
-	@echo "==> timing: the burst test alone, where its order of events means something (make unit skips it)"
-	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -count=1 -run 'TestBurstCreatesJobsBeforeStatus' ./internal/controller/scheduledjob/
+# Where make test's background tests write their exit codes.
+BACKGROUND_DIR := bin/test-background
+# make test checks the generated files first, then starts the tests that
+# mostly wait on the clock (end-to-end, real node, lead: Auto) in the
+# background, each on a cluster of its own. The ones that mostly compute
+# (lint, unit and envtest, chart, engine checks, image) run meanwhile in
+# the foreground at the lowest CPU priority: they take only what the
+# clusters leave idle and never make a run late. The two timing tests, the
+# burst test and the short chaos run, come after the end-to-end tests,
+# beside the lead test alone. If a foreground step fails, make stops and
+# the background tests finish and clean up on their own.
+test: kube-binaries node-binaries autoscaler ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image, e2e, the real node, lead Auto against Karpenter, a short chaos run.
+	@# Before anything reads config/ and charts/: make generate rewrites them.
+	@$(MAKE) --no-print-directory verify-generated
+	@echo "==> compiling the end-to-end tests and the ontime binary once, for the three background tests"
+	$(GO) build -o /dev/null ./cmd/ontime
+	$(GO) test -tags e2e,lead,realnode -count=1 -run '^$$' ./test/e2e/ ./test/realnode/ >/dev/null
+	@rm -rf $(BACKGROUND_DIR)
+	@echo "==> in the background, [lead] lead: Auto against Karpenter, delays 30 s → 60 s → 25 s beside a fixed lead (about 22 minutes)"
+	@hack/background.sh start $(BACKGROUND_DIR) lead $(GO) test -tags e2e,lead -count=1 -timeout 40m -v -run '^TestAutoLeadAgainstKarpenterQuick$$' ./test/e2e/
+	@echo "==> in the background, [e2e] end-to-end on local kwok clusters, side by side: next to native CronJobs, warm-up with Karpenter, EarlyStart under its consolidation (about 12 minutes)"
+	@hack/background.sh start $(BACKGROUND_DIR) e2e $(GO) test -tags e2e -count=1 -parallel 3 -timeout 30m -v ./test/e2e/
+	@echo "==> in the background, [real-node] (kubelet, containerd, runc): installed with Helm and install.yaml, real runs, leader killed, upgraded, uninstalled (about 6 minutes)"
+	@hack/background.sh start $(BACKGROUND_DIR) real-node $(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/
+	@echo "==> meanwhile, at the lowest CPU priority: lint, unit and envtest, chart"
+	nice -n 19 $(MAKE) --no-print-directory lint unit-tests chart
 	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone) and balancer sequences"
-	$(GO) test -count=1 -run 'Differential|DST' ./pkg/cron/
-	$(GO) test -count=1 -run 'RandomSequences' ./internal/spread/
-	@# These mostly wait on the clock (the real node's test used 30% of one
-	@# core over its 6 minutes): side by side, each in its own cluster.
-	@# The lead test outlasts the others (its runs are 150 s apart): it runs
-	@# in the background through the chaos stage, and the last step waits
-	@# for it.
-	@echo "==> in the background, [lead] lead: Auto against Karpenter, delays 30 s → 60 s → 25 s beside a fixed lead (about 22 minutes; awaited at the end)"
-	@mkdir -p $(LEAD_TEST_DIR); rm -f $(LEAD_TEST_DIR)/rc; \
-	  { $(GO) test -tags e2e,lead -count=1 -timeout 40m -v -run '^TestAutoLeadAgainstKarpenterQuick$$' ./test/e2e/ 2>&1; echo $$? >$(LEAD_TEST_DIR)/rc; } | sed -u 's/^/[lead] /' &
-	@echo "==> end-to-end on local kwok clusters: next to native CronJobs, warm-up with Karpenter, EarlyStart under its consolidation (16 to 22 minutes)"
-	@echo "==> beside them, [real node] (kubelet, containerd, runc): installed with Helm and install.yaml, real runs, leader killed, upgraded, uninstalled (about 6 minutes)"
-	@realnode_rc=$$(mktemp); \
-	  { $(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/ 2>&1; echo $$? >"$$realnode_rc"; } | sed -u 's/^/[real node] /' & realnode=$$!; \
-	  $(GO) test -tags e2e -count=1 -timeout 30m -v ./test/e2e/; e2e_rc=$$?; \
-	  wait $$realnode; rc=$$(cat "$$realnode_rc"); rm -f "$$realnode_rc"; \
-	  echo "==> end-to-end exit $$e2e_rc, real node exit $$rc"; \
-	  ((e2e_rc == 0 && rc == 0))
-	@# The chaos run mostly waits on its clock, the image test mostly
-	@# compiles (minutes on a fresh machine): side by side, the image test at
-	@# the lowest CPU priority so it takes only what chaos leaves idle.
+	nice -n 19 $(GO) test -count=1 -run 'Differential|DST' ./pkg/cron/
+	nice -n 19 $(GO) test -count=1 -run 'RandomSequences' ./internal/spread/
+	@echo "==> the image: make image twice, the same digest; user, entrypoint, labels, ontime version inside"
+	nice -n 19 $(GO) test -tags image -count=1 -timeout 20m -v ./test/image/
+	@echo "==> waiting for [e2e] and [real-node]"
+	@hack/background.sh wait $(BACKGROUND_DIR) e2e real-node
+	@echo "==> timing: the burst test, where its order of events means something (make unit skips it)"
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -count=1 -run 'TestBurstCreatesJobsBeforeStatus' ./internal/controller/scheduledjob/
 	@echo "==> chaos, short: leader killed every 30 s, kube-apiserver and etcd killed once; 0 duplicated and 0 lost runs (about 6 minutes)"
-	@echo "==> beside it, the image: make image twice, the same digest; user, entrypoint, labels, ontime version inside (output after chaos)"
-	@image_log=$$(mktemp); \
-	  nice -n 19 $(GO) test -tags image -count=1 -timeout 20m -v ./test/image/ >"$$image_log" 2>&1 & image_test=$$!; \
-	  $(GO) test -tags chaos -count=1 -timeout 20m -v -run '^TestChaos$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0; chaos_rc=$$?; \
-	  wait $$image_test; image_rc=$$?; \
-	  echo "==> the image test (exit $$image_rc):"; cat "$$image_log"; rm -f "$$image_log"; \
-	  ((chaos_rc == 0 && image_rc == 0))
-	@echo "==> waiting for [lead]"; while [ ! -s $(LEAD_TEST_DIR)/rc ]; do sleep 5; done; \
-	  rc=$$(cat $(LEAD_TEST_DIR)/rc); echo "==> lead exit $$rc"; ((rc == 0))
+	$(GO) test -tags chaos -count=1 -timeout 20m -v -run '^TestChaos$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0
+	@echo "==> waiting for [lead]"
+	@hack/background.sh wait $(BACKGROUND_DIR) lead
 
 .PHONY: e2e
-e2e: kube-binaries autoscaler ## Only the end-to-end tests (kwok clusters; about 10 minutes).
-	$(GO) test -tags e2e -count=1 -timeout 30m -v ./test/e2e/
+e2e: kube-binaries autoscaler ## Only the end-to-end tests (kwok clusters, side by side; about 10 minutes).
+	$(GO) test -tags e2e -count=1 -parallel 3 -timeout 30m -v ./test/e2e/
 
 .PHONY: e2e-lead
 e2e-lead: kube-binaries autoscaler ## lead: Auto against Karpenter whose provisioning delay goes 60s → 120s → 30s, beside a fixed lead (about 50 minutes; make test runs it at half the delays).

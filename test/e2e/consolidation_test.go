@@ -46,6 +46,7 @@ const (
 // podFailurePolicy rule ontime adds ignores DisruptionTarget), which
 // succeeds with the replacement pod.
 func TestEarlyStartUnderConsolidation(t *testing.T) {
+	t.Parallel()
 	binary := framework.BuildOntime(t, t.TempDir())
 	cluster := framework.StartCluster(t, "ontime-e2e-consolidation", framework.ClusterOptions{Nodes: 1})
 	cluster.Kubectl(t, "apply", "--server-side", "-k", "config/dev")

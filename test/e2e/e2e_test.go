@@ -4,8 +4,11 @@
 // runtime) as a user would: the built binary, kubectl-style manifests and
 // the API. It imports only the API package and the shared test framework
 // (test/framework), which starts the cluster and the controllers.
+// Each test runs on a cluster of its own and mostly waits on the clock, so
+// they run side by side (t.Parallel; -parallel 3, as the machine may have
+// fewer cores than tests).
 //
-//	go test -tags e2e -v ./test/e2e     (make test runs it)
+//	go test -tags e2e -parallel 3 -v ./test/e2e     (make test runs it)
 package e2e
 
 import (
@@ -54,6 +57,7 @@ func (p pair) template() batchv1.JobTemplateSpec {
 }
 
 func TestScheduledJobsAgainstCronJobs(t *testing.T) {
+	t.Parallel()
 	binary := framework.BuildOntime(t, t.TempDir())
 	t.Log("starting the cluster")
 	cluster := framework.StartCluster(t, "ontime-e2e", framework.ClusterOptions{Nodes: 4})

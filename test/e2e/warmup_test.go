@@ -68,6 +68,7 @@ func createNodePoolLike(t *testing.T, c client.Client, from, name string) {
 // another during its warm-up. Every run's pod needs a new node, which
 // takes the autoscaler about 30 s.
 func TestWarmUpWithARealAutoscaler(t *testing.T) {
+	t.Parallel()
 	binary := framework.BuildOntime(t, t.TempDir())
 	t.Log("starting the cluster and Karpenter")
 	cluster := framework.StartCluster(t, "ontime-e2e-warm", framework.ClusterOptions{Nodes: 1})
