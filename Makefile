@@ -178,12 +178,14 @@ BACKGROUND_DIR := bin/test-background
 # make test checks the generated files first, then starts the tests that
 # mostly wait on the clock (end-to-end, real node, lead: Auto) in the
 # background, each on a cluster of its own. The ones that mostly compute
-# (lint, unit and envtest, chart, engine checks, image) run meanwhile in
-# the foreground at the lowest CPU priority: they take only what the
-# clusters leave idle and never make a run late. The two timing tests, the
-# burst test and the short chaos run, come after the end-to-end tests,
-# beside the lead test alone. If a foreground step fails, make stops and
-# the background tests finish and clean up on their own.
+# (lint, unit and envtest, chart, engine checks) run meanwhile in the
+# foreground at the lowest CPU priority: they take only what the clusters
+# leave idle and never make a run late; then the image test, which mostly
+# compiles, starts in the background at that priority. The two timing
+# tests, the burst test and the short chaos run, come after the end-to-end
+# tests, beside the lead test and the image test alone. If a foreground
+# step fails, make stops; the background tests finish and clean up on
+# their own.
 test: kube-binaries node-binaries autoscaler ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image, e2e, the real node, lead Auto against Karpenter, a short chaos run.
 	@# Before anything reads config/ and charts/: make generate rewrites them.
 	@$(MAKE) --no-print-directory verify-generated
@@ -202,16 +204,16 @@ test: kube-binaries node-binaries autoscaler ## Everything CI runs: generated fi
 	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone) and balancer sequences"
 	nice -n 19 $(GO) test -count=1 -run 'Differential|DST' ./pkg/cron/
 	nice -n 19 $(GO) test -count=1 -run 'RandomSequences' ./internal/spread/
-	@echo "==> the image: make image twice, the same digest; user, entrypoint, labels, ontime version inside"
-	nice -n 19 $(GO) test -tags image -count=1 -timeout 20m -v ./test/image/
+	@echo "==> in the background at the lowest CPU priority, [image]: make image twice, the same digest; user, entrypoint, labels, ontime version inside"
+	@hack/background.sh start $(BACKGROUND_DIR) image nice -n 19 $(GO) test -tags image -count=1 -timeout 20m -v ./test/image/
 	@echo "==> waiting for [e2e] and [real-node]"
 	@hack/background.sh wait $(BACKGROUND_DIR) e2e real-node
 	@echo "==> timing: the burst test, where its order of events means something (make unit skips it)"
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -count=1 -run 'TestBurstCreatesJobsBeforeStatus' ./internal/controller/scheduledjob/
 	@echo "==> chaos, short: leader killed every 30 s, kube-apiserver and etcd killed once; 0 duplicated and 0 lost runs (about 6 minutes)"
 	$(GO) test -tags chaos -count=1 -timeout 20m -v -run '^TestChaos$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0
-	@echo "==> waiting for [lead]"
-	@hack/background.sh wait $(BACKGROUND_DIR) lead
+	@echo "==> waiting for [image] and [lead]"
+	@hack/background.sh wait $(BACKGROUND_DIR) image lead
 
 .PHONY: e2e
 e2e: kube-binaries autoscaler ## Only the end-to-end tests (kwok clusters, side by side; about 10 minutes).

@@ -116,7 +116,9 @@ up() {
     # for a cluster's components and binds them only as they start, so two
     # creations at once (make test runs several clusters side by side) can
     # pick the same port; seen: a test's kubectl reached another cluster's
-    # API server ("certificate signed by unknown authority").
+    # API server ("certificate signed by unknown authority"). kwokctl gets
+    # no copy of the lock's descriptor (9>&-): the cluster's daemons would
+    # inherit it and hold the lock as long as the cluster runs.
     {
       flock 9
       quietly kwokctl create cluster --name "$name" --runtime binary \
@@ -126,7 +128,7 @@ up() {
         --kube-scheduler-binary "$kube_bin/kube-scheduler" \
         --kwok-controller-binary "$kube_bin/kwok" \
         --config "$config" \
-        --kubeconfig "$kubeconfig" --wait 2m ${ONTIME_KWOKCTL_FLAGS:-}
+        --kubeconfig "$kubeconfig" --wait 2m ${ONTIME_KWOKCTL_FLAGS:-} 9>&-
     } 9>"${TMPDIR:-/tmp}/ontime-kwokctl-create.lock"
     rm -f "$config"
   fi
