@@ -2,23 +2,36 @@
 # make test's tests that mostly wait on the clock run in the background,
 # side by side with the ones that mostly compute.
 #
-#   hack/background.sh start DIR NAME COMMAND...  runs COMMAND in the
-#       background, each output line prefixed with [NAME]; its exit code
-#       goes to DIR/NAME.rc
+#   hack/background.sh start DIR NAME [--after OTHER] COMMAND...  runs
+#       COMMAND in the background (once OTHER has ended, with --after),
+#       each output line prefixed with [NAME]; its exit code goes to
+#       DIR/NAME.rc
 #   hack/background.sh wait DIR NAME...           waits for each NAME's
 #       exit code, prints it, and fails if any is not 0
 set -uo pipefail
 
-usage() { echo "usage: $0 start DIR NAME COMMAND... | wait DIR NAME..." >&2; exit 2; }
+usage() { echo "usage: $0 start DIR NAME [--after OTHER] COMMAND... | wait DIR NAME..." >&2; exit 2; }
+
+# await waits until NAME has written its exit code to DIR.
+await() { while [ ! -s "$1/$2.rc" ]; do sleep 5; done; }
 
 case "${1:-}" in
 start)
 	(($# >= 4)) || usage
-	dir=$2 name=$3
+	dir=$2 name=$3 after=
 	shift 3
+	if [[ $1 == --after ]]; then
+		(($# >= 3)) || usage
+		after=$2
+		shift 2
+	fi
 	mkdir -p "$dir"
 	rm -f "$dir/$name.rc"
-	{ "$@" 2>&1; echo $? >"$dir/$name.rc"; } | sed -u "s/^/[$name] /" &
+	{
+		[[ -z $after ]] || await "$dir" "$after"
+		"$@" 2>&1
+		echo $? >"$dir/$name.rc"
+	} | sed -u "s/^/[$name] /" &
 	;;
 wait)
 	(($# >= 3)) || usage
@@ -26,7 +39,7 @@ wait)
 	shift 2
 	failed=0
 	for name in "$@"; do
-		while [ ! -s "$dir/$name.rc" ]; do sleep 5; done
+		await "$dir" "$name"
 		rc=$(cat "$dir/$name.rc")
 		echo "==> [$name] exit $rc"
 		((rc == 0)) || failed=1
