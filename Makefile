@@ -175,6 +175,8 @@ unit-tests: kube-binaries
 .PHONY: test
 # Where make test's background tests write their exit codes.
 BACKGROUND_DIR := bin/test-background
+# What make test runs at the lowest CPU priority.
+IDLE := nice -n 19
 # make test checks the generated files first, then starts the tests that
 # mostly wait on the clock in the background, each on a cluster of its
 # own: lead: Auto and the end-to-end tests at once, the real node's once
@@ -202,12 +204,12 @@ test: kube-binaries node-binaries autoscaler ## Everything CI runs: generated fi
 	@echo "==> in the background once [e2e] has ended, [real-node] (kubelet, containerd, runc): installed with Helm and install.yaml, real runs, leader killed, upgraded, uninstalled (about 8 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) real-node --after e2e $(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/
 	@echo "==> meanwhile, at the lowest CPU priority: lint, unit and envtest, chart"
-	nice -n 19 $(MAKE) --no-print-directory lint unit-tests chart
+	$(IDLE) $(MAKE) --no-print-directory lint unit-tests chart
 	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone) and balancer sequences"
-	nice -n 19 $(GO) test -count=1 -run 'Differential|DST' ./pkg/cron/
-	nice -n 19 $(GO) test -count=1 -run 'RandomSequences' ./internal/spread/
+	$(IDLE) $(GO) test -count=1 -run 'Differential|DST' ./pkg/cron/
+	$(IDLE) $(GO) test -count=1 -run 'RandomSequences' ./internal/spread/
 	@echo "==> in the background at the lowest CPU priority, [image]: make image twice, the same digest; user, entrypoint, labels, ontime version inside"
-	@hack/background.sh start $(BACKGROUND_DIR) image nice -n 19 $(GO) test -tags image -count=1 -timeout 20m -v ./test/image/
+	@hack/background.sh start $(BACKGROUND_DIR) image $(IDLE) $(GO) test -tags image -count=1 -timeout 20m -v ./test/image/
 	@echo "==> waiting for [e2e] and [real-node]"
 	@hack/background.sh wait $(BACKGROUND_DIR) e2e real-node
 	@echo "==> timing: the burst test, where its order of events means something (make unit skips it)"

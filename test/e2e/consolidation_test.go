@@ -47,7 +47,7 @@ const (
 // succeeds with the replacement pod.
 func TestEarlyStartUnderConsolidation(t *testing.T) {
 	t.Parallel()
-	binary := framework.BuildOntime(t, t.TempDir())
+	binary := framework.SharedOntime(t)
 	cluster := framework.StartCluster(t, "ontime-e2e-consolidation", framework.ClusterOptions{Nodes: 1})
 	cluster.Kubectl(t, "apply", "--server-side", "-k", "config/dev")
 	cluster.StartKarpenter(t, consolidationDelay)

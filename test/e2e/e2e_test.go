@@ -58,7 +58,7 @@ func (p pair) template() batchv1.JobTemplateSpec {
 
 func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	t.Parallel()
-	binary := framework.BuildOntime(t, t.TempDir())
+	binary := framework.SharedOntime(t)
 	t.Log("starting the cluster")
 	cluster := framework.StartCluster(t, "ontime-e2e", framework.ClusterOptions{Nodes: 4})
 	kubeconfig := cluster.Kubeconfig

@@ -94,7 +94,7 @@ func TestAutoLeadAgainstKarpenterQuick(t *testing.T) { testAutoLead(t, quickLead
 // run's nodes (Karpenter's consolidation would, 30 s later), so that the
 // next warm-up finds none.
 func testAutoLead(t *testing.T, scenario leadScenario) {
-	binary := framework.BuildOntime(t, t.TempDir())
+	binary := framework.SharedOntime(t)
 	cluster := framework.StartCluster(t, "ontime-e2e-lead", framework.ClusterOptions{Nodes: 1})
 	cluster.Kubectl(t, "apply", "--server-side", "-k", "config/dev")
 	cluster.StartKarpenter(t, scenario.phases[0].delay)

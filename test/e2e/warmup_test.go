@@ -69,7 +69,7 @@ func createNodePoolLike(t *testing.T, c client.Client, from, name string) {
 // takes the autoscaler about 30 s.
 func TestWarmUpWithARealAutoscaler(t *testing.T) {
 	t.Parallel()
-	binary := framework.BuildOntime(t, t.TempDir())
+	binary := framework.SharedOntime(t)
 	t.Log("starting the cluster and Karpenter")
 	cluster := framework.StartCluster(t, "ontime-e2e-warm", framework.ClusterOptions{Nodes: 1})
 	cluster.Kubectl(t, "apply", "--server-side", "-k", "config/dev")

@@ -86,6 +86,38 @@ func BuildOntime(tb testing.TB, dir string) string {
 	return binary
 }
 
+// sharedOntimeDir holds the binary SharedOntime builds, once per process.
+var sharedOntimeDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "ontime-binary") })
+
+var sharedOntime = sync.OnceValues(func() (string, error) {
+	dir, err := sharedOntimeDir()
+	if err != nil {
+		return "", err
+	}
+	binary := filepath.Join(dir, "ontime")
+	_, err = CommandErr(nil, "go", "build", "-o", binary, "./cmd/ontime")
+	return binary, err
+})
+
+// SharedOntime builds the ontime binary once for the tests of this process
+// that run side by side, and returns its path. RemoveSharedOntime, called
+// from TestMain once they have ended, deletes it.
+func SharedOntime(tb testing.TB) string {
+	tb.Helper()
+	binary, err := sharedOntime()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return binary
+}
+
+// RemoveSharedOntime deletes the directory of SharedOntime's binary.
+func RemoveSharedOntime() {
+	if dir, err := sharedOntimeDir(); err == nil {
+		_ = os.RemoveAll(dir)
+	}
+}
+
 // FreePort is a TCP port on the loopback interface that nothing listens on.
 func FreePort(tb testing.TB) int {
 	tb.Helper()
