@@ -21,11 +21,12 @@ import (
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller/cronjobwarmup"
 	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
+	"github.com/ontime-dev/ontime/internal/controller/standby"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 // DefaultStandbyGrace is Options.StandbyGrace's default.
-const DefaultStandbyGrace = scheduledjob.StandbyGrace
+const DefaultStandbyGrace = standby.DefaultGrace
 
 // Options tune the controllers.
 type Options struct {
@@ -44,9 +45,9 @@ type Options struct {
 	// CronJobWarmUp runs the warm-up controller of annotated batch/v1
 	// CronJobs (warmup.ontime.dev/lead), which caches every CronJob.
 	CronJobWarmUp bool
-	// StandbyGrace, when above 0, runs scheduledjob.Standby on replicas
-	// that do not lead: they start the runs the leader has not started
-	// this long after their time.
+	// StandbyGrace, when above 0, runs the standby (internal/controller/
+	// standby) on every replica: it starts the runs the leader has not
+	// started this long after their time.
 	StandbyGrace time.Duration
 	// LeaderLease, with StandbyGrace, is the leader election Lease: while
 	// it is released the standby acts at once (nil: it always waits).
@@ -134,11 +135,9 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 		return err
 	}
 	if opts.StandbyGrace > 0 {
-		standby := scheduledjob.NewStandby(scheduledJobs, mgr.Elected(), opts.StandbyGrace)
-		if opts.LeaderLease != nil {
-			standby.FollowLease(*opts.LeaderLease)
-		}
-		if err := standby.Register(mgr, opts.Workers); err != nil {
+		s := standby.New(standby.NewCluster(mgr.GetClient(), mgr.GetAPIReader()), clk, mgr.GetEventRecorderFor("scheduledjob-controller"),
+			opts.StandbyGrace, mgr.Elected(), scheduledJobs)
+		if err := s.Register(mgr, opts.Workers, opts.LeaderLease, scheduledjob.FailureBackoff()); err != nil {
 			return err
 		}
 	}

@@ -2,9 +2,11 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -19,6 +21,67 @@ type scheduling struct {
 	now    time.Time
 	jobs   []*batchv1.Job
 	active []*batchv1.Job
+	// claims are the claimed runs whose Jobs do not exist yet, by name.
+	claims []string
+}
+
+// blockers are the runs, other than the one named, that keep a Forbid run
+// from starting: active Jobs and claimed runs, by name.
+func (s scheduling) blockers(name string) []string {
+	var names []string
+	for _, job := range s.active {
+		if job.Name != name {
+			names = append(names, job.Name)
+		}
+	}
+	for _, claim := range s.claims {
+		if claim != name {
+			names = append(names, claim)
+		}
+	}
+	return names
+}
+
+// forbid reports whether the ScheduledJob's runs must never overlap.
+func (s scheduling) forbid() bool { return s.sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent }
+
+// newRun is the run at scheduled with its Job named name; under Forbid it
+// is to be claimed first, unless it is already.
+func (s scheduling) newRun(name string, scheduled time.Time) *Run {
+	return &Run{Job: buildJob(s.sj, name, scheduled, s.loc), Scheduled: scheduled, Claim: s.forbid() && !slices.Contains(s.claims, name)}
+}
+
+// dropStaleClaims removes from status.active the claims of scheduled runs
+// that can no longer start (their claimer died before creating the Job,
+// and no one created it while the run was due): once a later run has been
+// due for RequestBound, no create of theirs can still be on its way. Each
+// counts as a missed run. It returns the claims kept.
+func (s scheduling) dropStaleClaims(status *v1alpha1.ScheduledJobStatus, missed map[MissReason]int, events *[]Event, wake *[]time.Time) []string {
+	due := s.sched.Prev(s.now)
+	request, requested := s.sj.Annotations[v1alpha1.TriggerAnnotation]
+	var kept []string
+	for _, name := range s.claims {
+		minute, ok := claimMinute(s.sj, name)
+		if !ok && (!requested || name != s.sj.TriggeredJobName(request)) {
+			// A trigger's claim whose request was replaced by hand before
+			// its Job was created: the request it stood for is gone.
+			status.Active = slices.DeleteFunc(status.Active, func(ref corev1.ObjectReference) bool { return isClaim(ref) && ref.Name == name })
+			continue
+		}
+		older := ok && !due.IsZero() && name != s.sj.JobName(due) && minute.Before(due)
+		if !older || s.now.Before(due.Add(RequestBound)) {
+			if older {
+				*wake = append(*wake, due.Add(RequestBound))
+			}
+			kept = append(kept, name)
+			continue
+		}
+		status.Active = slices.DeleteFunc(status.Active, func(ref corev1.ObjectReference) bool { return isClaim(ref) && ref.Name == name })
+		status.LastMissedTime = later(status.LastMissedTime, minute)
+		missed[MissSkipped]++
+		*events = append(*events, missScheduleEvent(minute))
+	}
+	return kept
 }
 
 // handledUntil returns the time up to which runs have been dealt with
@@ -126,17 +189,15 @@ func (s scheduling) runDue(due, handled time.Time) dueRun {
 	// created early (EarlyStart), or before a crash kept status from
 	// saying so.
 	name := s.sj.JobName(due)
-	if others := withoutJobNamed(s.active, name); len(others) > 0 {
-		switch spec.ConcurrencyPolicy {
-		case v1alpha1.ForbidConcurrent:
-			d.blocked = due
-			return d
-		case v1alpha1.ReplaceConcurrent:
-			d.replace = others
-		}
+	switch {
+	case s.forbid() && len(s.blockers(name)) > 0:
+		d.blocked = due
+		return d
+	case spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent:
+		d.replace = withoutJobNamed(s.active, name)
 	}
 	if !hasJobNamed(s.jobs, name) {
-		d.create = &Run{Job: buildJob(s.sj, name, due, s.loc), Scheduled: due}
+		d.create = s.newRun(name, due)
 	}
 	return d
 }
@@ -234,7 +295,7 @@ func (s scheduling) announceBlocked(blocked time.Time) announcement {
 	event := jobAlreadyActiveEvent()
 	a := announcement{
 		readiness: scheduled(blocked, fmt.Sprintf("the run at %s waits for active job %s (concurrencyPolicy Forbid)",
-			blocked.In(s.loc).Format(time.RFC3339), s.active[0].Name)),
+			blocked.In(s.loc).Format(time.RFC3339), s.blockers(s.sj.JobName(blocked))[0])),
 		eventIfChanged: &event,
 	}
 	if next := s.sched.Next(s.now); !next.IsZero() {

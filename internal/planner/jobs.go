@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
@@ -17,8 +18,12 @@ import (
 type observation struct {
 	// active and finished are the Jobs, sorted by name.
 	active, finished []*batchv1.Job
-	// activeRefs is status.active rebuilt.
-	activeRefs   []corev1.ObjectReference
+	// activeRefs is status.active rebuilt: the active Jobs and the claims
+	// whose Jobs do not exist yet.
+	activeRefs []corev1.ObjectReference
+	// claims are the claimed runs whose Jobs do not exist (yet), by Job
+	// name.
+	claims       []string
 	lastSchedule *metav1.Time
 	lastSuccess  *metav1.Time
 	events       []Event
@@ -35,10 +40,15 @@ func (o observation) record(status *v1alpha1.ScheduledJobStatus) {
 // the Jobs and the status last written, and sees which Jobs finished or went
 // missing. A Job created early for a run still to come (EarlyStart) is
 // active, but does not move lastScheduleTime before its time.
-func observeJobs(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, now time.Time) observation {
+func observeJobs(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, deleted map[types.UID]bool, now time.Time) observation {
 	recorded := map[string]corev1.ObjectReference{}
+	claims := map[string]bool{}
 	for _, ref := range sj.Status.Active {
-		recorded[string(ref.UID)] = ref
+		if isClaim(ref) {
+			claims[ref.Name] = true
+		} else {
+			recorded[string(ref.UID)] = ref
+		}
 	}
 	jobs = slices.Clone(jobs)
 	slices.SortFunc(jobs, func(a, b *batchv1.Job) int { return strings.Compare(a.Name, b.Name) })
@@ -51,6 +61,11 @@ func observeJobs(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, now time.Time) 
 			o.lastSchedule = later(o.lastSchedule, scheduled)
 		}
 		ref, wasActive := recorded[string(job.UID)]
+		if claims[job.Name] {
+			// The claimed run's Job: it was active from its claim on.
+			delete(claims, job.Name)
+			wasActive = true
+		}
 		condition, done := v1alpha1.JobFinished(job)
 		if !done {
 			o.observeActive(job, ref, wasActive)
@@ -64,12 +79,42 @@ func observeJobs(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, now time.Time) 
 			o.lastSuccess = later(o.lastSuccess, job.Status.CompletionTime.Time)
 		}
 	}
+	o.observeGone(sj, jobs, present, claims, deleted)
+	return o
+}
+
+// observeGone looks at the entries of status.active without a Job: claims
+// whose Job does not exist yet stay active; a Job gone that this
+// controller did not delete, nor a later run replaced, is reported
+// missing.
+func (o *observation) observeGone(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, present, claims map[string]bool, deleted map[types.UID]bool) {
 	for _, ref := range sj.Status.Active {
-		if !present[string(ref.UID)] {
+		switch {
+		case isClaim(ref) && claims[ref.Name]:
+			o.claims = append(o.claims, ref.Name)
+			o.activeRefs = append(o.activeRefs, ref)
+		case !isClaim(ref) && !present[string(ref.UID)] && !deleted[ref.UID] && !replacedByLaterRun(sj, ref, jobs):
 			o.events = append(o.events, missingJobEvent(ref.Name))
 		}
 	}
-	return o
+}
+
+// replacedByLaterRun reports whether a Job status.active names, gone,
+// was replaced: under concurrencyPolicy Replace a later run's Job exists
+// (a leader that replaced it may have died before writing the status
+// without it).
+func replacedByLaterRun(sj *v1alpha1.ScheduledJob, ref corev1.ObjectReference, jobs []*batchv1.Job) bool {
+	if sj.Spec.ConcurrencyPolicy != v1alpha1.ReplaceConcurrent {
+		return false
+	}
+	gone, scheduled := claimMinute(sj, ref.Name)
+	for _, job := range jobs {
+		at, ok := v1alpha1.ScheduledTime(job)
+		if job.Name != ref.Name && (!scheduled || (ok && at.After(gone))) {
+			return true
+		}
+	}
+	return false
 }
 
 // observeActive adds an unfinished Job. ref is its status.active entry, if
@@ -83,8 +128,9 @@ func (o *observation) observeActive(job *batchv1.Job, ref corev1.ObjectReference
 	}
 	// Keep a reference as it was recorded, as upstream does: its
 	// resourceVersion would otherwise change with every update of the Job
-	// (pod counts, conditions) and force a status write.
-	if !wasActive {
+	// (pod counts, conditions) and force a status write. A claim gets the
+	// Job's reference.
+	if !wasActive || isClaim(ref) {
 		ref = refOf(job)
 	}
 	o.activeRefs = append(o.activeRefs, ref)
@@ -101,8 +147,12 @@ func createdEarly(job *batchv1.Job) bool {
 // successful and failed separately, oldest start time first (Jobs that
 // never started count as newest; ties go by name), as the CronJob
 // controller deletes them. Jobs already being deleted are neither counted
-// nor deleted again (upstream would emit FailedDelete for them).
-func historyDeletions(spec v1alpha1.ScheduledJobSpec, finished []*batchv1.Job) []Deletion {
+// nor deleted again (upstream would emit FailedDelete for them). A Job
+// whose deletion could let its run start again is kept, and wake says when
+// to look again: a run's Job before its historyFence, and a trigger's Job
+// while the trigger annotation still asks for it (its request is recorded
+// as handled by the annotation's removal).
+func historyDeletions(sj *v1alpha1.ScheduledJob, sched schedule, finished []*batchv1.Job, now time.Time) (deletions []Deletion, wake []time.Time) {
 	var succeeded, failed []*batchv1.Job
 	for _, job := range finished {
 		if job.DeletionTimestamp != nil {
@@ -114,7 +164,20 @@ func historyDeletions(spec v1alpha1.ScheduledJobSpec, finished []*batchv1.Job) [
 			failed = append(failed, job)
 		}
 	}
-	return append(oldestBeyond(succeeded, spec.SuccessfulJobsHistoryLimit), oldestBeyond(failed, spec.FailedJobsHistoryLimit)...)
+	request := sj.Annotations[v1alpha1.TriggerAnnotation]
+	beyond := append(oldestBeyond(succeeded, sj.Spec.SuccessfulJobsHistoryLimit), oldestBeyond(failed, sj.Spec.FailedJobsHistoryLimit)...)
+	for _, deletion := range beyond {
+		job := deletion.Job
+		if fence := historyFence(sched, job); fence.After(now) {
+			wake = append(wake, fence)
+			continue
+		}
+		if value, ok := job.Annotations[v1alpha1.TriggeredAnnotation]; ok && value == request {
+			continue
+		}
+		deletions = append(deletions, deletion)
+	}
+	return deletions, wake
 }
 
 func oldestBeyond(jobs []*batchv1.Job, limit *int32) []Deletion {

@@ -60,6 +60,7 @@ const (
 	bufferCreated
 	bufferCreateFailed
 	bufferDeleted
+	claimedRun
 )
 
 // Deleted reports that the Job was deleted.
@@ -95,6 +96,22 @@ func NameTaken(run *Run) Result { return Result{kind: nameTaken, run: run} }
 // CreateFailed reports that creating the run's Job failed with err; it is
 // retried.
 func CreateFailed(run *Run, err error) Result { return Result{kind: createFailed, run: run, err: err} }
+
+// Claimed reports that the run was claimed: a status listing it in
+// status.active was written before its Job is created.
+func Claimed(run *Run) Result { return Result{kind: claimedRun, run: run} }
+
+// Claims are the results of claiming every run of the plan that needs a
+// claim.
+func (p Plan) Claims() []Result {
+	var results []Result
+	for _, run := range []*Run{p.Create, p.Early, p.Trigger} {
+		if run != nil && run.Claim {
+			results = append(results, Claimed(run))
+		}
+	}
+	return results
+}
 
 // PodCreated reports that a placeholder pod was created (or existed).
 func PodCreated(pod *corev1.Pod) Result { return Result{kind: podCreated, pod: pod} }
@@ -149,13 +166,23 @@ func (p Plan) Finish(results ...Result) Outcome {
 	}
 	// A run that is retried outranks a conflict: it is the next run.
 	for _, run := range []*Run{p.Create, p.Early} {
-		if run != nil && !settled(run, results) {
+		switch {
+		case run == nil || settled(run, results):
+		case slices.ContainsFunc(results, func(r Result) bool { return r.run == run && r.kind == claimedRun }):
+			ready = ready.starting(run)
+		default:
 			ready = ready.retrying(run)
 		}
 	}
 	ready.write(&out.Status, p.generation, p.now)
 	out.Status.ActiveCount = int32(len(out.Status.Active))
 	return out
+}
+
+// Reports reports whether the plan, before any action, emits an event with
+// the reason.
+func (p Plan) Reports(reason string) bool {
+	return slices.ContainsFunc(p.decided.Events, func(e Event) bool { return e.Reason == reason })
 }
 
 // ResultEvents returns only the events the results report (SuccessfulCreate,
@@ -196,7 +223,12 @@ func (p Plan) apply(out *Outcome, r Result) *readiness {
 		addActive(status, r.job, r.run, p.now)
 	case alreadyCreated:
 		addActive(status, r.job, r.run, p.now)
+	case claimedRun:
+		if !claimed(status.Active, r.run.Job.Name) {
+			status.Active = append(status.Active, claimRef(r.run.Job, r.run.Job.Name))
+		}
 	case nameTaken:
+		status.Active = slices.DeleteFunc(status.Active, func(ref corev1.ObjectReference) bool { return isClaim(ref) && ref.Name == r.run.Job.Name })
 		event, conflict := p.conflict(status, r.run)
 		out.Events = append(out.Events, event)
 		out.Missed[MissConflict]++
@@ -230,8 +262,12 @@ func addActive(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job, run *Run, 
 	if !run.Triggered() && !run.Scheduled.After(now) {
 		status.LastScheduleTime = later(status.LastScheduleTime, run.Scheduled)
 	}
-	for _, ref := range status.Active {
-		if ref.UID == job.UID {
+	for i, ref := range status.Active {
+		switch {
+		case ref.UID == job.UID:
+			return
+		case isClaim(ref) && ref.Name == job.Name:
+			status.Active[i] = refOf(job)
 			return
 		}
 	}

@@ -17,11 +17,13 @@
 package planner
 
 import (
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/requeue"
@@ -36,6 +38,9 @@ type Input struct {
 	// lacked but a live read found, so a status.active entry missing here
 	// is gone.
 	Jobs []*batchv1.Job
+	// Deleted are the Jobs this controller deleted itself (the Jobs a
+	// Replace run replaced): gone from status.active, not missing.
+	Deleted map[types.UID]bool
 	// WarmUpPods are the ScheduledJob's warm-up pods: its placeholders and
 	// the pods of its EarlyStart Jobs (label ontime.dev/owner-uid).
 	WarmUpPods []*corev1.Pod
@@ -80,6 +85,9 @@ type Plan struct {
 	Early *Run
 	// Trigger is a run asked for with the trigger annotation.
 	Trigger *Run
+	// StandbyUntil is, with Create, when the standby stops trying to
+	// start that run (StandbyWindow).
+	StandbyUntil time.Time
 	// ConsumeTrigger removes the trigger annotation (handled or refused).
 	ConsumeTrigger bool
 	// CreatePods and DeletePods are placeholder pods.
@@ -126,6 +134,9 @@ const (
 type Run struct {
 	Job       *batchv1.Job
 	Scheduled time.Time
+	// Claim says the run must be claimed (Plan.Claimed) before its Job is
+	// created: a run of a Forbid ScheduledJob not claimed yet.
+	Claim bool
 }
 
 // Triggered reports whether the run was asked for by hand.
@@ -159,24 +170,25 @@ func Compute(in Input) Plan {
 	sj := in.ScheduledJob
 	status := *sj.Status.DeepCopy()
 	status.ObservedGeneration = sj.Generation
-	observed := observeJobs(sj, in.Jobs, in.Now)
+	observed := observeJobs(sj, in.Jobs, in.Deleted, in.Now)
 	observed.record(&status)
-	plan := Plan{
-		Deletes:    historyDeletions(sj.Spec, observed.finished),
-		now:        in.Now,
-		generation: sj.Generation,
-	}
+	plan := Plan{now: in.Now, generation: sj.Generation}
 	spec := scheduleOf(sj, timeOf(status.LastScheduleTime), in.Placement)
+	var heldUntil []time.Time
+	plan.Deletes, heldUntil = historyDeletions(sj, spec.schedule, observed.finished, in.Now)
 	status.EffectiveSchedule, status.Spread = spec.effective, in.Placement
 	events := observed.events
 	if sj.DeletionTimestamp == nil {
 		events = append(events, spec.warnings...)
 	}
-	decided := decideRuns(in, spec, observed.active, &status)
+	decided := decideRuns(in, spec, observed, &status)
 	plan.Create, plan.Early, plan.readiness = decided.create, decided.early, decided.readiness
+	if plan.Create != nil {
+		plan.StandbyUntil = standbyUntil(spec.schedule, plan.Create.Scheduled)
+	}
 	plan.Deletes = append(plan.Deletes, replacements(decided.replace)...)
 	events = append(events, decided.events...)
-	wake, missed, runs := decided.wake, decided.missed, decided.runs
+	wake, missed, runs := append(decided.wake, heldUntil...), decided.missed, decided.runs
 
 	warm := decideWarmUp(sj, in, runs, &status)
 	plan.CreatePods, plan.DeletePods = warm.Create, warm.Delete
@@ -185,12 +197,12 @@ func Compute(in Input) Plan {
 	wake = append(wake, warm.Wake...)
 	// A run asked for by hand starts even while the schedule is suspended
 	// or invalid, as kubectl create job --from=cronjob/… does.
-	trigger := decideTrigger(sj, in.Jobs, observed.active, spec.loc, in.Now, plan.Create != nil || plan.Early != nil)
+	trigger := decideTrigger(sj, in.Jobs, observed, spec, in.Now, plan.Create != nil || plan.Early != nil)
 	plan.Trigger, plan.ConsumeTrigger = trigger.run, trigger.consume
-	if trigger.replace {
-		plan.Deletes = append(plan.Deletes, replacements(observed.active)...)
-	}
+	replaced, replaceLater := replacedByNewer(sj, spec.schedule, observed.active, trigger.replace, plan.Deletes, in.Now)
+	plan.Deletes = append(plan.Deletes, replaced...)
 	wake = append(wake, trigger.wake...)
+	wake = append(wake, replaceLater...)
 	events = append(events, trigger.events...)
 
 	status.ActiveCount = int32(len(status.Active))
@@ -219,7 +231,7 @@ type runsDecision struct {
 // is being deleted, its spec cannot run, or it is suspended (its readiness
 // says which); otherwise the due run, the next one, and an early one
 // (EarlyStart). It records missed runs in status.
-func decideRuns(in Input, spec specSchedule, active []*batchv1.Job, status *v1alpha1.ScheduledJobStatus) runsDecision {
+func decideRuns(in Input, spec specSchedule, observed observation, status *v1alpha1.ScheduledJobStatus) runsDecision {
 	sj := in.ScheduledJob
 	d := runsDecision{missed: map[MissReason]int{}}
 	switch {
@@ -233,12 +245,13 @@ func decideRuns(in Input, spec specSchedule, active []*batchv1.Job, status *v1al
 	case sj.Spec.Suspend != nil && *sj.Spec.Suspend:
 		d.readiness = notReady(v1alpha1.ReasonSuspended, "spec.suspend is true; no new runs start")
 	default:
-		s := scheduling{sj: sj, sched: spec.schedule, loc: spec.loc, now: in.Now, jobs: in.Jobs, active: active}
+		s := scheduling{sj: sj, sched: spec.schedule, loc: spec.loc, now: in.Now, jobs: in.Jobs, active: observed.active, claims: observed.claims}
+		s.claims = s.dropStaleClaims(status, d.missed, &d.events, &d.wake)
 		due := s.decideDueRun(handledUntil(sj, status))
 		due.record(status, d.missed)
 		d.create, d.replace, d.events = due.create, due.replace, due.events
 		next := s.announce(due.blocked, status.LastScheduleTime)
-		d.readiness, d.wake = next.readiness, next.wake
+		d.readiness, d.wake = next.readiness, append(d.wake, next.wake...)
 		if next.eventIfChanged != nil && next.readiness.changes(&sj.Status) {
 			d.events = append(d.events, *next.eventIfChanged)
 		}
@@ -253,6 +266,41 @@ func decideRuns(in Input, spec specSchedule, active []*batchv1.Job, status *v1al
 // on every reconcile.
 func specChanged(sj *v1alpha1.ScheduledJob) bool {
 	return sj.Status.ObservedGeneration != sj.Generation
+}
+
+// replacedByNewer are, under concurrencyPolicy Replace, the active Jobs a
+// newer run replaces outside a scheduled run's start: when a run asked
+// for by hand starts (all of them), or later, every one older than the
+// newest active Job. A Job whose run the standby may still be starting is
+// replaced only once that is over (its historyFence: failover.go), and
+// replaceAt says when.
+func replacedByNewer(sj *v1alpha1.ScheduledJob, sched schedule, active []*batchv1.Job, triggered bool, planned []Deletion, now time.Time) (deletes []Deletion, replaceAt []time.Time) {
+	// A Job created early for a run still to come (EarlyStart) replaces
+	// the others at its run's time (replacedByEarlyRun), not before.
+	active = slices.DeleteFunc(slices.Clone(active), func(job *batchv1.Job) bool {
+		at, ok := v1alpha1.ScheduledTime(job)
+		return ok && at.After(now) && !v1alpha1.IsTriggered(job)
+	})
+	if sj.Spec.ConcurrencyPolicy != v1alpha1.ReplaceConcurrent || len(active) == 0 {
+		return nil, nil
+	}
+	newest := active[0]
+	for _, job := range active {
+		if job.CreationTimestamp.After(newest.CreationTimestamp.Time) {
+			newest = job
+		}
+	}
+	for _, job := range active {
+		if (!triggered && job == newest) || slices.ContainsFunc(planned, func(d Deletion) bool { return d.Job.UID == job.UID }) {
+			continue
+		}
+		if fence := historyFence(sched, job); fence.After(now) {
+			replaceAt = append(replaceAt, fence)
+			continue
+		}
+		deletes = append(deletes, Deletion{Job: job, Reason: DeleteForReplace})
+	}
+	return deletes, replaceAt
 }
 
 // replacements are the deletions a Replace run needs.

@@ -69,6 +69,18 @@ func (r readiness) retrying(run *Run) readiness {
 		message: "the run at " + run.Scheduled.UTC().Format(time.RFC3339) + " did not start and is retried"}
 }
 
+// starting is r while a claimed run's Job is being created: status
+// announces that run until its Job exists, so that whoever creates it
+// (the claimer, or the next leader if the claimer died) finds it due.
+func (r readiness) starting(run *Run) readiness {
+	next := r.next
+	if next == nil || run.Scheduled.Before(*next) {
+		next = &run.Scheduled
+	}
+	return readiness{next: next, ready: true, reason: v1alpha1.ReasonScheduled,
+		message: "the run at " + run.Scheduled.UTC().Format(time.RFC3339) + " is starting"}
+}
+
 // write records r in status: the one place that sets the Ready condition
 // and status.nextScheduleTime.
 func (r readiness) write(status *v1alpha1.ScheduledJobStatus, generation int64, now time.Time) {

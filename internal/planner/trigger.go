@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -23,7 +24,8 @@ type triggerDecision struct {
 // scheduled, obeying concurrencyPolicy. It waits while a scheduled run is
 // being created in this same reconcile (scheduledRunPending), so that the
 // two are not confused.
-func decideTrigger(sj *v1alpha1.ScheduledJob, jobs, active []*batchv1.Job, loc *time.Location, now time.Time, scheduledRunPending bool) triggerDecision {
+func decideTrigger(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, observed observation, spec specSchedule, now time.Time, scheduledRunPending bool) triggerDecision {
+	loc := spec.loc
 	value, ok := sj.Annotations[v1alpha1.TriggerAnnotation]
 	switch {
 	case !ok || sj.DeletionTimestamp != nil:
@@ -37,18 +39,18 @@ func decideTrigger(sj *v1alpha1.ScheduledJob, jobs, active []*batchv1.Job, loc *
 		return triggerDecision{consume: true}
 	}
 	decision := triggerDecision{consume: true}
-	if len(active) > 0 {
-		switch sj.Spec.ConcurrencyPolicy {
-		case v1alpha1.ForbidConcurrent:
-			decision.events = []Event{triggerRefusedEvent()}
-			return decision
-		case v1alpha1.ReplaceConcurrent:
-			decision.replace = true
-		}
+	forbid := sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent
+	claims := slices.DeleteFunc(slices.Clone(observed.claims), func(claim string) bool { return claim == name })
+	switch {
+	case forbid && (len(observed.active) > 0 || len(claims) > 0):
+		decision.events = []Event{triggerRefusedEvent()}
+		return decision
+	case sj.Spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent && len(observed.active) > 0:
+		decision.replace = true
 	}
 	scheduled := now.Truncate(time.Second)
 	job := buildJob(sj, name, scheduled, loc)
 	job.Annotations[v1alpha1.TriggeredAnnotation] = value
-	decision.run = &Run{Job: job, Scheduled: scheduled}
+	decision.run = &Run{Job: job, Scheduled: scheduled, Claim: forbid && !slices.Contains(observed.claims, name)}
 	return decision
 }

@@ -69,12 +69,12 @@ func (s scheduling) decideEarlyStart(create *Run, image string, peers []warmup.P
 		return nil
 	}
 	name := s.sj.JobName(next)
-	if hasJobNamed(s.jobs, name) || (len(s.active) > 0 && s.sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent) {
+	if hasJobNamed(s.jobs, name) || (s.forbid() && len(s.blockers(name)) > 0) {
 		return nil
 	}
-	job := buildJob(s.sj, name, next, s.loc)
-	warmup.HoldUntil(job, ownerOf(s.sj), next, s.now, image)
-	return &Run{Job: job, Scheduled: next}
+	run := s.newRun(name, next)
+	warmup.HoldUntil(run.Job, ownerOf(s.sj), next, s.now, image)
+	return run
 }
 
 // chosenLead is the lead of the next warm-up, and how it was chosen: the

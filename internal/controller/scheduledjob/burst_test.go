@@ -169,7 +169,7 @@ func allRunsFinished(t *testing.T, sjs []*v1alpha1.ScheduledJob) bool {
 
 func rememberedWrites(c *Controller) int {
 	n := 0
-	c.overlay.written.Range(func(any, any) bool { n++; return true })
+	c.known.newest.Range(func(any, any) bool { n++; return true })
 	return n
 }
 

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -38,10 +39,6 @@ import (
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
-// jobOwnerKey indexes Jobs by the UID of the ScheduledJob that controls
-// them, so each reconcile lists only its own Jobs from the cache.
-const jobOwnerKey = ".metadata.controller.uid"
-
 // Controller runs ScheduledJobs.
 type Controller struct {
 	kubeClient client.Client
@@ -50,9 +47,12 @@ type Controller struct {
 	apiReader client.Reader
 	clock     clock.PassiveClock
 	recorder  record.EventRecorder
-	// overlay holds the statuses this controller wrote or deferred that
-	// its cache does not show yet.
-	overlay statusOverlay
+	// known holds what this controller read or wrote of each ScheduledJob
+	// that its cache may not show yet.
+	known knownObjects
+	// reconciled are the ScheduledJobs reconciled since the controller
+	// started (types.NamespacedName -> struct{}).
+	reconciled sync.Map
 	// earlyStartImage runs `ontime wait` in EarlyStart pods.
 	earlyStartImage string
 	// defaults are the controller-wide defaults of warm-up.
@@ -105,7 +105,7 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 		return err
 	}
 	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, updated any) { c.overlay.observed(updated) },
+		UpdateFunc: func(_, updated any) { c.known.observed(updated) },
 	}); err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(ledgerMembers), builder.WithPredicates(rebalanced)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: workers,
-			RateLimiter:             failureBackoff(),
+			RateLimiter:             FailureBackoff(),
 		}).
 		// After an API outage, the failed reconciles are retried when the
 		// API server answers, not up to 30 s later.
@@ -141,47 +141,77 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 		Complete(retrier.Reconciler(c))
 }
 
-// failureBackoff retries a failed reconcile quickly and never waits longer
+// FailureBackoff retries a failed reconcile quickly and never waits longer
 // than 30 s, so that a transient API error cannot push a run back by
 // minutes (controller-runtime's default grows to 1000 s, and its overall
 // 10-per-second bucket paced a standby's hundred retries after an outage
 // over ten seconds).
-func failureBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
+func FailureBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
 	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](10*time.Millisecond, 30*time.Second)
 }
 
 // Index adds the indexes the controller lists with: Jobs by their
 // ScheduledJob, and ScheduledJobs with lead Auto by their lead pool.
 func Index(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, &batchv1.Job{}, jobOwnerKey, shared.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob")); err != nil {
+	if err := indexer.IndexField(ctx, &batchv1.Job{}, shared.ScheduledJobOwnerKey, shared.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob")); err != nil {
 		return err
 	}
 	return indexer.IndexField(ctx, &v1alpha1.ScheduledJob{}, leadPoolKey, indexLeadPool)
 }
 
-// Reconcile brings one ScheduledJob up to date.
+// Reconcile brings one ScheduledJob up to date. Its steps keep the
+// invariants of docs/reliability.md ("Exactly once"): a run is started
+// only from a status confirmed with the API server since this controller
+// started; a Forbid run is claimed in status before its Job is created;
+// and the status recording every run is written before any of their Jobs
+// is deleted for history.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	stored := &v1alpha1.ScheduledJob{}
-	if err := c.kubeClient.Get(ctx, req.NamespacedName, stored); err != nil {
+	cached := &v1alpha1.ScheduledJob{}
+	if err := c.kubeClient.Get(ctx, req.NamespacedName, cached); err != nil {
 		if apierrors.IsNotFound(err) {
-			c.overlay.forget(req.NamespacedName)
+			c.known.forget(req.NamespacedName)
 			c.undecodable.forget(req.NamespacedName)
+			c.reconciled.Delete(req.NamespacedName)
 			return reconcile.Result{}, c.ledgers.forgetDeleted(ctx, req.NamespacedName)
 		}
 		return reconcile.Result{}, err
 	}
-	if stored.DecodeError != "" {
-		c.undecodable.report(ctx, c, stored)
+	if cached.DecodeError != "" {
+		c.undecodable.report(ctx, c, cached)
 		return reconcile.Result{}, nil
 	}
 	c.undecodable.forget(req.NamespacedName)
-	// stored is the ScheduledJob as the API server has it, as far as this
-	// controller knows; sj adds the status not yet written.
-	stored, sj := c.overlay.view(stored)
 	now := c.clock.Now()
+	p, err := c.plan(ctx, cached, now)
+	if err == nil && needsConfirmation(p.plan) && !c.known.isConfirmed(req.NamespacedName) {
+		p, err = c.confirm(ctx, cached, now)
+	}
+	if err != nil || p.sj == nil {
+		return reconcile.Result{}, err
+	}
+	result, err := c.carryOut(ctx, cached, p, now)
+	if err == nil {
+		c.reconciled.Store(req.NamespacedName, struct{}{})
+	}
+	return result, err
+}
+
+// planned is a plan and what it was made from: the ScheduledJob as the API
+// server has it as far as this controller knows (stored), the same with
+// the status not written yet (sj), and why its spread placement could not
+// be read, if it could not.
+type planned struct {
+	stored, sj *v1alpha1.ScheduledJob
+	plan       planner.Plan
+	placeErr   error
+}
+
+// plan gathers what the planner reads and plans.
+func (c *Controller) plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time) (planned, error) {
+	stored, sj := c.known.view(cached)
 	in, err := c.gather(ctx, sj, now)
 	if err != nil {
-		return reconcile.Result{}, err
+		return planned{}, err
 	}
 	// While its group's ledger cannot be read or written, a Balanced
 	// ScheduledJob keeps the placement its status recorded, so runs go on;
@@ -192,33 +222,92 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if placeErr != nil {
 		in.Placement = sj.RecordedPlacement()
 	}
-	plan := planner.Compute(in)
-	results, deferRest, execErr := c.execute(ctx, sj, plan, placeErr == nil)
-	outcome := plan.Finish(results...)
-	c.emit(sj, outcome.Events)
+	return planned{stored: stored, sj: sj, plan: planner.Compute(in), placeErr: placeErr}, nil
+}
+
+// confirm reads the ScheduledJob from the API server and plans again: the
+// first run this controller starts for it, or Job it reports missing, must
+// be planned from a status no older than what the last leader wrote (a nil
+// sj: it is gone).
+func (c *Controller) confirm(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time) (planned, error) {
+	live := &v1alpha1.ScheduledJob{}
+	if err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(cached), live); err != nil {
+		return planned{}, client.IgnoreNotFound(err)
+	}
+	if live.DecodeError != "" || live.UID != cached.UID {
+		return planned{}, nil // the next reconcile sees the new object
+	}
+	c.known.saw(live)
+	c.known.observed(cached)
+	return c.plan(ctx, cached, now)
+}
+
+// needsConfirmation reports whether a plan must be made from a confirmed
+// status: it creates a run's Job, or reports a Job missing that a cache
+// behind the status may have shown.
+func needsConfirmation(plan planner.Plan) bool {
+	return plan.Create != nil || plan.Early != nil || plan.Trigger != nil || plan.Reports(v1alpha1.ReasonMissingJob)
+}
+
+// carryOut carries out the plan in the order the invariants need: claims,
+// the runs, warm-up, the trigger's removal, the status, and only then the
+// history cleanup. When it started a scheduled run it may stop after the
+// runs and leave the rest to the next reconcile (deferStatus).
+func (c *Controller) carryOut(ctx context.Context, cached *v1alpha1.ScheduledJob, p planned, now time.Time) (reconcile.Result, error) {
+	key := client.ObjectKeyFromObject(cached)
+	plan := p.plan
+	results := plan.Claims()
+	if len(results) > 0 {
+		if _, err := c.writeStatus(ctx, p.stored, plan.Finish(results...).Status); err != nil {
+			return reconcile.Result{}, err
+		}
+		p.stored, p.sj = c.known.view(cached)
+	}
+	started, runErr := c.startRuns(ctx, p.sj, plan)
+	results = append(results, started...)
 	requeueAfter := c.remaining(now, plan.RequeueAfter)
+	if runErr == nil && p.placeErr == nil && !plan.ConsumeTrigger && startedScheduledRun(results) {
+		outcome := plan.Finish(results...)
+		c.emit(p.sj, outcome.Events)
+		return c.deferStatus(p.sj, outcome, requeueAfter), nil
+	}
+	warm, warmErr := c.executePods(ctx, plan)
+	results = append(results, warm...)
 	if warmUpRefused(results) {
 		requeueAfter = min(cmp.Or(requeueAfter, warmup.RefusedRetry), warmup.RefusedRetry)
 	}
-	if deferRest {
-		return c.deferStatus(sj, outcome, requeueAfter), nil
+	if runErr == nil && warmErr == nil && plan.ConsumeTrigger {
+		if err := c.consumeTrigger(ctx, p.sj); err != nil {
+			runErr = err
+		}
+		p.stored, p.sj = c.known.view(cached)
 	}
-	written, err := c.writeStatus(ctx, stored, outcome.Status)
+	outcome := plan.Finish(results...)
+	c.emit(p.sj, outcome.Events)
+	written, err := c.writeStatus(ctx, p.stored, outcome.Status)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	c.overlay.undefer(req.NamespacedName)
+	c.known.undefer(key)
 	if written {
 		recordMetrics(outcome)
 	}
-	if execErr != nil {
-		return reconcile.Result{}, execErr
-	}
-	if placeErr != nil {
-		return reconcile.Result{}, placeErr
+	// The status just written records every run whose Job goes now.
+	cleaned := c.deleteHistory(ctx, p.sj, plan)
+	c.emit(p.sj, plan.Finish(append(results, cleaned...)...).Events[len(outcome.Events):])
+	if err := cmp.Or(runErr, warmErr, p.placeErr); err != nil {
+		return reconcile.Result{}, err
 	}
 	log.FromContext(ctx).V(1).Info("reconciled", "requeueAfter", requeueAfter, "active", len(outcome.Status.Active))
 	return reconcile.Result{RequeueAfter: requeueAfter}, nil
+}
+
+// Reconciled reports whether the controller has reconciled the
+// ScheduledJob since it started: the standby of the same replica leaves it
+// to the controller from then on.
+func (c *Controller) Reconciled(key types.NamespacedName) bool {
+	_, ok := c.reconciled.Load(key)
+	return ok
 }
 
 // remaining is what is left of the plan's requeue delay, planned at now,
@@ -253,7 +342,13 @@ func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now 
 func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (planner.Input, error) {
 	in := planner.Input{ScheduledJob: sj, Now: now, EarlyStartImage: c.earlyStartImage, Defaults: c.defaults}
 	var err error
-	if in.Jobs, err = c.gatherJobs(ctx, sj); err != nil {
+	jobs, err := shared.ScheduledJobJobs(ctx, c.kubeClient, c.apiReader, sj)
+	if err != nil {
+		c.emit(sj, []planner.Event{planner.FailedGetEvent(err)})
+		return in, err
+	}
+	in.Jobs, in.Deleted = c.known.withoutDeleted(sj, jobs, now)
+	if in.Jobs, err = c.withoutSuperseded(ctx, sj, in.Jobs); err != nil {
 		return in, err
 	}
 	if in.WarmUpPods, err = shared.WarmUpPods(ctx, c.kubeClient, sj); err != nil {
@@ -261,6 +356,40 @@ func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 	}
 	in.LeadPeers, err = c.gatherLeadPeers(ctx, sj)
 	return in, err
+}
+
+// withoutSuperseded reads from the API server the running Jobs the cache
+// lists that status neither lists as active nor could have: runs older
+// than status.lastScheduleTime. Such a Job is one a cache behind shows
+// after another replica deleted it (a Replace, or a history cleanup): it
+// is dropped when the API server no longer has it, instead of being listed
+// in status.active again and reported missing later.
+func (c *Controller) withoutSuperseded(ctx context.Context, sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job) ([]*batchv1.Job, error) {
+	last := sj.Status.LastScheduleTime
+	if last == nil {
+		return jobs, nil
+	}
+	recorded := map[types.UID]bool{}
+	for _, ref := range sj.Status.Active {
+		recorded[ref.UID] = true
+	}
+	kept := jobs[:0:0]
+	for _, job := range jobs {
+		scheduled, ok := v1alpha1.ScheduledTime(job)
+		if _, done := v1alpha1.JobFinished(job); done || recorded[job.UID] || !ok || v1alpha1.IsTriggered(job) || !scheduled.Before(last.Time) {
+			kept = append(kept, job)
+			continue
+		}
+		live := &batchv1.Job{}
+		switch err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(job), live); {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		case live.UID == job.UID:
+			kept = append(kept, live)
+		}
+	}
+	return kept, nil
 }
 
 // gatherBuffers reads the ScheduledJob's CapacityBuffers, and which version
@@ -280,56 +409,6 @@ func (c *Controller) gatherBuffers(ctx context.Context, sj *v1alpha1.ScheduledJo
 	return api, buffers, err
 }
 
-// gatherJobs lists the ScheduledJob's Jobs from the cache and reads the
-// ones status.active names but the cache lacks (just created, or the cache
-// is behind) from the API server, so that a slow cache is never taken for a
-// deleted Job.
-func (c *Controller) gatherJobs(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
-	var list batchv1.JobList
-	if err := c.kubeClient.List(ctx, &list, client.InNamespace(sj.Namespace), client.MatchingFields{jobOwnerKey: string(sj.UID)}); err != nil {
-		return nil, err
-	}
-	jobs := make([]*batchv1.Job, 0, len(list.Items))
-	cached := map[types.UID]bool{}
-	for i := range list.Items {
-		jobs = append(jobs, &list.Items[i])
-		cached[list.Items[i].UID] = true
-	}
-	for _, ref := range sj.Status.Active {
-		if cached[ref.UID] {
-			continue
-		}
-		job := &batchv1.Job{}
-		err := c.apiReader.Get(ctx, types.NamespacedName{Namespace: sj.Namespace, Name: ref.Name}, job)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			c.emit(sj, []planner.Event{planner.FailedGetEvent(err)})
-			return nil, err
-		case metav1.IsControlledBy(job, sj):
-			jobs = append(jobs, job)
-		}
-	}
-	return jobs, nil
-}
-
-// execute carries out the plan and reports what became of each action.
-// When it started a scheduled run and may defer, it stops there and
-// reports deferRest: the rest of the plan and the status write are left to
-// the next reconcile (deferStatus).
-func (c *Controller) execute(ctx context.Context, sj *v1alpha1.ScheduledJob, plan planner.Plan, mayDefer bool) (results []planner.Result, deferRest bool, err error) {
-	results, err = c.startRuns(ctx, sj, plan)
-	if err == nil && mayDefer && !plan.ConsumeTrigger && startedScheduledRun(results) {
-		return results, true, nil
-	}
-	more, finishErr := c.finishPlan(ctx, plan)
-	results, err = append(results, more...), cmp.Or(err, finishErr)
-	if err == nil && plan.ConsumeTrigger {
-		err = c.consumeTrigger(ctx, sj)
-	}
-	return results, false, err
-}
-
 // startRuns carries out the plan's urgent actions, the deletions Replace
 // needs and the runs' Job creations, and reports what became of each.
 func (c *Controller) startRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, plan planner.Plan) ([]planner.Result, error) {
@@ -338,7 +417,7 @@ func (c *Controller) startRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, p
 		if deletion.Reason != planner.DeleteForReplace {
 			continue
 		}
-		result, err := c.deleteJob(ctx, deletion.Job)
+		result, err := c.deleteJob(ctx, sj, deletion.Job)
 		results = append(results, result)
 		if err != nil {
 			return results, fmt.Errorf("could not replace job %s: %w", deletion.Job.Name, err)
@@ -359,20 +438,17 @@ func (c *Controller) startRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, p
 	return results, nil
 }
 
-// finishPlan carries out the rest of the plan but the trigger annotation:
-// history cleanup and warm-up pods. The cleanup runs even after a run's
-// creation failed, so that it still frees quota when creation keeps failing
-// (as upstream's cleanup, which runs before scheduling, does).
-func (c *Controller) finishPlan(ctx context.Context, plan planner.Plan) ([]planner.Result, error) {
+// deleteHistory deletes the finished Jobs beyond the history limits. A
+// failure is reported, not retried: the next reconcile plans it again.
+func (c *Controller) deleteHistory(ctx context.Context, sj *v1alpha1.ScheduledJob, plan planner.Plan) []planner.Result {
 	var results []planner.Result
 	for _, deletion := range plan.Deletes {
 		if deletion.Reason == planner.DeleteForHistoryLimit {
-			result, _ := c.deleteJob(ctx, deletion.Job) // a failure is reported, not retried
+			result, _ := c.deleteJob(ctx, sj, deletion.Job)
 			results = append(results, result)
 		}
 	}
-	podResults, podErr := c.executePods(ctx, plan)
-	return append(results, podResults...), podErr
+	return results
 }
 
 // startedScheduledRun reports whether a scheduled run's Job was created.
@@ -383,12 +459,14 @@ func startedScheduledRun(results []planner.Result) bool {
 // deleteJob deletes with background propagation, as the CronJob controller
 // does. A Job that is already gone is not an error (upstream emits
 // FailedDelete for it).
-func (c *Controller) deleteJob(ctx context.Context, job *batchv1.Job) (planner.Result, error) {
+func (c *Controller) deleteJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (planner.Result, error) {
 	err := c.kubeClient.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
 	switch {
 	case err == nil:
+		c.known.deleted(sj, job, c.clock.Now())
 		return planner.Deleted(job), nil
 	case apierrors.IsNotFound(err):
+		c.known.deleted(sj, job, c.clock.Now())
 		return planner.AlreadyGone(job), nil
 	}
 	return planner.DeleteFailed(job, err), err
@@ -508,16 +586,19 @@ func (c *Controller) consumeTrigger(ctx context.Context, sj *v1alpha1.ScheduledJ
 	patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/annotations/ontime.dev~1trigger","value":%q},`+
 		`{"op":"remove","path":"/metadata/annotations/ontime.dev~1trigger"}]`, value)
 	err := c.kubeClient.Patch(ctx, sj, client.RawPatch(types.JSONPatchType, []byte(patch)))
-	if apierrors.IsInvalid(err) || apierrors.IsNotFound(err) {
+	switch {
+	case err == nil:
+		c.known.saw(sj) // the answer: the status write goes over it
+	case apierrors.IsInvalid(err) || apierrors.IsNotFound(err):
 		return nil // the value changed or the object is gone: nothing to remove
 	}
 	return err
 }
 
 // writeStatus writes status if it changed, and reports whether it wrote.
-// The write carries sj's resourceVersion as a precondition, so that the
-// object it produces is sj with the new status and nothing else: the
-// overlay relies on that.
+// The write carries sj's resourceVersion as a precondition: a status
+// planned from an object someone else has changed since is refused, and
+// the next reconcile plans again from a confirmed one.
 func (c *Controller) writeStatus(ctx context.Context, sj *v1alpha1.ScheduledJob, status v1alpha1.ScheduledJobStatus) (bool, error) {
 	if equality.Semantic.DeepEqual(sj.Status, status) {
 		return false, nil
@@ -529,16 +610,19 @@ func (c *Controller) writeStatus(ctx context.Context, sj *v1alpha1.ScheduledJob,
 		return false, err
 	}
 	if err := c.kubeClient.Status().Patch(ctx, updated, patch); err != nil {
-		// A conflict means someone else wrote meanwhile: the returned error
-		// requeues, and the next reconcile reads their write.
+		if apierrors.IsConflict(err) {
+			// Someone else wrote meanwhile: the returned error requeues,
+			// and the next run started is planned from a live read.
+			c.known.refused(client.ObjectKeyFromObject(sj))
+		}
 		return false, client.IgnoreNotFound(err)
 	}
-	c.overlay.wrote(sj, updated.ResourceVersion, status)
+	c.known.saw(updated)
 	// The cache may have the write already: its watch event can beat the
 	// write's answer, and observed then found nothing to forget.
 	cached := &v1alpha1.ScheduledJob{}
 	if err := c.kubeClient.Get(ctx, client.ObjectKeyFromObject(sj), cached); err == nil {
-		c.overlay.observed(cached)
+		c.known.observed(cached)
 	}
 	return true, nil
 }
@@ -581,7 +665,7 @@ const statusDeferral = time.Second
 // status. The metrics count the outcome now, as the remembered status says
 // it is counted.
 func (c *Controller) deferStatus(sj *v1alpha1.ScheduledJob, outcome planner.Outcome, requeueAfter time.Duration) reconcile.Result {
-	c.overlay.deferStatus(sj, outcome.Status)
+	c.known.deferStatus(sj, outcome.Status)
 	recordMetrics(outcome)
 	if requeueAfter == 0 || requeueAfter > statusDeferral {
 		requeueAfter = statusDeferral

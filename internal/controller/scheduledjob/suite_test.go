@@ -156,7 +156,7 @@ func reconcileWith(t *testing.T, c *Controller, sj *v1alpha1.ScheduledJob, now t
 // statusDeferred reports whether c holds a status for sj that it has not
 // written yet.
 func statusDeferred(c *Controller, sj *v1alpha1.ScheduledJob) bool {
-	_, ok := c.overlay.deferred.Load(client.ObjectKeyFromObject(sj))
+	_, ok := c.known.deferred.Load(client.ObjectKeyFromObject(sj))
 	return ok
 }
 

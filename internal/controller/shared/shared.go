@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -79,4 +80,41 @@ func Emit(recorder record.EventRecorder, obj client.Object, events []warmup.Even
 	for _, e := range events {
 		recorder.Event(obj, e.Type, e.Reason, e.Message)
 	}
+}
+
+// ScheduledJobOwnerKey indexes Jobs by the UID of the ScheduledJob that
+// controls them, so each reconcile lists only its own Jobs from the cache.
+const ScheduledJobOwnerKey = ".metadata.controller.uid"
+
+// ScheduledJobJobs lists a ScheduledJob's Jobs from the cache and reads
+// those its status.active names that the cache lacks (just created, or the
+// cache is behind) from the API server, so that a slow cache is never
+// taken for a deleted Job: a name status.active lists is missing from the
+// result only if the API server does not have it.
+func ScheduledJobJobs(ctx context.Context, cached, live client.Reader, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
+	var list batchv1.JobList
+	if err := cached.List(ctx, &list, client.InNamespace(sj.Namespace), client.MatchingFields{ScheduledJobOwnerKey: string(sj.UID)}); err != nil {
+		return nil, err
+	}
+	jobs := make([]*batchv1.Job, 0, len(list.Items))
+	cachedNames := map[string]bool{}
+	for i := range list.Items {
+		jobs = append(jobs, &list.Items[i])
+		cachedNames[list.Items[i].Name] = true
+	}
+	for _, ref := range sj.Status.Active {
+		if cachedNames[ref.Name] {
+			continue
+		}
+		job := &batchv1.Job{}
+		err := live.Get(ctx, types.NamespacedName{Namespace: sj.Namespace, Name: ref.Name}, job)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		case metav1.IsControlledBy(job, sj):
+			jobs = append(jobs, job)
+		}
+	}
+	return jobs, nil
 }

@@ -1,0 +1,74 @@
+package standby
+
+import (
+	"context"
+	"encoding/json"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/shared"
+)
+
+// Cluster is everything the standby does to the cluster: what it reads,
+// the one object it creates and the one write it makes.
+type Cluster interface {
+	// ScheduledJob reads a ScheduledJob from the replica's cache, or from
+	// the API server when live.
+	ScheduledJob(ctx context.Context, key types.NamespacedName, live bool) (*v1alpha1.ScheduledJob, error)
+	// Jobs are the ScheduledJob's Jobs: the cache's, and those its
+	// status.active names that the cache lacks, read from the API server.
+	Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error)
+	// CreateJob creates a run's Job.
+	CreateJob(ctx context.Context, job *batchv1.Job) error
+	// Claim sets status.active (a Forbid run claimed), on condition that
+	// the ScheduledJob is still at sj's resourceVersion (a Conflict
+	// otherwise).
+	Claim(ctx context.Context, sj *v1alpha1.ScheduledJob, active []corev1.ObjectReference) error
+}
+
+// +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs/status,verbs=patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
+
+// NewCluster is the Cluster of a replica: its manager's client (which
+// reads from the cache) and API reader.
+func NewCluster(cached client.Client, live client.Reader) Cluster {
+	return clusterClient{cached: cached, live: live}
+}
+
+type clusterClient struct {
+	cached client.Client
+	live   client.Reader
+}
+
+func (c clusterClient) ScheduledJob(ctx context.Context, key types.NamespacedName, live bool) (*v1alpha1.ScheduledJob, error) {
+	var reader client.Reader = c.cached
+	if live {
+		reader = c.live
+	}
+	sj := &v1alpha1.ScheduledJob{}
+	return sj, reader.Get(ctx, key, sj)
+}
+
+func (c clusterClient) Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
+	return shared.ScheduledJobJobs(ctx, c.cached, c.live, sj)
+}
+
+func (c clusterClient) CreateJob(ctx context.Context, job *batchv1.Job) error {
+	return c.cached.Create(ctx, job)
+}
+
+func (c clusterClient) Claim(ctx context.Context, sj *v1alpha1.ScheduledJob, active []corev1.ObjectReference) error {
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": sj.ResourceVersion},
+		"status":   map[string]any{"active": active, "activeCount": len(active)},
+	})
+	if err != nil {
+		return err
+	}
+	return c.cached.Status().Patch(ctx, sj.DeepCopy(), client.RawPatch(types.MergePatchType, patch))
+}

@@ -1,0 +1,110 @@
+package standby
+
+import (
+	"context"
+
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/recovery"
+)
+
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=system,resources=leases,verbs=list;watch
+
+// Register adds the standby to mgr, on every replica (it needs no
+// leadership). lease, when set, is the leader election Lease: while it
+// names no holder the standby acts at each run's time. rateLimiter is the
+// leader controller's, for the same retries.
+func (s *Standby) Register(mgr ctrl.Manager, workers int, lease *types.NamespacedName, rateLimiter workqueue.TypedRateLimiter[reconcile.Request]) error {
+	retrier, err := recovery.AddRetrier(mgr)
+	if err != nil {
+		return err
+	}
+	bldr := ctrl.NewControllerManagedBy(mgr)
+	if lease != nil {
+		leases, err := s.leaseSource(mgr, *lease)
+		if err != nil {
+			return err
+		}
+		bldr = bldr.WatchesRawSource(leases)
+	}
+	return bldr.
+		Named(s.Name()).
+		For(&v1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(&batchv1.Job{}).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: workers,
+			NeedLeaderElection:      ptr.To(false),
+			RateLimiter:             rateLimiter,
+		}).
+		WatchesRawSource(retrier.Source()).
+		Complete(retrier.Reconciler(s))
+}
+
+// leaseSource watches the one Lease, through a cache of its own: the
+// manager's would watch every Lease of the cluster (each node renews one
+// every 10 s).
+func (s *Standby) leaseSource(mgr ctrl.Manager, lease types.NamespacedName) (source.Source, error) {
+	leases, err := recovery.NewCache(mgr.GetConfig(), cache.Options{
+		Scheme:            mgr.GetScheme(),
+		DefaultNamespaces: map[string]cache.Config{lease.Namespace: {}},
+		ByObject: map[client.Object]cache.ByObject{
+			&coordinationv1.Lease{}: {Field: fields.OneTermEqualSelector("metadata.name", lease.Name)},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(startedWithCaches{leases}); err != nil {
+		return nil, err
+	}
+	all := func(ctx context.Context) []reconcile.Request {
+		list := &v1alpha1.ScheduledJobList{}
+		if err := mgr.GetClient().List(ctx, list); err != nil {
+			return nil // the cache lists without error once synced
+		}
+		requests := make([]reconcile.Request, 0, len(list.Items))
+		for _, sj := range list.Items {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&sj)})
+		}
+		return requests
+	}
+	return source.Kind(leases, &coordinationv1.Lease{}, handler.TypedEnqueueRequestsFromMapFunc(
+		func(ctx context.Context, lease *coordinationv1.Lease) []reconcile.Request {
+			if s.LeaseChanged(lease.Spec.HolderIdentity) {
+				return all(ctx)
+			}
+			return nil
+		})), nil
+}
+
+// LeaseChanged records whether the Lease names a holder, and reports
+// whether it has just been released: every ScheduledJob's due run was
+// planned for after the grace, and is now due at once.
+func (s *Standby) LeaseChanged(holder *string) (justReleased bool) {
+	released := holder == nil || *holder == ""
+	wasReleased := s.leaseReleased.Swap(released)
+	return released && !wasReleased
+}
+
+// startedWithCaches has the manager start a cache with its own, on every
+// replica: a Runnable it does not know as a cache runs only on the leader,
+// and the standby's Lease source would never sync.
+type startedWithCaches struct{ cache.Cache }
+
+func (c startedWithCaches) GetCache() cache.Cache { return c.Cache }

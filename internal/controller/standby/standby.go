@@ -1,0 +1,169 @@
+// Package standby starts, on every replica, the scheduled runs that the
+// leader has not started a moment after their time. A leader that dies
+// keeps the leader election Lease until it expires (15 s) and the next one
+// then takes it; without a standby every run due meanwhile would wait.
+//
+// The standby is narrow on purpose. Cluster says all it does: it reads
+// ScheduledJobs and their Jobs, plans each with the leader's planner, once
+// per reconcile, and of the plan carries out only the scheduled run's Job,
+// the one object it creates (a Forbid run is first claimed in status, the
+// one write it makes). It deletes nothing, writes no other status, handles
+// no trigger, warms nothing up, and places nothing in a spread group: the
+// leader does all of that, from the Jobs that exist, once there is one.
+//
+// Why the leader and any number of standbys start each run at most once,
+// and never two Forbid runs side by side, is stated in
+// internal/planner/failover.go and docs/reliability.md: the standby starts
+// a run only within planner.StandbyWindow of its time, no run's Job is
+// deleted before that window has closed, and a Forbid run is claimed with
+// a status write conditional on the version it was planned from.
+package standby
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/shared"
+	"github.com/ontime-dev/ontime/internal/planner"
+)
+
+// DefaultGrace is how long after a run's time the standby starts it if
+// the leader has not: long enough that a live leader's Job, created within
+// milliseconds, is in the standby's cache by then (so a live leader costs
+// the standby no request), short enough that a run whose leader died is at
+// most that late.
+const DefaultGrace = 500 * time.Millisecond
+
+// Leader is the leader controller of the standby's own replica.
+type Leader interface {
+	// Reconciled reports whether it has reconciled the ScheduledJob since
+	// it started: once the replica leads, the standby acts on a
+	// ScheduledJob only until then.
+	Reconciled(key types.NamespacedName) bool
+}
+
+// Standby is the standby of one replica.
+type Standby struct {
+	cluster  Cluster
+	clock    clock.PassiveClock
+	recorder record.EventRecorder
+	grace    time.Duration
+	// leading is closed once the replica leads; leader is its controller.
+	leading <-chan struct{}
+	leader  Leader
+	// leaseReleased is whether the leader election Lease names no holder
+	// (a leader stopped gracefully released it): nothing else will start
+	// the runs, so the standby starts them without its grace.
+	leaseReleased atomic.Bool
+	// readLive are the ScheduledJobs whose claim was refused: the cache
+	// is behind, and the next reconcile plans from a live read.
+	readLive sync.Map
+}
+
+// New returns the standby of a replica whose leader controller is leader,
+// leading once leading is closed (manager.Elected()).
+func New(cluster Cluster, clk clock.PassiveClock, recorder record.EventRecorder, grace time.Duration, leading <-chan struct{}, leader Leader) *Standby {
+	return &Standby{cluster: cluster, clock: clk, recorder: recorder, grace: grace, leading: leading, leader: leader}
+}
+
+// Name identifies the standby in logs and metrics.
+func (s *Standby) Name() string { return "scheduledjob.standby" }
+
+// Reconcile starts the ScheduledJob's due run if the leader has not.
+func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if s.handedOver(req.NamespacedName) {
+		return reconcile.Result{}, nil
+	}
+	_, live := s.readLive.LoadAndDelete(req.NamespacedName)
+	sj, err := s.cluster.ScheduledJob(ctx, req.NamespacedName, live)
+	if err != nil || sj.DecodeError != "" {
+		return reconcile.Result{}, client404(err)
+	}
+	jobs, err := s.cluster.Jobs(ctx, sj)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	now := s.clock.Now()
+	plan := planner.Compute(planner.Input{ScheduledJob: sj, Jobs: jobs, Now: now, Placement: sj.RecordedPlacement()})
+	run := plan.Create
+	next := reconcile.Result{RequeueAfter: s.after(plan.RequeueAfter)}
+	switch {
+	case run == nil || !now.Before(plan.StandbyUntil):
+		return next, nil // nothing due, or too late: the leader's
+	case now.Before(run.Scheduled.Add(s.currentGrace())):
+		return reconcile.Result{RequeueAfter: run.Scheduled.Add(s.currentGrace()).Sub(now)}, nil
+	}
+	if run.Claim {
+		if err := s.cluster.Claim(ctx, sj, plan.Finish(planner.Claimed(run)).Status.Active); err != nil {
+			if apierrors.IsConflict(err) {
+				s.readLive.Store(req.NamespacedName, struct{}{})
+			}
+			return reconcile.Result{}, err
+		}
+	}
+	return next, s.start(ctx, sj, plan)
+}
+
+// start creates the run's Job, if its window has not closed meanwhile,
+// and reports it. AlreadyExists is the leader's (or another standby's)
+// Job: nothing to do.
+func (s *Standby) start(ctx context.Context, sj *v1alpha1.ScheduledJob, plan planner.Plan) error {
+	if !s.clock.Now().Before(plan.StandbyUntil) {
+		return nil
+	}
+	job := plan.Create.Job.DeepCopy()
+	switch err := s.cluster.CreateJob(ctx, job); {
+	case err == nil:
+		shared.Emit(s.recorder, sj, plan.ResultEvents(planner.Created(plan.Create, job)))
+	case !apierrors.IsAlreadyExists(err):
+		shared.Emit(s.recorder, sj, plan.ResultEvents(planner.CreateFailed(plan.Create, err)))
+		return err
+	}
+	return nil
+}
+
+// after is when to look again: the grace after what the plan says.
+func (s *Standby) after(requeueAfter time.Duration) time.Duration {
+	if requeueAfter == 0 {
+		return 0
+	}
+	return requeueAfter + s.currentGrace()
+}
+
+// currentGrace is how long after a run's time the standby starts it.
+func (s *Standby) currentGrace() time.Duration {
+	if s.leaseReleased.Load() {
+		return 0
+	}
+	return s.grace
+}
+
+// handedOver reports whether the replica leads and its leader controller
+// has reconciled the ScheduledJob: the leader starts its runs from then on.
+// Until the new leader has gone through every ScheduledJob once (it writes
+// each one's status), the standby goes on starting their runs.
+func (s *Standby) handedOver(key types.NamespacedName) bool {
+	select {
+	case <-s.leading:
+		return s.leader.Reconciled(key)
+	default:
+		return false
+	}
+}
+
+// client404 is err, but nil for a ScheduledJob that is gone.
+func client404(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

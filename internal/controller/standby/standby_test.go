@@ -1,0 +1,255 @@
+package standby
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/shared"
+	"github.com/ontime-dev/ontime/internal/planner"
+	"github.com/ontime-dev/ontime/internal/scheme"
+)
+
+// created is the ScheduledJobs' creation time; their first run is at run.
+var (
+	created = time.Date(2026, 11, 26, 10, 0, 15, 0, time.UTC)
+	run     = time.Date(2026, 11, 26, 10, 1, 0, 0, time.UTC)
+)
+
+func scheduledJob(policy v1alpha1.ConcurrencyPolicy) *v1alpha1.ScheduledJob {
+	return &v1alpha1.ScheduledJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "report", UID: "sj-uid", CreationTimestamp: metav1.NewTime(created)},
+		Spec: v1alpha1.ScheduledJobSpec{Schedule: "* * * * *", ConcurrencyPolicy: policy,
+			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox"}},
+			}}}}},
+	}
+}
+
+// world is a standby on a fake API server.
+type world struct {
+	client   client.Client
+	clock    *clocktesting.FakePassiveClock
+	recorder *record.FakeRecorder
+	leading  chan struct{}
+	leader   *fakeLeader
+	standby  *Standby
+}
+
+type fakeLeader struct{ reconciled bool }
+
+func (l *fakeLeader) Reconciled(types.NamespacedName) bool { return l.reconciled }
+
+func newWorld(t *testing.T, objects ...client.Object) *world {
+	t.Helper()
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objects...).
+		WithStatusSubresource(&v1alpha1.ScheduledJob{}).
+		WithIndex(&batchv1.Job{}, shared.ScheduledJobOwnerKey, shared.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob")).
+		Build()
+	w := &world{client: c, clock: clocktesting.NewFakePassiveClock(run), recorder: record.NewFakeRecorder(10),
+		leading: make(chan struct{}), leader: &fakeLeader{}}
+	w.standby = New(NewCluster(c, c), w.clock, w.recorder, DefaultGrace, w.leading, w.leader)
+	return w
+}
+
+func (w *world) reconcileAt(t *testing.T, at time.Time) reconcile.Result {
+	t.Helper()
+	w.clock.SetTime(at)
+	result, err := w.standby.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "report"}})
+	if err != nil {
+		t.Fatalf("reconcile at %s: %v", at.Format(time.TimeOnly), err)
+	}
+	return result
+}
+
+func (w *world) jobs(t *testing.T) []batchv1.Job {
+	t.Helper()
+	var list batchv1.JobList
+	if err := w.client.List(context.Background(), &list); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+func (w *world) scheduledJob(t *testing.T) *v1alpha1.ScheduledJob {
+	t.Helper()
+	sj := &v1alpha1.ScheduledJob{}
+	if err := w.client.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: "report"}, sj); err != nil {
+		t.Fatal(err)
+	}
+	return sj
+}
+
+// TestStandbyStartsRunsWithinItsWindow: the standby starts a run its
+// grace after the run's time, reports it as the leader would, and leaves
+// it to the leader once planner.StandbyWindow has passed.
+func TestStandbyStartsRunsWithinItsWindow(t *testing.T) {
+	tests := map[string]struct {
+		at        time.Time
+		started   bool
+		requeueIn time.Duration
+	}{
+		"before its grace":        {at: run.Add(100 * time.Millisecond), requeueIn: DefaultGrace - 100*time.Millisecond},
+		"its grace after":         {at: run.Add(DefaultGrace), started: true},
+		"late, within its window": {at: run.Add(planner.StandbyWindow - time.Second), started: true},
+		"after its window":        {at: run.Add(planner.StandbyWindow)},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, scheduledJob(v1alpha1.AllowConcurrent))
+			result := w.reconcileAt(t, tc.at)
+			jobs := w.jobs(t)
+			if started := len(jobs) == 1; started != tc.started {
+				t.Fatalf("run started: %v, want %v", started, tc.started)
+			}
+			if tc.started {
+				if jobs[0].Name != "report-29928121" || jobs[0].Annotations[v1alpha1.ScheduledTimestampAnnotation] != "2026-11-26T10:01:00Z" {
+					t.Errorf("Job %s annotated %v, want the run at 10:01's", jobs[0].Name, jobs[0].Annotations)
+				}
+				if event := <-w.recorder.Events; !strings.Contains(event, v1alpha1.ReasonSuccessfulCreate) {
+					t.Errorf("event %q, want SuccessfulCreate", event)
+				}
+			}
+			if tc.requeueIn > 0 && result.RequeueAfter != tc.requeueIn {
+				t.Errorf("requeued after %s, want %s", result.RequeueAfter, tc.requeueIn)
+			}
+		})
+	}
+}
+
+// TestStandbyDoesNothingTheLeaderDid: a run whose Job exists is not
+// created again, nor is anything else done: no status write, no deletion
+// of a Replace run's predecessor, no history cleanup.
+func TestStandbyDoesNothingTheLeaderDid(t *testing.T) {
+	sj := scheduledJob(v1alpha1.ReplaceConcurrent)
+	sj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](0)
+	previous := runJob(sj, run.Add(-time.Minute))
+	w := newWorld(t, sj, previous)
+	w.reconcileAt(t, run.Add(time.Second))
+	if jobs := w.jobs(t); len(jobs) != 2 {
+		t.Fatalf("%d Jobs, want the previous run's and the new one's (the standby deletes nothing)", len(jobs))
+	}
+	before := w.scheduledJob(t).ResourceVersion
+	w.reconcileAt(t, run.Add(2*time.Second))
+	if len(w.jobs(t)) != 2 || w.scheduledJob(t).ResourceVersion != before {
+		t.Error("a second reconcile changed something")
+	}
+}
+
+func runJob(sj *v1alpha1.ScheduledJob, at time.Time) *batchv1.Job {
+	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: sj.Namespace, Name: sj.JobName(at),
+		Annotations:     map[string]string{v1alpha1.ScheduledTimestampAnnotation: at.Format(time.RFC3339)},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sj, v1alpha1.GroupVersion.WithKind("ScheduledJob"))}}}
+}
+
+// TestStandbyClaimsForbidRuns: a Forbid run is listed in status.active,
+// by name without a UID, before its Job is created; a run active keeps
+// the next one from starting.
+func TestStandbyClaimsForbidRuns(t *testing.T) {
+	w := newWorld(t, scheduledJob(v1alpha1.ForbidConcurrent))
+	w.reconcileAt(t, run.Add(time.Second))
+	active := w.scheduledJob(t).Status.Active
+	if len(active) != 1 || active[0].Name != "report-29928121" || active[0].UID != "" {
+		t.Errorf("status.active %v, want the claim of report-29928121", active)
+	}
+	if len(w.jobs(t)) != 1 {
+		t.Fatalf("%d Jobs, want the claimed run's", len(w.jobs(t)))
+	}
+	w.reconcileAt(t, run.Add(time.Minute+time.Second))
+	if len(w.jobs(t)) != 1 {
+		t.Errorf("%d Jobs: the next run started beside the active one", len(w.jobs(t)))
+	}
+}
+
+// TestStandbyReadsLiveAfterARefusedClaim: a claim planned from a cache
+// behind the API server is refused (another actor wrote meanwhile), and
+// the next reconcile plans from the ScheduledJob read live.
+func TestStandbyReadsLiveAfterARefusedClaim(t *testing.T) {
+	w := newWorld(t, scheduledJob(v1alpha1.ForbidConcurrent))
+	cluster := &refusingClaims{Cluster: NewCluster(w.client, w.client)}
+	w.standby.cluster = cluster
+	w.clock.SetTime(run.Add(time.Second))
+	key := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "report"}}
+	if _, err := w.standby.Reconcile(context.Background(), key); !apierrors.IsConflict(err) {
+		t.Fatalf("reconcile: %v, want the claim's conflict", err)
+	}
+	if len(w.jobs(t)) != 0 {
+		t.Fatal("a Job was created after its claim was refused")
+	}
+	if _, err := w.standby.Reconcile(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	if cluster.liveReads != 1 || len(w.jobs(t)) != 1 {
+		t.Errorf("%d live reads and %d Jobs after the retry, want 1 and 1", cluster.liveReads, len(w.jobs(t)))
+	}
+}
+
+// refusingClaims refuses claims planned from the cache: it is behind.
+type refusingClaims struct {
+	Cluster
+	liveReads int
+}
+
+func (c *refusingClaims) ScheduledJob(ctx context.Context, key types.NamespacedName, live bool) (*v1alpha1.ScheduledJob, error) {
+	if live {
+		c.liveReads++
+	}
+	return c.Cluster.ScheduledJob(ctx, key, live)
+}
+
+func (c *refusingClaims) Claim(ctx context.Context, sj *v1alpha1.ScheduledJob, active []corev1.ObjectReference) error {
+	if c.liveReads == 0 {
+		return apierrors.NewConflict(schema.GroupResource{Group: v1alpha1.GroupVersion.Group, Resource: "scheduledjobs"}, sj.Name, errors.New("the object has been modified"))
+	}
+	return c.Cluster.Claim(ctx, sj, active)
+}
+
+// TestStandbyWithoutALeader: while the Lease names no holder (its leader
+// stopped gracefully and released it), the standby starts runs at their
+// time, without its grace.
+func TestStandbyWithoutALeader(t *testing.T) {
+	w := newWorld(t, scheduledJob(v1alpha1.AllowConcurrent))
+	if !w.standby.LeaseChanged(nil) {
+		t.Error("a released Lease did not ask for every ScheduledJob to be queued")
+	}
+	w.reconcileAt(t, run.Add(time.Millisecond))
+	if len(w.jobs(t)) != 1 {
+		t.Errorf("%d Jobs a millisecond after the run's time with no leader, want 1", len(w.jobs(t)))
+	}
+	if w.standby.LeaseChanged(ptr.To("replica-a")) {
+		t.Error("a Lease taken asked for every ScheduledJob to be queued")
+	}
+}
+
+// TestStandbyHandsOver: once its replica leads, the standby leaves each
+// ScheduledJob to the leader from the leader's first reconcile of it.
+func TestStandbyHandsOver(t *testing.T) {
+	w := newWorld(t, scheduledJob(v1alpha1.AllowConcurrent))
+	close(w.leading)
+	w.leader.reconciled = true
+	w.reconcileAt(t, run.Add(time.Second))
+	if len(w.jobs(t)) != 0 {
+		t.Fatal("the standby started a run its leading replica's controller had taken over")
+	}
+	w.leader.reconciled = false
+	w.reconcileAt(t, run.Add(time.Second))
+	if len(w.jobs(t)) != 1 {
+		t.Error("the standby did not start a run of a ScheduledJob the new leader had not reconciled yet")
+	}
+}
