@@ -21,6 +21,10 @@ const (
 	// ReasonWarmUpFailed: warm-up pods could not be created (for example,
 	// the placeholder PriorityClass does not exist).
 	ReasonWarmUpFailed = "WarmUpFailed"
+	// ReasonInvalidWarmUp: spec.warmUp breaks a rule admission enforces
+	// (the object was stored without the webhook); runs start at their
+	// time without warm-up until it is fixed.
+	ReasonInvalidWarmUp = "InvalidWarmUp"
 	// ReasonCapacityBufferUnavailable: the strategy is CapacityBuffer and
 	// the cluster does not serve the CapacityBuffer API.
 	ReasonCapacityBufferUnavailable = "CapacityBufferUnavailable"
@@ -51,6 +55,12 @@ const (
 	// no place in its group yet (the controller could not update the
 	// group's ConfigMap; it retries). No run starts before it has one.
 	ReasonSpreadPending = "SpreadPending"
+	// ReasonInvalidSpec: the spec breaks a rule admission enforces (the
+	// object was stored without the webhook: not installed yet,
+	// failurePolicy Ignore, an excluded namespace); no run starts until it
+	// is fixed. The message names each field and value, as the webhook
+	// would have.
+	ReasonInvalidSpec = "InvalidSpec"
 )
 
 // Event reasons. They are API too: alerts and dashboards match on them.

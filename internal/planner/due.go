@@ -126,6 +126,37 @@ func (d dueRun) record(status *v1alpha1.ScheduledJobStatus, missed map[MissReaso
 	}
 }
 
+// recordSkippedByOthers records as missed the runs a later run, started
+// by someone else (the standby, or a leader that died before writing
+// status), skipped: status.lastScheduleTime moved from the Jobs past them,
+// so decideDueRun will not count them. handled is where the status stood
+// before the Jobs were observed.
+func (s scheduling) recordSkippedByOthers(handled time.Time, status *v1alpha1.ScheduledJobStatus, missed map[MissReason]int) {
+	last := status.LastScheduleTime
+	if last == nil || !last.Time.After(handled) {
+		return
+	}
+	n := 0
+	var latest time.Time
+	upTo := last.Time
+	if s.now.Before(upTo) {
+		upTo = s.now // a clock behind the runs': nothing was due after now
+	}
+	for t := s.sched.Prev(upTo.Add(-time.Second)); !t.IsZero() && t.After(handled) && n < countLimit; t = s.sched.Prev(t.Add(-time.Second)) {
+		if hasJobNamed(s.jobs, s.sj.JobName(t)) {
+			continue
+		}
+		if latest.IsZero() {
+			latest = t
+		}
+		n++
+	}
+	if n > 0 {
+		status.LastMissedTime = later(status.LastMissedTime, latest)
+		missed[MissSkipped] += n
+	}
+}
+
 // decideDueRun decides about the most recent due run after handled, if any.
 func (s scheduling) decideDueRun(handled time.Time) dueRun {
 	due := s.sched.Prev(s.now)

@@ -74,6 +74,10 @@ func claimRef(job *batchv1.Job, name string) corev1.ObjectReference {
 	return corev1.ObjectReference{Kind: "Job", APIVersion: "batch/v1", Namespace: job.Namespace, Name: name}
 }
 
+// ClaimOf is the status.active entry that claims run, to be added to the
+// entries a ScheduledJob's status lists.
+func ClaimOf(run *Run) corev1.ObjectReference { return claimRef(run.Job, run.Job.Name) }
+
 // isClaim reports whether a status.active entry is a claim: a run whose
 // Job's creation was decided and may not have happened yet.
 func isClaim(ref corev1.ObjectReference) bool { return ref.UID == "" }

@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/requeue"
@@ -167,6 +168,12 @@ const nextScheduleDelta = time.Millisecond
 
 // Compute builds the plan.
 func Compute(in Input) Plan {
+	invalid := invalidityOf(in.ScheduledJob, in.Now)
+	if len(invalid.warmUp) > 0 {
+		// Planned as without warm-up: its objects go, runs start on time.
+		in.ScheduledJob = in.ScheduledJob.DeepCopy()
+		in.ScheduledJob.Spec.WarmUp = nil
+	}
 	sj := in.ScheduledJob
 	status := *sj.Status.DeepCopy()
 	status.ObservedGeneration = sj.Generation
@@ -181,7 +188,7 @@ func Compute(in Input) Plan {
 	if sj.DeletionTimestamp == nil {
 		events = append(events, spec.warnings...)
 	}
-	decided := decideRuns(in, spec, observed, &status)
+	decided := decideRuns(in, spec, invalid.spec, observed, &status)
 	plan.Create, plan.Early, plan.readiness = decided.create, decided.early, decided.readiness
 	if plan.Create != nil {
 		plan.StandbyUntil = standbyUntil(spec.schedule, plan.Create.Scheduled)
@@ -191,6 +198,9 @@ func Compute(in Input) Plan {
 	wake, missed, runs := append(decided.wake, heldUntil...), decided.missed, decided.runs
 
 	warm := decideWarmUp(sj, in, runs, &status)
+	if len(invalid.warmUp) > 0 {
+		warm.events = append(warm.events, reportInvalidWarmUp(&status, invalid.warmUp, sj.Generation, in.Now)...)
+	}
 	plan.CreatePods, plan.DeletePods = warm.Create, warm.Delete
 	plan.CreateBuffers, plan.DeleteBuffers, plan.BufferAPI = warm.CreateBuffers, warm.DeleteBuffers, in.BufferAPI
 	events = append(events, warm.events...)
@@ -204,6 +214,12 @@ func Compute(in Input) Plan {
 	wake = append(wake, trigger.wake...)
 	wake = append(wake, replaceLater...)
 	events = append(events, trigger.events...)
+	if sj.Spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent && (plan.Create != nil || plan.Trigger != nil) {
+		// A run that replaces the active ones is starting: an active Job
+		// gone was replaced by it (a leader that deleted it may have died
+		// before creating the new run), or would be now.
+		events = slices.DeleteFunc(events, func(e Event) bool { return e.Reason == v1alpha1.ReasonMissingJob })
+	}
 
 	status.ActiveCount = int32(len(status.Active))
 	plan.RequeueAfter = requeue.After(in.Now, wake)
@@ -231,7 +247,7 @@ type runsDecision struct {
 // is being deleted, its spec cannot run, or it is suspended (its readiness
 // says which); otherwise the due run, the next one, and an early one
 // (EarlyStart). It records missed runs in status.
-func decideRuns(in Input, spec specSchedule, observed observation, status *v1alpha1.ScheduledJobStatus) runsDecision {
+func decideRuns(in Input, spec specSchedule, invalid field.ErrorList, observed observation, status *v1alpha1.ScheduledJobStatus) runsDecision {
 	sj := in.ScheduledJob
 	d := runsDecision{missed: map[MissReason]int{}}
 	switch {
@@ -242,14 +258,20 @@ func decideRuns(in Input, spec specSchedule, observed observation, status *v1alp
 		if d.readiness.changes(&sj.Status) || specChanged(sj) {
 			d.events = append(d.events, spec.problem.event)
 		}
+	case len(invalid) > 0:
+		d.readiness = notReady(v1alpha1.ReasonInvalidSpec, "no run starts until the spec is fixed: "+message(invalid))
+		if d.readiness.changes(&sj.Status) || specChanged(sj) {
+			d.events = append(d.events, invalidSpecEvent(d.readiness.message))
+		}
 	case sj.Spec.Suspend != nil && *sj.Spec.Suspend:
 		d.readiness = notReady(v1alpha1.ReasonSuspended, "spec.suspend is true; no new runs start")
 	default:
 		s := scheduling{sj: sj, sched: spec.schedule, loc: spec.loc, now: in.Now, jobs: in.Jobs, active: observed.active, claims: observed.claims}
 		s.claims = s.dropStaleClaims(status, d.missed, &d.events, &d.wake)
+		s.recordSkippedByOthers(handledUntil(sj, &sj.Status), status, d.missed)
 		due := s.decideDueRun(handledUntil(sj, status))
 		due.record(status, d.missed)
-		d.create, d.replace, d.events = due.create, due.replace, due.events
+		d.create, d.replace, d.events = due.create, due.replace, append(d.events, due.events...)
 		next := s.announce(due.blocked, status.LastScheduleTime)
 		d.readiness, d.wake = next.readiness, append(d.wake, next.wake...)
 		if next.eventIfChanged != nil && next.readiness.changes(&sj.Status) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/testenv"
+	"github.com/ontime-dev/ontime/internal/validation"
 )
 
 // TestSamplesAreAdmitted: every ScheduledJob in config/samples, which make
@@ -35,7 +36,7 @@ func TestSamplesAreAdmitted(t *testing.T) {
 				t.Errorf("%s: %v", filepath.Base(file), err)
 				continue
 			}
-			if errs, _ := Validate(sj, nil, time.Now()); len(errs) > 0 {
+			if errs, _ := validation.Validate(sj, nil, time.Now()); len(errs) > 0 {
 				t.Errorf("%s: %s refused: %v", filepath.Base(file), sj.Name, errs)
 			}
 			checked++

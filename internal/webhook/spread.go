@@ -4,40 +4,17 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/spread"
+	"github.com/ontime-dev/ontime/internal/validation"
 )
 
 // DefaultCrowdThreshold is how many other ScheduledJobs and CronJobs
 // starting in one of a schedule's minutes make admission warn and propose
 // H, as Jenkins proposes H for "0 * * * *".
 const DefaultCrowdThreshold = 10
-
-// validateSpread warns about spread settings that have nothing to spread.
-func validateSpread(sj *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, path *field.Path) admission.Warnings {
-	if sj.Spec.Spread == nil {
-		return nil
-	}
-	if sj.Spec.RunAt != nil {
-		return admission.Warnings{fmt.Sprintf("%s: has no effect on a runAt ScheduledJob", path)}
-	}
-	if meaning.Schedule != nil && len(meaning.Schedule.HashTerms()) == 0 {
-		return admission.Warnings{fmt.Sprintf("%s: spec.schedule %q has no H field, so there is nothing to spread; write H where any value will do, such as %q",
-			path, sj.Spec.Schedule, proposal(sj.Spec.Schedule))}
-	}
-	return nil
-}
-
-// proposal is the schedule with H in its minute field, or "H * * * *".
-func proposal(schedule string) string {
-	if hashed := spread.HashMinute(schedule); hashed != schedule {
-		return hashed
-	}
-	return "H * * * *"
-}
 
 // crowdWarnings warns when a schedule without H starts in a minute in which
 // at least crowdThreshold other ScheduledJobs and CronJobs of the cluster
@@ -57,7 +34,7 @@ func (v *Validator) crowdWarnings(sj *v1alpha1.ScheduledJob, meaning v1alpha1.Me
 		return nil
 	}
 	return admission.Warnings{fmt.Sprintf("spec.schedule: %q starts in a minute in which %d other ScheduledJobs and CronJobs start; write %q to give it a minute of its own, or balance a group with spec.spread (docs/spreading.md)",
-		sj.Spec.Schedule, shared, proposal(sj.Spec.Schedule))}
+		sj.Spec.Schedule, shared, validation.ProposeH(sj.Spec.Schedule))}
 }
 
 func memberOf(key, schedule string, timeZone *string) (spread.Member, bool) {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/validation"
 )
 
 // TestEarlyStartLeadInTheExtendedLanguage: the lead of an EarlyStart
@@ -55,7 +56,7 @@ func TestEarlyStartLeadInTheExtendedLanguage(t *testing.T) {
 				sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced}
 				sj.Status.Spread = &v1alpha1.SpreadStatus{Group: v1alpha1.DefaultSpreadGroup, Schedule: tc.schedule, Choices: tc.placement}
 			}
-			errs, _ := Validate(sj, nil, now)
+			errs, _ := validation.Validate(sj, nil, now)
 			switch {
 			case tc.refused == "" && len(errs) > 0:
 				t.Fatalf("refused: %v", errs)
@@ -89,7 +90,7 @@ func TestEarlyStartWarnsWhenHeldInAnInitContainer(t *testing.T) {
 		sj.Spec.Schedule = "0 * * * *"
 		sj.Spec.WarmUp = &v1alpha1.WarmUp{Strategy: v1alpha1.WarmUpEarlyStart, Lead: v1alpha1.FixedLead(5 * time.Minute)}
 		sj.Spec.JobTemplate.Spec.Template.Spec.Containers = []corev1.Container{{Name: "main", Image: "report", Command: tc.command}}
-		errs, warnings := Validate(sj, nil, now)
+		errs, warnings := validation.Validate(sj, nil, now)
 		if len(errs) > 0 {
 			t.Fatalf("command %q: refused: %v", tc.command, errs)
 		}
@@ -143,7 +144,7 @@ func TestAutoLead(t *testing.T) {
 			sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "report"}}
 			sj.Spec.Schedule = "0 * * * *"
 			sj.Spec.WarmUp = &tc.warmUp
-			errs, _ := Validate(sj, nil, now)
+			errs, _ := validation.Validate(sj, nil, now)
 			switch {
 			case tc.refused == "" && len(errs) > 0:
 				t.Fatalf("refused: %v", errs)

@@ -27,6 +27,7 @@ import (
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	ontimescheme "github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
+	"github.com/ontime-dev/ontime/internal/validation"
 )
 
 // The suite installs the CRD and the generated webhook configuration into a
@@ -317,12 +318,12 @@ func TestCrowdedMinuteWarning(t *testing.T) {
 func minutes(n int) v1alpha1.Lead { return v1alpha1.FixedLead(time.Duration(n) * time.Minute) }
 
 func TestUpdateKeepsLegacyTZButNotBoth(t *testing.T) {
-	errs, _ := Validate(&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 1 * * *"}},
+	errs, _ := validation.Validate(&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 1 * * *"}},
 		&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 0 * * *"}}, time.Now())
 	if len(errs) != 0 {
 		t.Errorf("editing an object that already had TZ: %v", errs)
 	}
-	errs, _ = Validate(&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 1 * * *", TimeZone: ptr.To("UTC")}},
+	errs, _ = validation.Validate(&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 1 * * *", TimeZone: ptr.To("UTC")}},
 		&v1alpha1.ScheduledJob{Spec: v1alpha1.ScheduledJobSpec{Schedule: "TZ=UTC 0 0 * * *"}}, time.Now())
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "cannot use both timeZone field and TZ") {
 		t.Errorf("TZ and timeZone: %v", errs)
@@ -332,7 +333,7 @@ func TestUpdateKeepsLegacyTZButNotBoth(t *testing.T) {
 	old.Spec.TimeZone = ptr.To("Gone/Zone")
 	edited := old.DeepCopy()
 	edited.Spec.Suspend = ptr.To(true)
-	if errs, _ := Validate(edited, old, time.Now()); len(errs) != 0 {
+	if errs, _ := validation.Validate(edited, old, time.Now()); len(errs) != 0 {
 		t.Errorf("unchanged zone re-validated: %v", errs)
 	}
 }

@@ -34,20 +34,23 @@ var allowed = map[string][]string{
 	// Retrying after an API outage, for the controllers and the
 	// controller command's start: on client-go and controller-runtime only.
 	"internal/controller/recovery": {},
-	"internal/webhook":             {"internal/spread", "api/v1alpha1", "pkg/cron"},
-	"internal/planner":             {"internal/warmup", "internal/spread", "internal/requeue", "api/v1alpha1", "pkg/cron"},
-	"internal/requeue":             {},
-	"internal/warmup":              {"api/v1alpha1", "pkg/cron"},
-	"internal/spread":              {"pkg/cron"},
-	"internal/convert":             {"api/v1alpha1", "pkg/cron"},
-	"internal/scheme":              {"api/v1alpha1"},
-	"internal/testenv":             {},
-	"api/v1alpha1":                 {"pkg/cron"},
-	"pkg/cron":                     {},
-	"test/framework":               {"internal/scheme", "internal/testenv"},
-	"test/e2e":                     {"test/framework", "api/v1alpha1"},
-	"test/*":                       {"test/framework", "internal/scheme", "api/v1alpha1", "pkg/cron"},
-	"hack/*":                       {"pkg/cron"},
+	// The exploration of interleavings runs the real controllers.
+	"internal/controller/interleaving": {"internal/controller/scheduledjob", "internal/controller/standby", "api/v1alpha1", "pkg/cron"},
+	"internal/webhook":                 {"internal/validation", "internal/spread", "api/v1alpha1", "pkg/cron"},
+	"internal/validation":              {"internal/spread", "api/v1alpha1", "pkg/cron"},
+	"internal/planner":                 {"internal/validation", "internal/warmup", "internal/spread", "internal/requeue", "api/v1alpha1", "pkg/cron"},
+	"internal/requeue":                 {},
+	"internal/warmup":                  {"api/v1alpha1", "pkg/cron"},
+	"internal/spread":                  {"pkg/cron"},
+	"internal/convert":                 {"api/v1alpha1", "pkg/cron"},
+	"internal/scheme":                  {"api/v1alpha1"},
+	"internal/testenv":                 {},
+	"api/v1alpha1":                     {"pkg/cron"},
+	"pkg/cron":                         {},
+	"test/framework":                   {"internal/scheme", "internal/testenv"},
+	"test/e2e":                         {"test/framework", "api/v1alpha1"},
+	"test/*":                           {"test/framework", "internal/scheme", "api/v1alpha1", "pkg/cron"},
+	"hack/*":                           {"pkg/cron"},
 }
 
 // testOnly may also be imported by any package's tests: the local API

@@ -1,0 +1,197 @@
+// Package validation holds the rules a ScheduledJob's spec must follow
+// beyond what the CRD's schema checks: the cron grammar, time zone names,
+// runAt, the Job template's fields CronJob validation refuses, warm-up
+// and spread settings. They are pure functions of the object: the
+// admission webhook (internal/webhook) refuses what breaks them, and the
+// controller's planner reports them on an object stored anyway.
+package validation
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+// Validate checks a ScheduledJob as the CronJob API validates a CronJob
+// (pkg/apis/batch/validation), plus runAt and warmUp, and returns errors
+// and warnings. old is nil on create; now starts the look at the coming
+// runs. The admission webhook refuses what it finds wrong; the controller
+// reports it on a ScheduledJob stored anyway (the webhook bypassed), as
+// the object written again as it is (old: itself) would be checked.
+func Validate(sj, old *v1alpha1.ScheduledJob, now time.Time) (field.ErrorList, []string) {
+	meaning, err := MeaningOf(sj)
+	return validate(sj, old, meaning, err, now)
+}
+
+// MeaningOf is what the ScheduledJob's spec means, read as the controller
+// will read it: with the placement status.spread records for a Balanced
+// spread (a new object has none yet, and its H fields take their hashed
+// values).
+func MeaningOf(sj *v1alpha1.ScheduledJob) (v1alpha1.Meaning, error) {
+	return sj.Meaning(v1alpha1.PlacementChoices(sj.RecordedPlacement()))
+}
+
+// validate is Validate with the spec's meaning and the error it came
+// with (v1alpha1.SpecErrors).
+func validate(sj, old *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, meaningErr error, now time.Time) (field.ErrorList, []string) {
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+	var warnings []string
+	if old == nil {
+		nameErrs, nameWarnings := validateName(sj.Name)
+		errs, warnings = append(errs, nameErrs...), append(warnings, nameWarnings...)
+	}
+	errs = append(errs, validateWhen(sj, old, meaningErr, spec)...)
+	if tz := sj.Spec.TimeZone; tz != nil && (old == nil || old.Spec.TimeZone == nil || *old.Spec.TimeZone != *tz) {
+		// Like Kubernetes, a time zone is checked when it changes, so that
+		// objects stay editable if the zone database drops a name.
+		errs = append(errs, validateTimeZone(*tz, spec.Child("timeZone"))...)
+	}
+	deadlineErrs, deadlineWarnings := validateDeadline(sj.Spec.StartingDeadlineSeconds, spec.Child("startingDeadlineSeconds"))
+	errs, warnings = append(errs, deadlineErrs...), append(warnings, deadlineWarnings...)
+	errs = append(errs, validateTemplateSelector(sj.Spec.JobTemplate.Spec, spec.Child("jobTemplate", "spec"))...)
+	errs = append(errs, validateActiveDeadline(sj.Spec.JobTemplate.Spec, spec.Child("jobTemplate", "spec", "activeDeadlineSeconds"))...)
+	warmUpErrs, warmUpWarnings := validateWarmUp(sj, meaning, now, spec.Child("warmUp"))
+	errs, warnings = append(errs, warmUpErrs...), append(warnings, warmUpWarnings...)
+	warnings = append(warnings, validateSpread(sj, meaning, spec.Child("spread"))...)
+	return errs, warnings
+}
+
+// validateName checks a new ScheduledJob's name, which every run's Job name
+// starts with.
+func validateName(name string) (field.ErrorList, []string) {
+	var errs field.ErrorList
+	var warnings []string
+	if len(name) > v1alpha1.MaxNameLength {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, fmt.Sprintf("must be no more than %d characters", v1alpha1.MaxNameLength)))
+	}
+	if problems := validation.IsDNS1123Label(name); len(problems) > 0 {
+		warnings = append(warnings, fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v", problems))
+	}
+	return errs, warnings
+}
+
+// validateWhen checks that exactly one of schedule and runAt is set, and
+// the schedule.
+func validateWhen(sj, old *v1alpha1.ScheduledJob, meaningErr error, spec *field.Path) field.ErrorList {
+	switch {
+	case sj.Spec.Schedule == "" && sj.Spec.RunAt == nil:
+		return field.ErrorList{field.Required(spec.Child("schedule"), "set schedule or runAt")}
+	case sj.Spec.Schedule != "" && sj.Spec.RunAt != nil:
+		return field.ErrorList{field.Invalid(spec.Child("runAt"), sj.Spec.RunAt, "set schedule or runAt, not both")}
+	case sj.Spec.Schedule != "":
+		return validateSchedule(sj, old, meaningErr, spec.Child("schedule"))
+	}
+	return validateRunAt(sj.Spec.RunAt.Time, spec.Child("runAt"))
+}
+
+// Bounds of runAt. Job names count minutes since 1970, so an earlier run
+// would get a negative number in its name; the webhook sizes Job names for
+// runs up to 2100, and a run further ahead than that is a typo, not a plan.
+var (
+	earliestRunAt = time.Unix(0, 0).UTC()
+	latestRunAt   = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+func validateRunAt(runAt time.Time, path *field.Path) field.ErrorList {
+	if runAt.Before(earliestRunAt) || !runAt.Before(latestRunAt) {
+		return field.ErrorList{field.Invalid(path, runAt.UTC().Format(time.RFC3339),
+			fmt.Sprintf("must be from %s to before %s", earliestRunAt.Format(time.RFC3339), latestRunAt.Format(time.RFC3339)))}
+	}
+	return nil
+}
+
+// validateActiveDeadline refuses a Job template that can never run:
+// Kubernetes accepts activeDeadlineSeconds 0, and every such Job fails at
+// once with DeadlineExceeded.
+func validateActiveDeadline(template batchv1.JobSpec, path *field.Path) field.ErrorList {
+	if seconds := template.ActiveDeadlineSeconds; seconds != nil && *seconds == 0 {
+		return field.ErrorList{field.Invalid(path, *seconds, "must be greater than 0: a Job with no time to run fails as soon as it starts")}
+	}
+	return nil
+}
+
+func validateDeadline(seconds *int64, path *field.Path) (field.ErrorList, []string) {
+	switch {
+	case seconds == nil:
+		return nil, nil
+	case *seconds < 0:
+		return field.ErrorList{field.Invalid(path, *seconds, "must be greater than or equal to 0")}, nil
+	case *seconds < 10:
+		return nil, []string{fmt.Sprintf("%s: %d leaves almost no time to create a Job; runs that start later are skipped and recorded as missed", path, *seconds)}
+	}
+	return nil, nil
+}
+
+// validateTemplateSelector refuses selectors, which the Job controller
+// generates, as CronJob validation does.
+func validateTemplateSelector(template batchv1.JobSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if template.Selector != nil {
+		errs = append(errs, field.Invalid(path.Child("selector"), template.Selector, "`selector` will be auto-generated"))
+	}
+	if m := template.ManualSelector; m != nil && *m {
+		errs = append(errs, field.NotSupported(path.Child("manualSelector"), *m, []string{"nil", "false"}))
+	}
+	return errs
+}
+
+// validateSchedule checks spec.schedule: the TZ rules Kubernetes applies,
+// then what reading it in the spec's Meaning found (meaningErr): the
+// extended language (H, L, W, #, 7) with the ScheduledJob's own hash key,
+// in which every Kubernetes schedule means the same, and runs at least a
+// minute apart. spec.timeZone's errors are validateTimeZone's.
+func validateSchedule(sj, old *v1alpha1.ScheduledJob, meaningErr error, path *field.Path) field.ErrorList {
+	schedule := sj.Spec.Schedule
+	// Kubernetes rejects TZ in the schedule on new objects (since 1.27), and
+	// keeps it editable only on objects that already had it.
+	if strings.Contains(schedule, "TZ") {
+		hadTZ := old != nil && strings.Contains(old.Spec.Schedule, "TZ")
+		switch {
+		case !hadTZ:
+			return field.ErrorList{field.Invalid(path, schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead")}
+		case sj.Spec.TimeZone != nil:
+			return field.ErrorList{field.Invalid(path, schedule, "cannot use both timeZone field and TZ or CRON_TZ in schedule")}
+		}
+	}
+	var errs field.ErrorList
+	for _, e := range v1alpha1.SpecErrors(meaningErr) {
+		if e.Field == path.String() {
+			errs = append(errs, field.Invalid(path, schedule, e.Detail))
+		}
+	}
+	return errs
+}
+
+// validTimeZoneComponent is the check Kubernetes applies to each
+// "/"-separated part of a zone name before loading it.
+var validTimeZoneComponent = regexp.MustCompile(`^[A-Za-z.\-_0-9+]{1,14}$`)
+
+func validateTimeZone(tz string, path *field.Path) field.ErrorList {
+	if tz == "" {
+		return field.ErrorList{field.Invalid(path, tz, "timeZone must be nil or non-empty string")}
+	}
+	if strings.EqualFold(tz, "Local") {
+		return field.ErrorList{field.Invalid(path, tz, "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones")}
+	}
+	for _, part := range strings.Split(tz, "/") {
+		if part == "." || part == ".." || strings.HasPrefix(part, "-") || !validTimeZoneComponent.MatchString(part) {
+			return field.ErrorList{field.Invalid(path, tz, "unknown time zone")}
+		}
+	}
+	if _, err := v1alpha1.LoadTimeZone(tz); err != nil {
+		return field.ErrorList{field.Invalid(path, tz, err.Error())}
+	}
+	return nil
+}
+
+// The webhook creates CronJobs only with dryRun=All (below): RBAC has no
+// verb for a dry run, which needs the permission of the real request.
+// +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=create
