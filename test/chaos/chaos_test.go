@@ -5,15 +5,21 @@
 //
 // In a fresh kwok cluster it starts two `ontime controller` replicas with
 // leader election, each restarted a second after it exits (as a Deployment
-// would), and N ScheduledJobs on "* * * * *" (Allow, Forbid and Replace in
-// turn; every fourth with startingDeadlineSeconds 30; every fifth in
-// America/New_York and every fifth in Europe/Amsterdam). For the duration it
-// kills the leader with SIGKILL every -kill-every, and kills kube-apiserver
-// and etcd with SIGKILL once each, restarting them after -down. Then:
+// would), and N ScheduledJobs on "* * * * *" (the mix: Allow, Forbid and
+// Replace in turn; every fourth with startingDeadlineSeconds 30; every
+// fifth in America/New_York and every fifth in Europe/Amsterdam; history
+// limits 0 for every fourth, 1 for every fourth after it, 30 for the
+// others; every tenth also triggered by hand each minute; every
+// twenty-fifth a runAt instead of a schedule). Their pods finish at once
+// (kwok's fast stages), inside a takeover. For the duration it kills the
+// leader with SIGKILL every -kill-every, and kills kube-apiserver and etcd
+// with SIGKILL once each, restarting them after -down. Then:
 //
-//   - duplicates: Job creations that succeeded more than once for one
-//     (ScheduledJob, scheduled time), from the audit log (a Job deleted by
-//     Replace or history cleanup still left its creation there). Must be 0.
+//   - duplicates: a run (ScheduledJob and scheduled time, or trigger
+//     request) whose Job was created more than once: two successful
+//     creations in the audit log (a Job deleted by Replace or history
+//     cleanup still left its creation there), or two UIDs of its name seen
+//     by a watch of the namespace's Jobs. Must be 0.
 //
 //   - lost runs: a scheduled time with no Job although, within the run's
 //     window (its starting deadline, at most the minute until the next run
@@ -58,6 +64,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -210,7 +217,8 @@ func run(t *testing.T, cfg config) *result {
 		})
 	}
 	c := framework.NewClient(t, kubeconfig)
-	createScheduledJobs(ctx, t, c, cfg.n)
+	watcher := watchJobs(ctx, t, kubeconfig)
+	createScheduledJobs(ctx, t, c, cfg)
 
 	obs := newObserver(t, replicas, kubeconfig)
 	go obs.poll(ctx)
@@ -227,14 +235,23 @@ func run(t *testing.T, cfg config) *result {
 		defer close(supervised)
 		f.superviseComponents(ctx, t)
 	}()
+	triggered := make(chan map[string][]string, 1)
+	go func() { triggered <- triggerEveryMinute(ctx, c, cfg.n, start.Add(cfg.duration)) }()
 	f.inject(ctx, t, cfg, start)
 	// Let the last runs of the window be created, without faults.
 	until := to.Add(75 * time.Second)
 	framework.Progress("faults over; results at %s", until.Format(time.TimeOnly))
 	time.Sleep(time.Until(until))
 	createdAt, finished := jobsAtEnd(t, c)
+	seenJobs, seenFinished := watcher.jobs()
+	for name, at := range seenFinished {
+		if finished[name].IsZero() {
+			finished[name] = at
+		}
+	}
 	misses := missesAtEnd(t, c)
 	cancel()
+	requests := <-triggered
 	<-supervised // before the cluster is deleted
 	for _, r := range replicas {
 		r.Stop()
@@ -242,26 +259,47 @@ func run(t *testing.T, cfg config) *result {
 	// Keep the audit log with the replicas' logs: the cluster goes.
 	auditLog := filepath.Join(work, "audit.log")
 	framework.Command(t, nil, "cp", filepath.Join(clusterDir, "logs", "audit.log"), auditLog)
-	return analyze(t, auditLog, cfg, from, to, obs, f, jobsSeen{createdAt: createdAt, finished: finished, misses: misses}, work)
+	return analyze(t, auditLog, cfg, from, to, obs, f, jobsSeen{createdAt: createdAt, finished: finished, seen: seenJobs, misses: misses, triggers: requests}, work)
 }
 
-// createScheduledJobs creates n ScheduledJobs with a mix of policies,
-// deadlines and zones.
-func createScheduledJobs(ctx context.Context, t *testing.T, c client.Client, n int) {
+// The mix of ScheduledJobs, by index.
+func policyOf(i int) v1alpha1.ConcurrencyPolicy {
+	return []v1alpha1.ConcurrencyPolicy{v1alpha1.AllowConcurrent, v1alpha1.ForbidConcurrent, v1alpha1.ReplaceConcurrent}[i%3]
+}
+
+func historyOf(i int) int32 {
+	switch i % 4 {
+	case 0:
+		return 0
+	case 2:
+		return 1
+	}
+	return 30
+}
+
+func triggered(i int) bool { return i%10 == 9 }
+
+func isRunAt(i int) bool { return i%25 == 12 }
+
+// runAts are the runAt ScheduledJobs' times, by index.
+var runAts = map[int]time.Time{}
+
+// createScheduledJobs creates cfg.n ScheduledJobs of the mix. A runAt runs
+// at one of the whole minutes measured.
+func createScheduledJobs(ctx context.Context, t *testing.T, c client.Client, cfg config) {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
 		t.Fatal(err)
 	}
-	policies := []v1alpha1.ConcurrencyPolicy{v1alpha1.AllowConcurrent, v1alpha1.ForbidConcurrent, v1alpha1.ReplaceConcurrent}
-	for i := range n {
+	firstRunAt := time.Now().Truncate(time.Minute).Add(2 * time.Minute)
+	span := max(1, int(cfg.duration/time.Minute)-2)
+	for i := range cfg.n {
 		sj := &v1alpha1.ScheduledJob{
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("job-%04d", i)},
 			Spec: v1alpha1.ScheduledJobSpec{
-				Schedule:          "* * * * *",
-				ConcurrencyPolicy: policies[i%3],
-				// Keep every finished Job, so that the analysis can see when
-				// the run before a Forbid run finished.
-				SuccessfulJobsHistoryLimit: ptr.To[int32](30),
-				FailedJobsHistoryLimit:     ptr.To[int32](30),
+				Schedule:                   "* * * * *",
+				ConcurrencyPolicy:          policyOf(i),
+				SuccessfulJobsHistoryLimit: ptr.To(historyOf(i)),
+				FailedJobsHistoryLimit:     ptr.To(historyOf(i)),
 				JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox"}},
 				}}}},
@@ -276,8 +314,46 @@ func createScheduledJobs(ctx context.Context, t *testing.T, c client.Client, n i
 		case 3:
 			sj.Spec.TimeZone = ptr.To("Europe/Amsterdam")
 		}
+		if isRunAt(i) {
+			runAts[i] = firstRunAt.Add(time.Duration((i/25)%span) * time.Minute)
+			sj.Spec.Schedule, sj.Spec.RunAt = "", &metav1.Time{Time: runAts[i]}
+		}
 		if err := c.Create(ctx, sj); err != nil {
 			t.Fatalf("creating %s: %v", sj.Name, err)
+		}
+	}
+}
+
+// triggerEveryMinute asks, 20 s into every minute until end, for a run of
+// every triggered ScheduledJob by hand (as ontime trigger does), and
+// returns the requests made, by ScheduledJob. A request the API server
+// refuses (it is down) is not made.
+func triggerEveryMinute(ctx context.Context, c client.Client, n int, end time.Time) map[string][]string {
+	requests := map[string][]string{}
+	for {
+		next := time.Now().Truncate(time.Minute).Add(80 * time.Second)
+		if time.Until(next) > time.Minute {
+			next = next.Add(-time.Minute)
+		}
+		if next.After(end) {
+			return requests
+		}
+		select {
+		case <-ctx.Done():
+			return requests
+		case <-time.After(time.Until(next)):
+		}
+		value := next.UTC().Format(time.RFC3339)
+		for i := range n {
+			if !triggered(i) {
+				continue
+			}
+			name := fmt.Sprintf("job-%04d", i)
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.TriggerAnnotation, value)
+			sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+			if err := c.Patch(ctx, sj, client.RawPatch(types.MergePatchType, []byte(patch))); err == nil {
+				requests[name] = append(requests[name], value)
+			}
 		}
 	}
 }
@@ -348,9 +424,12 @@ type result struct {
 	// once the run before it finished).
 	healthySkews []time.Duration
 	// requests are the controllers' API requests in the measured minutes.
-	requests                  int
-	kills, apiserver, etcd    int
-	lostExamples, duplicateEx []string
+	requests int
+	// triggerRequests are the runs asked for by hand; triggerRuns those
+	// started.
+	triggerRequests, triggerRuns int
+	kills, apiserver, etcd       int
+	lostExamples, duplicateEx    []string
 	// unlogged are created runs whose creation is missing from the audit
 	// log: kube-apiserver was killed, or etcd failed, as it completed.
 	unlogged []string
@@ -420,10 +499,13 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// jobsSeen is what the API server held at the end.
+// jobsSeen is what the API server held at the end, what the watch of
+// Jobs saw (seen: UIDs per name), and the trigger requests made.
 type jobsSeen struct {
 	createdAt, finished map[string]time.Time
+	seen                map[string]int
 	misses              missesSeen
+	triggers            map[string][]string
 }
 
 // missesSeen is how missed runs were recorded: events (by ScheduledJob and
@@ -533,6 +615,7 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 	for i := 1; i < cfg.n; i += 3 {
 		r.overlaps = append(r.overlaps, forbidOverlaps(fmt.Sprintf("job-%04d", i), from, to, a.created, seen.finished)...)
 	}
+	a.triggers(r)
 	r.requests = countWithin(*audit.byControllers, from, to)
 	perMinute(a.created, cfg.n, from, to)
 	slices.Sort(r.skews)
@@ -556,6 +639,9 @@ type analysis struct {
 
 // run accounts for ScheduledJob i's run at t.
 func (a analysis) run(r *result, i int, t time.Time) {
+	if isRunAt(i) && !t.Equal(runAts[i]) {
+		return // a runAt's one run is due at its time alone
+	}
 	r.due++
 	name := fmt.Sprintf("job-%04d", i)
 	jobName := fmt.Sprintf("%s-%d", name, t.Unix()/60)
@@ -574,9 +660,9 @@ func (a analysis) run(r *result, i int, t time.Time) {
 		startable, held = forbidStart(name, t, a.created, a.seen.finished, window(i), a.cfg.grace)
 	}
 	switch {
-	case len(times) > 1:
+	case len(times) > 1 || a.seen.seen[jobName] > 1:
 		r.duplicates++
-		r.duplicateEx = append(r.duplicateEx, fmt.Sprintf("%s created %d times", jobName, len(times)))
+		r.duplicateEx = append(r.duplicateEx, fmt.Sprintf("%s created %d times (audit log), %d Jobs of its name seen", jobName, len(times), a.seen.seen[jobName]))
 	case len(times) == 0:
 		r.notStartedRun(jobName, t, startable, held, a.obs.workingFor(startable, t.Add(window(i)), a.cfg.grace))
 		return
@@ -592,6 +678,28 @@ func (a analysis) run(r *result, i int, t time.Time) {
 	}
 	if inLongOutage {
 		r.recoverySkews = append(r.recoverySkews, times[0].Sub(later(r.answeredAt, startable)))
+	}
+}
+
+// triggers accounts for the runs asked for by hand: each request's Job
+// (named for the request) created once at most; a Forbid ScheduledJob's
+// request may be refused while a run is active, and a request replaced by
+// the next before any leader handled it is never started.
+func (a analysis) triggers(r *result) {
+	for name, values := range a.seen.triggers {
+		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		for _, value := range values {
+			r.triggerRequests++
+			jobName := sj.TriggeredJobName(value)
+			created := max(len(a.created[jobName]), a.seen.seen[jobName])
+			if created > 0 {
+				r.triggerRuns++
+			}
+			if created > 1 {
+				r.duplicates++
+				r.duplicateEx = append(r.duplicateEx, fmt.Sprintf("%s (trigger %s) created %d times", jobName, value, created))
+			}
+		}
 	}
 }
 
@@ -695,8 +803,8 @@ func (r *result) table(cfg config) string {
 		fmt.Fprintf(&b, "%d ScheduledJobs on \"* * * * *\" for %s: the leader stopped with SIGTERM %s before the minute, %d times.\n\n",
 			cfg.n, cfg.duration, cfg.terminateBefore, r.kills)
 	} else {
-		fmt.Fprintf(&b, "%d ScheduledJobs on \"* * * * *\" for %s: the leader killed %d times (every %s), kube-apiserver killed %d and etcd %d times (down %s each).\n\n",
-			cfg.n, cfg.duration, r.kills, cfg.killEvery, r.apiserver, r.etcd, cfg.down)
+		fmt.Fprintf(&b, "%d ScheduledJobs for %s: the leader killed %d times (every %s), kube-apiserver killed %d and etcd %d times (down %s each); %d runs asked for by hand, %d started.\n\n",
+			cfg.n, cfg.duration, r.kills, cfg.killEvery, r.apiserver, r.etcd, cfg.down, r.triggerRequests, r.triggerRuns)
 		if !r.answeredAt.IsZero() {
 			fmt.Fprintf(&b, "The long outage: kube-apiserver down %s across a minute, answering again at %s.\n\n", cfg.longDown, r.answeredAt.Format("15:04:05.000"))
 		}

@@ -142,7 +142,7 @@ func (r liveReader) Get(_ context.Context, key client.ObjectKey, obj client.Obje
 }
 
 func (r liveReader) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	return r.proc.do("live list", func() error {
+	return r.proc.do("live list "+string(kindOf(list)), func() error {
 		if _, err := r.api.outage(); err != nil {
 			r.api.requests[r.proc.actor]++
 			return err

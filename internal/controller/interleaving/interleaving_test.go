@@ -48,15 +48,20 @@ func TestInterleavings(t *testing.T) {
 }
 
 var (
-	onlySeed = flag.Uint64("seed", 0, "run only this seed, with its trace")
-	listAll  = flag.Bool("list", false, "list the first broken invariant of every failing seed")
+	onlySeed  = flag.Uint64("seed", 0, "run only this seed, with its trace")
+	moreSeeds = flag.Int("seeds", 0, "explore this many seeds (default: 2000 with -short, 5000 without)")
+	listAll   = flag.Bool("list", false, "list the first broken invariant of every failing seed")
 )
 
 func seedRange() []uint64 {
 	if *onlySeed != 0 {
 		return []uint64{*onlySeed}
 	}
-	out := make([]uint64, seeds())
+	n := seeds()
+	if *moreSeeds > 0 {
+		n = *moreSeeds
+	}
+	out := make([]uint64, n)
 	for i := range out {
 		out[i] = uint64(i + 1)
 	}

@@ -53,6 +53,9 @@ type Controller struct {
 	// reconciled are the ScheduledJobs reconciled since the controller
 	// started (types.NamespacedName -> struct{}).
 	reconciled sync.Map
+	// listed are the namespaces whose ScheduledJobs it has listed from the
+	// API server (string -> *namespaceListing).
+	listed sync.Map
 	// earlyStartImage runs `ontime wait` in EarlyStart pods.
 	earlyStartImage string
 	// defaults are the controller-wide defaults of warm-up.
@@ -182,14 +185,19 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	c.undecodable.forget(req.NamespacedName)
 	now := c.clock.Now()
-	p, err := c.plan(ctx, cached, now)
+	p, err := c.plan(ctx, cached, now, false)
 	if err == nil && needsConfirmation(p.plan) && !c.known.isConfirmed(req.NamespacedName) {
 		p, err = c.confirm(ctx, cached, now)
+	}
+	if err == nil && p.sj != nil && p.plan.Reports(v1alpha1.ReasonMissingJob) {
+		// A Job reported missing is one the API server does not have; what
+		// replaced it, if anything, must not be judged from a cache behind.
+		p, err = c.plan(ctx, cached, now, true)
 	}
 	if err != nil || p.sj == nil {
 		return reconcile.Result{}, err
 	}
-	result, err := c.carryOut(ctx, cached, p, now)
+	result, err := c.carryOut(ctx, req.NamespacedName, p, now)
 	if err == nil {
 		c.reconciled.Store(req.NamespacedName, struct{}{})
 	}
@@ -206,10 +214,15 @@ type planned struct {
 	placeErr   error
 }
 
-// plan gathers what the planner reads and plans.
-func (c *Controller) plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time) (planned, error) {
-	stored, sj := c.known.view(cached)
-	in, err := c.gather(ctx, sj, now)
+// plan gathers what the planner reads and plans. It reads the ScheduledJob
+// from the cache again: the copy the reconcile began with may be older
+// than one the controller has since forgotten because the cache caught up.
+func (c *Controller) plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time, liveJobs bool) (planned, error) {
+	stored, sj, err := c.view(ctx, client.ObjectKeyFromObject(cached))
+	if err != nil || sj.UID != cached.UID || sj.DecodeError != "" {
+		return planned{}, client.IgnoreNotFound(err) // gone or replaced: the next reconcile
+	}
+	in, err := c.gather(ctx, sj, now, liveJobs)
 	if err != nil {
 		return planned{}, err
 	}
@@ -225,21 +238,81 @@ func (c *Controller) plan(ctx context.Context, cached *v1alpha1.ScheduledJob, no
 	return planned{stored: stored, sj: sj, plan: planner.Compute(in), placeErr: placeErr}, nil
 }
 
+// view reads the ScheduledJob from the cache and lays over it what the
+// controller knows (knownObjects.view), with no cache update forgotten in
+// between.
+func (c *Controller) view(ctx context.Context, key types.NamespacedName) (stored, current *v1alpha1.ScheduledJob, err error) {
+	unlock := c.known.lock(key)
+	defer unlock()
+	cached := &v1alpha1.ScheduledJob{}
+	if err := c.kubeClient.Get(ctx, key, cached); err != nil {
+		return nil, nil, err
+	}
+	stored, current = c.known.view(cached)
+	return stored, current, nil
+}
+
 // confirm reads the ScheduledJob from the API server and plans again: the
 // first run this controller starts for it, or Job it reports missing, must
 // be planned from a status no older than what the last leader wrote (a nil
-// sj: it is gone).
+// sj: it is gone). The first time, it lists the whole namespace instead:
+// a new leader confirms all its ScheduledJobs with one request.
 func (c *Controller) confirm(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time) (planned, error) {
-	live := &v1alpha1.ScheduledJob{}
-	if err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(cached), live); err != nil {
-		return planned{}, client.IgnoreNotFound(err)
+	key := client.ObjectKeyFromObject(cached)
+	if err := c.confirmNamespace(ctx, cached.Namespace); err != nil {
+		return planned{}, err
 	}
-	if live.DecodeError != "" || live.UID != cached.UID {
-		return planned{}, nil // the next reconcile sees the new object
+	if !c.known.isConfirmed(key) {
+		live := &v1alpha1.ScheduledJob{}
+		if err := c.apiReader.Get(ctx, key, live); err != nil {
+			return planned{}, client.IgnoreNotFound(err)
+		}
+		c.confirmWith(ctx, live)
+	}
+	if !c.known.isConfirmed(key) {
+		return planned{}, nil // gone, or re-created: the next reconcile sees it
+	}
+	return c.plan(ctx, cached, now, false)
+}
+
+// confirmNamespace lists the namespace's ScheduledJobs from the API server
+// once, however many reconciles ask at once.
+func (c *Controller) confirmNamespace(ctx context.Context, namespace string) error {
+	lock, _ := c.listed.LoadOrStore(namespace, &namespaceListing{})
+	listing := lock.(*namespaceListing)
+	listing.mu.Lock()
+	defer listing.mu.Unlock()
+	if listing.done {
+		return nil
+	}
+	var list v1alpha1.ScheduledJobList
+	if err := c.apiReader.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		c.confirmWith(ctx, &list.Items[i])
+	}
+	listing.done = true
+	return nil
+}
+
+// namespaceListing is whether a namespace's ScheduledJobs were listed.
+type namespaceListing struct {
+	mu   sync.Mutex
+	done bool
+}
+
+// confirmWith records a ScheduledJob read from the API server, keeping a
+// copy only while the cache is behind it.
+func (c *Controller) confirmWith(ctx context.Context, live *v1alpha1.ScheduledJob) {
+	if live.DecodeError != "" {
+		return
 	}
 	c.known.saw(live)
-	c.known.observed(cached)
-	return c.plan(ctx, cached, now)
+	cached := &v1alpha1.ScheduledJob{}
+	if err := c.kubeClient.Get(ctx, client.ObjectKeyFromObject(live), cached); err == nil {
+		c.known.observed(cached)
+	}
 }
 
 // needsConfirmation reports whether a plan must be made from a confirmed
@@ -253,34 +326,49 @@ func needsConfirmation(plan planner.Plan) bool {
 // the runs, warm-up, the trigger's removal, the status, and only then the
 // history cleanup. When it started a scheduled run it may stop after the
 // runs and leave the rest to the next reconcile (deferStatus).
-func (c *Controller) carryOut(ctx context.Context, cached *v1alpha1.ScheduledJob, p planned, now time.Time) (reconcile.Result, error) {
-	key := client.ObjectKeyFromObject(cached)
-	plan := p.plan
-	results := plan.Claims()
-	if len(results) > 0 {
-		if _, err := c.writeStatus(ctx, p.stored, plan.Finish(results...).Status); err != nil {
-			return reconcile.Result{}, err
-		}
-		p.stored, p.sj = c.known.view(cached)
+func (c *Controller) carryOut(ctx context.Context, key types.NamespacedName, p planned, now time.Time) (reconcile.Result, error) {
+	results, err := c.claim(ctx, key, &p)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
-	started, runErr := c.startRuns(ctx, p.sj, plan)
+	started, runErr := c.startRuns(ctx, p.sj, p.plan)
 	results = append(results, started...)
-	requeueAfter := c.remaining(now, plan.RequeueAfter)
-	if runErr == nil && p.placeErr == nil && !plan.ConsumeTrigger && startedScheduledRun(results) {
-		outcome := plan.Finish(results...)
+	requeueAfter := c.remaining(now, p.plan.RequeueAfter)
+	if runErr == nil && p.placeErr == nil && !p.plan.ConsumeTrigger && startedScheduledRun(results) {
+		outcome := p.plan.Finish(results...)
 		c.emit(p.sj, outcome.Events)
 		return c.deferStatus(p.sj, outcome, requeueAfter), nil
 	}
+	return c.finish(ctx, key, p, results, runErr, requeueAfter)
+}
+
+// claim writes the status that claims the plan's Forbid runs, if any, and
+// returns the claims' results.
+func (c *Controller) claim(ctx context.Context, key types.NamespacedName, p *planned) ([]planner.Result, error) {
+	claims := p.plan.Claims()
+	if len(claims) == 0 {
+		return nil, nil
+	}
+	if _, err := c.writeStatus(ctx, p.stored, p.plan.Finish(claims...).Status); err != nil {
+		return nil, err
+	}
+	return claims, c.refresh(ctx, key, p)
+}
+
+// finish carries out the rest of the plan after its runs: warm-up, the
+// trigger's removal, the status, then the history cleanup.
+func (c *Controller) finish(ctx context.Context, key types.NamespacedName, p planned, results []planner.Result, runErr error, requeueAfter time.Duration) (reconcile.Result, error) {
+	plan := p.plan
 	warm, warmErr := c.executePods(ctx, plan)
 	results = append(results, warm...)
 	if warmUpRefused(results) {
 		requeueAfter = min(cmp.Or(requeueAfter, warmup.RefusedRetry), warmup.RefusedRetry)
 	}
 	if runErr == nil && warmErr == nil && plan.ConsumeTrigger {
-		if err := c.consumeTrigger(ctx, p.sj); err != nil {
-			runErr = err
+		runErr = c.consumeTrigger(ctx, p.sj)
+		if err := c.refresh(ctx, key, &p); err != nil {
+			return reconcile.Result{}, err
 		}
-		p.stored, p.sj = c.known.view(cached)
 	}
 	outcome := plan.Finish(results...)
 	c.emit(p.sj, outcome.Events)
@@ -300,6 +388,16 @@ func (c *Controller) carryOut(ctx context.Context, cached *v1alpha1.ScheduledJob
 	}
 	log.FromContext(ctx).V(1).Info("reconciled", "requeueAfter", requeueAfter, "active", len(outcome.Status.Active))
 	return reconcile.Result{RequeueAfter: requeueAfter}, nil
+}
+
+// refresh views the ScheduledJob again after the reconcile wrote to it:
+// the next write goes over what the last one produced.
+func (c *Controller) refresh(ctx context.Context, key types.NamespacedName, p *planned) error {
+	stored, sj, err := c.view(ctx, key)
+	if err == nil {
+		p.stored, p.sj = stored, sj
+	}
+	return err
 }
 
 // Reconciled reports whether the controller has reconciled the
@@ -323,8 +421,8 @@ func (c *Controller) remaining(now time.Time, requeueAfter time.Duration) time.D
 
 // gather reads what the planner looks at: the ScheduledJob's Jobs, its
 // warm-up pods, and the pods of the run whose start is being measured.
-func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (planner.Input, error) {
-	in, err := c.gatherRuns(ctx, sj, now)
+func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time, liveJobs bool) (planner.Input, error) {
+	in, err := c.gatherRuns(ctx, sj, now, liveJobs)
 	if err != nil {
 		return in, err
 	}
@@ -339,10 +437,13 @@ func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now 
 
 // gatherRuns reads what deciding the runs needs: the ScheduledJob's Jobs and
 // its warm-up pods.
-func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (planner.Input, error) {
+func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time, liveJobs bool) (planner.Input, error) {
 	in := planner.Input{ScheduledJob: sj, Now: now, EarlyStartImage: c.earlyStartImage, Defaults: c.defaults}
-	var err error
-	jobs, err := shared.ScheduledJobJobs(ctx, c.kubeClient, c.apiReader, sj)
+	var cached client.Reader = c.kubeClient
+	if liveJobs {
+		cached = liveOwnedJobs{Reader: c.apiReader, name: sj.Name}
+	}
+	jobs, err := shared.ScheduledJobJobs(ctx, cached, c.apiReader, sj)
 	if err != nil {
 		c.emit(sj, []planner.Event{planner.FailedGetEvent(err)})
 		return in, err
@@ -358,16 +459,44 @@ func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 	return in, err
 }
 
+// liveOwnedJobs lists a ScheduledJob's Jobs from the API server: the
+// field index the cache has is a label there.
+type liveOwnedJobs struct {
+	client.Reader
+	name string
+}
+
+func (r liveOwnedJobs) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	o := (&client.ListOptions{}).ApplyOptions(opts)
+	jobs, ok := list.(*batchv1.JobList)
+	if !ok || o.FieldSelector == nil {
+		return r.Reader.List(ctx, list, opts...)
+	}
+	uid, _ := o.FieldSelector.RequiresExactMatch(shared.ScheduledJobOwnerKey)
+	var all batchv1.JobList
+	if err := r.Reader.List(ctx, &all, client.InNamespace(o.Namespace), client.MatchingLabels{v1alpha1.ScheduledJobLabel: r.name}); err != nil {
+		return err
+	}
+	jobs.Items = nil
+	for _, job := range all.Items {
+		if owner := metav1.GetControllerOf(&job); owner != nil && string(owner.UID) == uid {
+			jobs.Items = append(jobs.Items, job)
+		}
+	}
+	return nil
+}
+
 // withoutSuperseded reads from the API server the running Jobs the cache
 // lists that status neither lists as active nor could have: runs older
-// than status.lastScheduleTime. Such a Job is one a cache behind shows
+// than status.lastScheduleTime, and runs asked for by hand (only a leader
+// creates those, and records them). Such a Job is one a cache behind shows
 // after another replica deleted it (a Replace, or a history cleanup): it
 // is dropped when the API server no longer has it, instead of being listed
 // in status.active again and reported missing later.
 func (c *Controller) withoutSuperseded(ctx context.Context, sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job) ([]*batchv1.Job, error) {
 	last := sj.Status.LastScheduleTime
 	if last == nil {
-		return jobs, nil
+		last = &metav1.Time{}
 	}
 	recorded := map[types.UID]bool{}
 	for _, ref := range sj.Status.Active {
@@ -376,7 +505,8 @@ func (c *Controller) withoutSuperseded(ctx context.Context, sj *v1alpha1.Schedul
 	kept := jobs[:0:0]
 	for _, job := range jobs {
 		scheduled, ok := v1alpha1.ScheduledTime(job)
-		if _, done := v1alpha1.JobFinished(job); done || recorded[job.UID] || !ok || v1alpha1.IsTriggered(job) || !scheduled.Before(last.Time) {
+		superseded := ok && (v1alpha1.IsTriggered(job) || scheduled.Before(last.Time))
+		if _, done := v1alpha1.JobFinished(job); done || recorded[job.UID] || !superseded {
 			kept = append(kept, job)
 			continue
 		}

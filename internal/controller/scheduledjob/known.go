@@ -1,6 +1,7 @@
 package scheduledjob
 
 import (
+	"hash/fnv"
 	"strconv"
 	"sync"
 	"time"
@@ -41,6 +42,18 @@ type knownObjects struct {
 	confirmed sync.Map // types.NamespacedName -> struct{}
 	// deletedJobs: types.UID of a Job -> *deletedJob
 	deletedJobs sync.Map
+	// locks keep observed from forgetting a copy between a reconcile's
+	// read of the cache and its view (striped by key).
+	locks [64]sync.Mutex
+}
+
+// lock locks the key against observed and returns the unlock.
+func (k *knownObjects) lock(key types.NamespacedName) func() {
+	h := fnv.New32a()
+	h.Write([]byte(key.String()))
+	m := &k.locks[h.Sum32()%uint32(len(k.locks))]
+	m.Lock()
+	return m.Unlock
 }
 
 // deletedJob is a Job this controller deleted, until its cache has shown
@@ -159,6 +172,7 @@ func (k *knownObjects) observed(obj any) {
 		return
 	}
 	key := client.ObjectKeyFromObject(sj)
+	defer k.lock(key)()
 	if last, ok := k.newest.Load(key); ok {
 		known := last.(*v1alpha1.ScheduledJob)
 		if known.UID != sj.UID || !newerVersion(known.ResourceVersion, sj.ResourceVersion) {

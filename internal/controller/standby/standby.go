@@ -21,6 +21,7 @@ package standby
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,7 +104,11 @@ func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		return reconcile.Result{RequeueAfter: run.Scheduled.Add(s.currentGrace()).Sub(now)}, nil
 	}
 	if run.Claim {
-		if err := s.cluster.Claim(ctx, sj, plan.Finish(planner.Claimed(run)).Status.Active); err != nil {
+		// status.active as the API server has it (the write is conditional
+		// on that version), plus the claim: the standby's view of the Jobs,
+		// perhaps behind, changes nothing else.
+		active := append(slices.Clone(sj.Status.Active), planner.ClaimOf(run))
+		if err := s.cluster.Claim(ctx, sj, active); err != nil {
 			if apierrors.IsConflict(err) {
 				s.readLive.Store(req.NamespacedName, struct{}{})
 			}
