@@ -133,7 +133,7 @@ func (d dueRun) record(status *v1alpha1.ScheduledJobStatus, missed map[MissReaso
 // before the Jobs were observed.
 func (s scheduling) recordSkippedByOthers(handled time.Time, status *v1alpha1.ScheduledJobStatus, missed map[MissReason]int) {
 	last := status.LastScheduleTime
-	if last == nil || !last.Time.After(handled) {
+	if last == nil || !last.After(handled) {
 		return
 	}
 	n := 0
