@@ -73,7 +73,7 @@ func seedRange() []uint64 {
 func shipped(r Replica) Controllers {
 	leader := scheduledjob.NewController(r.LeaderCached, r.LeaderLive, r.Clock, r.LeaderRecorder, scheduledjob.Options{SpreadNamespace: "ontime-system"})
 	s := standby.New(standby.NewCluster(r.StandbyCached, r.StandbyLive), r.Clock, r.StandbyRecorder, standby.DefaultGrace, r.Leading, leader)
-	return Controllers{Leader: leader, Standby: s, LeaseChanged: s.LeaseChanged}
+	return Controllers{Leader: leader, Standby: s, LeaseChanged: s.LeaseChanged, JobCreated: s.JobCreated}
 }
 
 // outcome is one seed's result.
@@ -184,7 +184,7 @@ func TestInterleavingsFindBrokenStandbys(t *testing.T) {
 				leader := scheduledjob.NewController(r.LeaderCached, r.LeaderLive, r.Clock, r.LeaderRecorder, scheduledjob.Options{SpreadNamespace: "ontime-system"})
 				cluster := broken.cluster(standby.NewCluster(r.StandbyCached, r.StandbyLive))
 				s := standby.New(cluster, laggingClock{r.Clock, broken.lag}, r.StandbyRecorder, standby.DefaultGrace, r.Leading, leader)
-				return Controllers{Leader: leader, Standby: s, LeaseChanged: s.LeaseChanged}
+				return Controllers{Leader: leader, Standby: s, LeaseChanged: s.LeaseChanged, JobCreated: s.JobCreated}
 			}
 			failed := explore(seeds, build)
 			kind := broken.finds + broken.without

@@ -152,6 +152,9 @@ type Controllers struct {
 	// LeaseChanged, when set, tells the standby the Lease's holder (nil:
 	// released) and reports whether it wants every ScheduledJob queued.
 	LeaseChanged func(holder *string) bool
+	// JobCreated, when set, tells the standby its cache shows a Job
+	// created.
+	JobCreated func()
 }
 
 type builder func(r Replica) Controllers
@@ -241,6 +244,9 @@ func (w *world) startReplica(r *replica) {
 		r.leaseChanged(nil)
 	}
 	r.cache.onChange = func(k kind, old, updated client.Object) {
+		if k == kindJob && old == nil && updated != nil && built.JobCreated != nil {
+			built.JobCreated()
+		}
 		for _, c := range r.ctrls {
 			for _, key := range scheduledJobWatches(k, old, updated) {
 				c.enqueue(key)

@@ -371,11 +371,14 @@ func (c *Controller) finish(ctx context.Context, key types.NamespacedName, p pla
 		}
 	}
 	outcome := plan.Finish(results...)
-	c.emit(p.sj, outcome.Events)
 	written, err := c.writeStatus(ctx, p.stored, outcome.Status)
 	if err != nil {
+		// What the plan found (SawCompletedJob, MissSchedule, …) is found
+		// again by the retry; only what was done is reported now.
+		c.emit(p.sj, plan.ResultEvents(results...))
 		return reconcile.Result{}, err
 	}
+	c.emit(p.sj, outcome.Events)
 	c.known.undefer(key)
 	if written {
 		recordMetrics(outcome)

@@ -103,7 +103,9 @@ func ScheduledJobJobs(ctx context.Context, cached, live client.Reader, sj *v1alp
 		cachedNames[list.Items[i].Name] = true
 	}
 	for _, ref := range sj.Status.Active {
-		if cachedNames[ref.Name] {
+		// A claim (no UID) names a Job that may not exist yet: the
+		// planner creates it, or finds it by name when the create fails.
+		if cachedNames[ref.Name] || ref.UID == "" {
 			continue
 		}
 		job := &batchv1.Job{}

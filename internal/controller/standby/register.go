@@ -2,11 +2,13 @@ package standby
 
 import (
 	"context"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -34,6 +36,9 @@ func (s *Standby) Register(mgr ctrl.Manager, workers int, lease *types.Namespace
 	if err != nil {
 		return err
 	}
+	if err := s.followJobCreations(mgr); err != nil {
+		return err
+	}
 	bldr := ctrl.NewControllerManagedBy(mgr)
 	if lease != nil {
 		leases, err := s.leaseSource(mgr, *lease)
@@ -54,6 +59,23 @@ func (s *Standby) Register(mgr ctrl.Manager, workers int, lease *types.Namespace
 		}).
 		WatchesRawSource(retrier.Source()).
 		Complete(retrier.Reconciler(s))
+}
+
+// followJobCreations has the standby told when its cache shows a run's Job
+// created (leaderBusyFor). The informer's first list adds the Jobs that
+// exist: only those created a moment ago count.
+func (s *Standby) followJobCreations(mgr ctrl.Manager) error {
+	informer, err := mgr.GetCache().GetInformer(context.Background(), &batchv1.Job{})
+	if err != nil {
+		return err
+	}
+	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		job, ok := obj.(*batchv1.Job)
+		if ok && job.Labels[v1alpha1.ScheduledJobLabel] != "" && s.clock.Since(job.CreationTimestamp.Time) < 2*time.Second {
+			s.JobCreated()
+		}
+	}})
+	return err
 }
 
 // leaseSource watches the one Lease, through a cache of its own: the

@@ -68,7 +68,21 @@ type Standby struct {
 	// readLive are the ScheduledJobs whose claim was refused: the cache
 	// is behind, and the next reconcile plans from a live read.
 	readLive sync.Map
+	// lastJobCreated is when the replica's cache last showed a run's Job
+	// created (unix nanoseconds, by the standby's clock).
+	lastJobCreated atomic.Int64
 }
+
+// leaderBusyFor is how long after it last saw a run's Job created the
+// standby leaves due runs to the leader: a live leader starting a minute's
+// burst of runs keeps creating Jobs, and the standby, whose cache shows
+// them a little late, would otherwise try to create the last ones too
+// (answered AlreadyExists). It only saves requests: a standby that acts
+// beside a live leader starts nothing twice.
+const leaderBusyFor = 250 * time.Millisecond
+
+// JobCreated tells the standby its cache shows a run's Job just created.
+func (s *Standby) JobCreated() { s.lastJobCreated.Store(s.clock.Now().UnixNano()) }
 
 // New returns the standby of a replica whose leader controller is leader,
 // leading once leading is closed (manager.Elected()).
@@ -102,6 +116,8 @@ func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		return next, nil // nothing due, or too late: the leader's
 	case now.Before(run.Scheduled.Add(s.currentGrace())):
 		return reconcile.Result{RequeueAfter: run.Scheduled.Add(s.currentGrace()).Sub(now)}, nil
+	case s.leaderBusy(now):
+		return reconcile.Result{RequeueAfter: leaderBusyFor}, nil
 	}
 	if run.Claim {
 		// status.active as the API server has it (the write is conditional
@@ -142,6 +158,13 @@ func (s *Standby) after(requeueAfter time.Duration) time.Duration {
 		return 0
 	}
 	return requeueAfter + s.currentGrace()
+}
+
+// leaderBusy reports whether the standby saw a run's Job created within
+// leaderBusyFor, while the Lease names a holder.
+func (s *Standby) leaderBusy(now time.Time) bool {
+	last := s.lastJobCreated.Load()
+	return !s.leaseReleased.Load() && last != 0 && now.Sub(time.Unix(0, last)) < leaderBusyFor
 }
 
 // currentGrace is how long after a run's time the standby starts it.

@@ -253,3 +253,19 @@ func TestStandbyHandsOver(t *testing.T) {
 		t.Error("the standby did not start a run of a ScheduledJob the new leader had not reconciled yet")
 	}
 }
+
+// TestStandbyWaitsWhileTheLeaderCreatesJobs: a standby that has just seen
+// a run's Job created leaves the due runs to the live leader for
+// leaderBusyFor, then starts those still missing.
+func TestStandbyWaitsWhileTheLeaderCreatesJobs(t *testing.T) {
+	w := newWorld(t, scheduledJob(v1alpha1.AllowConcurrent))
+	w.clock.SetTime(run.Add(DefaultGrace))
+	w.standby.JobCreated()
+	if result := w.reconcileAt(t, run.Add(DefaultGrace)); len(w.jobs(t)) != 0 || result.RequeueAfter != leaderBusyFor {
+		t.Fatalf("%d Jobs, requeue after %s: want none while the leader creates Jobs, and a look %s later", len(w.jobs(t)), result.RequeueAfter, leaderBusyFor)
+	}
+	w.reconcileAt(t, run.Add(DefaultGrace+leaderBusyFor))
+	if len(w.jobs(t)) != 1 {
+		t.Errorf("%d Jobs once the leader stopped creating, want the run's", len(w.jobs(t)))
+	}
+}
