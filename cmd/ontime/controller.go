@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -195,8 +194,6 @@ func runController(ctx context.Context, opts controllerOptions) error {
 		LeaseDuration:                 &opts.leaseDuration,
 		RenewDeadline:                 &opts.renewDeadline,
 		RetryPeriod:                   &opts.retryPeriod,
-		EventBroadcaster:              eventBroadcaster(), //nolint:staticcheck // the manager lives as long as the process: the deprecation's goroutine leak does not apply
-
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -376,14 +373,4 @@ func (opts controllerOptions) leaderLease() (types.NamespacedName, error) {
 		namespace = strings.TrimSpace(string(data))
 	}
 	return types.NamespacedName{Namespace: namespace, Name: leaderElectionID}, nil
-}
-
-// eventBroadcaster records events with a per-object budget that a
-// ScheduledJob running every minute stays within: each run emits two or
-// three events (SuccessfulCreate, SawCompletedJob, SuccessfulDelete), and
-// client-go's default spam filter allows 25 per object, then one every 5
-// minutes, so after about ten minutes such a ScheduledJob's events,
-// MissSchedule included, were dropped. Here: 60, then one every 10 s.
-func eventBroadcaster() record.EventBroadcaster {
-	return record.NewBroadcasterWithCorrelatorOptions(record.CorrelatorOptions{BurstSize: 60, QPS: 0.1})
 }

@@ -154,7 +154,7 @@ type Controllers struct {
 	LeaseChanged func(holder *string) bool
 	// JobCreated, when set, tells the standby its cache shows a Job
 	// created.
-	JobCreated func()
+	JobCreated func(name string)
 }
 
 type builder func(r Replica) Controllers
@@ -245,7 +245,7 @@ func (w *world) startReplica(r *replica) {
 	}
 	r.cache.onChange = func(k kind, old, updated client.Object) {
 		if k == kindJob && old == nil && updated != nil && built.JobCreated != nil {
-			built.JobCreated()
+			built.JobCreated(updated.GetName())
 		}
 		for _, c := range r.ctrls {
 			for _, key := range scheduledJobWatches(k, old, updated) {

@@ -69,8 +69,11 @@ type Standby struct {
 	// is behind, and the next reconcile plans from a live read.
 	readLive sync.Map
 	// lastJobCreated is when the replica's cache last showed a run's Job
-	// created (unix nanoseconds, by the standby's clock).
+	// created by someone else (unix nanoseconds, by the standby's clock).
 	lastJobCreated atomic.Int64
+	// created are the Jobs the standby created itself (name), until its
+	// cache shows them.
+	created sync.Map
 }
 
 // leaderBusyFor is how long after it last saw a run's Job created the
@@ -81,8 +84,13 @@ type Standby struct {
 // beside a live leader starts nothing twice.
 const leaderBusyFor = 250 * time.Millisecond
 
-// JobCreated tells the standby its cache shows a run's Job just created.
-func (s *Standby) JobCreated() { s.lastJobCreated.Store(s.clock.Now().UnixNano()) }
+// JobCreated tells the standby its cache shows a run's Job just created;
+// one it created itself says nothing of the leader.
+func (s *Standby) JobCreated(name string) {
+	if _, own := s.created.LoadAndDelete(name); !own {
+		s.lastJobCreated.Store(s.clock.Now().UnixNano())
+	}
+}
 
 // New returns the standby of a replica whose leader controller is leader,
 // leading once leading is closed (manager.Elected()).
@@ -142,10 +150,14 @@ func (s *Standby) start(ctx context.Context, sj *v1alpha1.ScheduledJob, plan pla
 		return nil
 	}
 	job := plan.Create.Job.DeepCopy()
+	s.created.Store(job.Name, struct{}{})
 	switch err := s.cluster.CreateJob(ctx, job); {
 	case err == nil:
 		shared.Emit(s.recorder, sj, plan.ResultEvents(planner.Created(plan.Create, job)))
-	case !apierrors.IsAlreadyExists(err):
+	case apierrors.IsAlreadyExists(err):
+		s.created.Delete(job.Name) // someone else's
+	default:
+		s.created.Delete(job.Name)
 		shared.Emit(s.recorder, sj, plan.ResultEvents(planner.CreateFailed(plan.Create, err)))
 		return err
 	}

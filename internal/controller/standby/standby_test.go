@@ -260,12 +260,23 @@ func TestStandbyHandsOver(t *testing.T) {
 func TestStandbyWaitsWhileTheLeaderCreatesJobs(t *testing.T) {
 	w := newWorld(t, scheduledJob(v1alpha1.AllowConcurrent))
 	w.clock.SetTime(run.Add(DefaultGrace))
-	w.standby.JobCreated()
+	w.standby.JobCreated("report-29928120")
 	if result := w.reconcileAt(t, run.Add(DefaultGrace)); len(w.jobs(t)) != 0 || result.RequeueAfter != leaderBusyFor {
 		t.Fatalf("%d Jobs, requeue after %s: want none while the leader creates Jobs, and a look %s later", len(w.jobs(t)), result.RequeueAfter, leaderBusyFor)
 	}
 	w.reconcileAt(t, run.Add(DefaultGrace+leaderBusyFor))
 	if len(w.jobs(t)) != 1 {
 		t.Errorf("%d Jobs once the leader stopped creating, want the run's", len(w.jobs(t)))
+	}
+}
+
+// TestStandbyIgnoresItsOwnJobs: the Jobs the standby creates say nothing
+// of a live leader: it goes on starting runs.
+func TestStandbyIgnoresItsOwnJobs(t *testing.T) {
+	w := newWorld(t, scheduledJob(v1alpha1.AllowConcurrent))
+	w.reconcileAt(t, run.Add(DefaultGrace))
+	w.standby.JobCreated("report-29928121")
+	if w.standby.leaderBusy(run.Add(DefaultGrace)) {
+		t.Error("the standby took its own Job for a live leader's")
 	}
 }
