@@ -131,7 +131,7 @@ func (d dueRun) record(status *v1alpha1.ScheduledJobStatus, missed map[MissReaso
 // status), skipped: status.lastScheduleTime moved from the Jobs past them,
 // so decideDueRun will not count them. handled is where the status stood
 // before the Jobs were observed.
-func (s scheduling) recordSkippedByOthers(handled time.Time, status *v1alpha1.ScheduledJobStatus, missed map[MissReason]int) {
+func (s scheduling) recordSkippedByOthers(handled time.Time, status *v1alpha1.ScheduledJobStatus, missed map[MissReason]int, events *[]Event) {
 	last := status.LastScheduleTime
 	if last == nil || !last.After(handled) {
 		return
@@ -154,6 +154,7 @@ func (s scheduling) recordSkippedByOthers(handled time.Time, status *v1alpha1.Sc
 	if n > 0 {
 		status.LastMissedTime = later(status.LastMissedTime, latest)
 		missed[MissSkipped] += n
+		*events = append(*events, missScheduleEvent(latest))
 	}
 }
 
@@ -204,6 +205,7 @@ func (s scheduling) runDue(due, handled time.Time) dueRun {
 	if skipped > 0 {
 		d.lastMissed = latest
 		d.missed[MissSkipped] = skipped
+		d.events = append(d.events, missScheduleEvent(latest))
 	}
 	if missed := s.missedInWindow(skipped, handled, due); missed+1 > tooManyMissed {
 		d.events = append(d.events, tooManyMissedTimesEvent(missed+1))

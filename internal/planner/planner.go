@@ -268,7 +268,7 @@ func decideRuns(in Input, spec specSchedule, invalid field.ErrorList, observed o
 	default:
 		s := scheduling{sj: sj, sched: spec.schedule, loc: spec.loc, now: in.Now, jobs: in.Jobs, active: observed.active, claims: observed.claims}
 		s.claims = s.dropStaleClaims(status, d.missed, &d.events, &d.wake)
-		s.recordSkippedByOthers(handledUntil(sj, &sj.Status), status, d.missed)
+		s.recordSkippedByOthers(handledUntil(sj, &sj.Status), status, d.missed, &d.events)
 		due := s.decideDueRun(handledUntil(sj, status))
 		due.record(status, d.missed)
 		d.create, d.replace, d.events = due.create, due.replace, append(d.events, due.events...)

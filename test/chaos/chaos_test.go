@@ -382,8 +382,9 @@ type auditedJobs struct {
 	// Job existed without a logged creation: a create answered 409
 	// AlreadyExists, or a read, update or delete of it that succeeded.
 	existed map[string]time.Time
-	// deleted is, per Job name, when ontime deleted it.
-	deleted map[string]time.Time
+	// deleted is, per Job name, when ontime deleted it; finishedBy when
+	// the Job controller last wrote its status before that.
+	deleted, finishedBy map[string]time.Time
 	// byControllers are the times of ontime's requests, of any kind
 	// (its user agent is the binary's name).
 	byControllers *[]time.Time
@@ -391,7 +392,7 @@ type auditedJobs struct {
 
 // readAudit reads the Job requests of the audit log.
 func readAudit(t *testing.T, auditLog string) auditedJobs {
-	a := auditedJobs{created: map[string][]time.Time{}, existed: map[string]time.Time{}, deleted: map[string]time.Time{}, byControllers: &[]time.Time{}}
+	a := auditedJobs{created: map[string][]time.Time{}, existed: map[string]time.Time{}, deleted: map[string]time.Time{}, finishedBy: map[string]time.Time{}, byControllers: &[]time.Time{}}
 	framework.ReadAudit(t, auditLog, a.add)
 	return a
 }
@@ -404,10 +405,18 @@ func (a auditedJobs) add(e framework.AuditEvent) {
 	a.addJob(e)
 }
 
-// addDeletion records when ontime deleted a Job of the namespace.
+// addDeletion records when ontime deleted a Job of the namespace, and
+// when the Job controller last wrote a Job's status (its finish, for a
+// Job deleted for history, which deletes only finished Jobs).
 func (a auditedJobs) addDeletion(e framework.AuditEvent) {
-	if e.Verb == "delete" && e.ResponseStatus.Code == http.StatusOK && strings.HasPrefix(e.UserAgent, "ontime/") {
+	switch {
+	case e.ResponseStatus.Code != http.StatusOK:
+	case e.Verb == "delete" && strings.HasPrefix(e.UserAgent, "ontime/"):
 		a.deleted[e.ObjectRef.Name] = e.StageTimestamp
+	case e.ObjectRef.Subresource == "status" && strings.HasPrefix(e.UserAgent, "kube-controller-manager/"):
+		if _, gone := a.deleted[e.ObjectRef.Name]; !gone {
+			a.finishedBy[e.ObjectRef.Name] = e.StageTimestamp
+		}
 	}
 }
 
@@ -615,6 +624,9 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 	// may not have seen it finish before it went, during an outage.
 	for name, at := range audit.deleted {
 		if seen.finished[name].IsZero() && forbidJob(name) {
+			if by, ok := audit.finishedBy[name]; ok && by.Before(at) {
+				at = by
+			}
 			seen.finished[name] = at
 		}
 	}

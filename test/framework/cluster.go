@@ -86,9 +86,10 @@ type AuditEvent struct {
 	Verb      string `json:"verb"`
 	UserAgent string `json:"userAgent"`
 	ObjectRef *struct {
-		Resource  string `json:"resource"`
-		Namespace string `json:"namespace"`
-		Name      string `json:"name"`
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
 	} `json:"objectRef"`
 	ResponseStatus *struct {
 		Code int `json:"code"`
