@@ -19,8 +19,11 @@ type Cluster interface {
 	// ScheduledJob reads a ScheduledJob from the replica's cache, or from
 	// the API server when live.
 	ScheduledJob(ctx context.Context, key types.NamespacedName, live bool) (*v1alpha1.ScheduledJob, error)
-	// Jobs are the ScheduledJob's Jobs: the cache's, and those its
-	// status.active names that the cache lacks, read from the API server.
+	// Jobs are the ScheduledJob's Jobs: the cache's, and, for a Forbid
+	// ScheduledJob, those its status.active names that the cache lacks,
+	// read from the API server (whether one still runs decides whether a
+	// run may start; for the other policies it decides nothing the
+	// standby does).
 	Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error)
 	// CreateJob creates a run's Job.
 	CreateJob(ctx context.Context, job *batchv1.Job) error
@@ -55,6 +58,10 @@ func (c clusterClient) ScheduledJob(ctx context.Context, key types.NamespacedNam
 }
 
 func (c clusterClient) Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
+	if sj.Spec.ConcurrencyPolicy != v1alpha1.ForbidConcurrent {
+		sj = sj.DeepCopy()
+		sj.Status.Active = nil // nothing to read live
+	}
 	return shared.ScheduledJobJobs(ctx, c.cached, c.live, sj)
 }
 
