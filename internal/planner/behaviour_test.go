@@ -17,9 +17,11 @@ import (
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
 
-func reasons(out Outcome) []string {
+func reasons(out Outcome) []string { return eventReasons(out.Events) }
+
+func eventReasons(events []Event) []string {
 	var names []string
-	for _, e := range out.Events {
+	for _, e := range events {
 		names = append(names, e.Reason)
 	}
 	return names

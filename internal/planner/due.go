@@ -130,8 +130,10 @@ func (d dueRun) record(status *v1alpha1.ScheduledJobStatus, missed map[MissReaso
 // by someone else (the standby, or a leader that died before writing
 // status), skipped: status.lastScheduleTime moved from the Jobs past them,
 // so decideDueRun will not count them. handled is where the status stood
-// before the Jobs were observed.
-func (s scheduling) recordSkippedByOthers(handled time.Time, status *v1alpha1.ScheduledJobStatus, missed map[MissReason]int, events *[]Event) {
+// before the Jobs were observed. Their MissSchedule event was emitted by
+// whoever created that run's Job (Plan.ResultEvents), so none is emitted
+// here: a leader restarted before its status write would report it twice.
+func (s scheduling) recordSkippedByOthers(handled time.Time, status *v1alpha1.ScheduledJobStatus, missed map[MissReason]int) {
 	last := status.LastScheduleTime
 	if last == nil || !last.After(handled) {
 		return
@@ -154,7 +156,6 @@ func (s scheduling) recordSkippedByOthers(handled time.Time, status *v1alpha1.Sc
 	if n > 0 {
 		status.LastMissedTime = later(status.LastMissedTime, latest)
 		missed[MissSkipped] += n
-		*events = append(*events, missScheduleEvent(latest))
 	}
 }
 
@@ -231,6 +232,9 @@ func (s scheduling) runDue(due, handled time.Time) dueRun {
 	}
 	if !hasJobNamed(s.jobs, name) {
 		d.create = s.newRun(name, due)
+		if skipped > 0 {
+			d.create.Skipped = latest
+		}
 	}
 	return d
 }

@@ -265,14 +265,33 @@ func TestStoredSpecBreakingAdmissionRules(t *testing.T) {
 // TestRunsSkippedByTheStandbyAreMissed: a run the standby started after
 // runs that never did (held by Forbid past their time, or no leader)
 // moves lastScheduleTime past them; the leader records them as missed,
-// as it records the runs it skips itself.
+// as it records the runs it skips itself. The MissSchedule event is the
+// standby's, sent with its SuccessfulCreate: the leader, which cannot
+// tell whether it was sent, sends none.
 func TestRunsSkippedByTheStandbyAreMissed(t *testing.T) {
 	sj := everyMinute(v1alpha1.AllowConcurrent)
 	sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour}
-	byStandby := childJob(sj, topOfTheHour.Add(2*time.Minute), "s", false)
-	plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{byStandby}, Now: topOfTheHour.Add(2*time.Minute + 10*time.Second)})
-	out := plan.Finish()
-	if missed := out.Status.LastMissedTime; missed == nil || !missed.Time.Equal(topOfTheHour.Add(time.Minute)) || out.Missed[MissSkipped] != 1 {
-		t.Errorf("lastMissedTime %v, skipped %d; want the run at %s, 1", missed, out.Missed[MissSkipped], topOfTheHour.Add(time.Minute).Format(time.TimeOnly))
+	skipped, started := topOfTheHour.Add(time.Minute), topOfTheHour.Add(2*time.Minute)
+	now := started.Add(10 * time.Second)
+
+	standbyPlan := Compute(Input{ScheduledJob: sj, Now: now})
+	if standbyPlan.Create == nil || !standbyPlan.Create.Skipped.Equal(skipped) {
+		t.Fatalf("the standby's run %+v, want the one at %s, skipping %s", standbyPlan.Create, started.Format(time.TimeOnly), skipped.Format(time.TimeOnly))
+	}
+	byStandby := childJob(sj, started, "s", false)
+	events := standbyPlan.ResultEvents(Created(standbyPlan.Create, byStandby))
+	if got := eventReasons(events); !slices.Equal(got, []string{v1alpha1.ReasonMissSchedule, v1alpha1.ReasonSuccessfulCreate}) {
+		t.Errorf("the standby's events %v, want MissSchedule and SuccessfulCreate", got)
+	}
+	if !strings.Contains(events[0].Message, skipped.Format(time.RFC1123Z)) {
+		t.Errorf("MissSchedule %q, want it to name %s", events[0].Message, skipped.Format(time.RFC1123Z))
+	}
+
+	out := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{byStandby}, Now: now}).Finish()
+	if missed := out.Status.LastMissedTime; missed == nil || !missed.Time.Equal(skipped) || out.Missed[MissSkipped] != 1 {
+		t.Errorf("lastMissedTime %v, skipped %d; want the run at %s, 1", missed, out.Missed[MissSkipped], skipped.Format(time.TimeOnly))
+	}
+	if slices.Contains(reasons(out), v1alpha1.ReasonMissSchedule) {
+		t.Errorf("the leader's events %v: MissSchedule again", reasons(out))
 	}
 }

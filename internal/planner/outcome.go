@@ -187,10 +187,17 @@ func (p Plan) Reports(reason string) bool {
 
 // ResultEvents returns only the events the results report (SuccessfulCreate,
 // SuccessfulDelete, FailedCreate, …), not those the plan decided before
-// acting: what a standby, which writes no status and leaves the rest to the
-// leader, has to say.
+// acting, except the MissSchedule of the runs a created run skipped: what
+// a standby, which writes no status and leaves the rest to the leader, has
+// to say, or a leader whose status write failed after the create.
 func (p Plan) ResultEvents(results ...Result) []Event {
-	return p.Finish(results...).Events[len(p.decided.Events):]
+	var events []Event
+	for _, r := range results {
+		if r.kind == created && !r.run.Skipped.IsZero() {
+			events = append(events, missScheduleEvent(r.run.Skipped))
+		}
+	}
+	return append(events, p.Finish(results...).Events[len(p.decided.Events):]...)
 }
 
 // settled reports whether the results say what became of run: its Job was

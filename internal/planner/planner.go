@@ -138,6 +138,10 @@ type Run struct {
 	// Claim says the run must be claimed (Plan.Claimed) before its Job is
 	// created: a run of a Forbid ScheduledJob not claimed yet.
 	Claim bool
+	// Skipped is the latest earlier run this one starts in place of
+	// (zero if none): whoever creates the Job reports it (ResultEvents),
+	// as the leader that later finds the Job only records it.
+	Skipped time.Time
 }
 
 // Triggered reports whether the run was asked for by hand.
@@ -268,7 +272,7 @@ func decideRuns(in Input, spec specSchedule, invalid field.ErrorList, observed o
 	default:
 		s := scheduling{sj: sj, sched: spec.schedule, loc: spec.loc, now: in.Now, jobs: in.Jobs, active: observed.active, claims: observed.claims}
 		s.claims = s.dropStaleClaims(status, d.missed, &d.events, &d.wake)
-		s.recordSkippedByOthers(handledUntil(sj, &sj.Status), status, d.missed, &d.events)
+		s.recordSkippedByOthers(handledUntil(sj, &sj.Status), status, d.missed)
 		due := s.decideDueRun(handledUntil(sj, status))
 		due.record(status, d.missed)
 		d.create, d.replace, d.events = due.create, due.replace, append(d.events, due.events...)
