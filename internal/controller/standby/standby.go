@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -74,6 +75,10 @@ type Standby struct {
 	// created are the Jobs the standby created itself (name), until its
 	// cache shows them.
 	created sync.Map
+	// failureReported is, by ScheduledJob, the run (its Job's name) whose
+	// failed create was reported: the retries of the same run, every
+	// backoff step of an API outage, are logged, not sent as events again.
+	failureReported sync.Map
 }
 
 // leaderBusyFor is how long after it last saw a run's Job created the
@@ -150,15 +155,20 @@ func (s *Standby) start(ctx context.Context, sj *v1alpha1.ScheduledJob, plan pla
 		return nil
 	}
 	job := plan.Create.Job.DeepCopy()
+	key := client.ObjectKeyFromObject(sj)
 	s.created.Store(job.Name, struct{}{})
 	switch err := s.cluster.CreateJob(ctx, job); {
 	case err == nil:
+		s.failureReported.Delete(key)
 		shared.Emit(s.recorder, sj, plan.ResultEvents(planner.Created(plan.Create, job)))
 	case apierrors.IsAlreadyExists(err):
 		s.created.Delete(job.Name) // someone else's
+		s.failureReported.Delete(key)
 	default:
 		s.created.Delete(job.Name)
-		shared.Emit(s.recorder, sj, plan.ResultEvents(planner.CreateFailed(plan.Create, err)))
+		if reported, ok := s.failureReported.Swap(key, job.Name); !ok || reported != job.Name {
+			shared.Emit(s.recorder, sj, plan.ResultEvents(planner.CreateFailed(plan.Create, err)))
+		}
 		return err
 	}
 	return nil

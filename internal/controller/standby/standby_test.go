@@ -3,6 +3,7 @@ package standby
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -279,4 +280,53 @@ func TestStandbyIgnoresItsOwnJobs(t *testing.T) {
 	if w.standby.leaderBusy(run.Add(DefaultGrace)) {
 		t.Error("the standby took its own Job for a live leader's")
 	}
+}
+
+// TestStandbyReportsAFailedRunOnce: while the API server refuses creates,
+// every backoff retry of the same run fails again; one FailedCreate says
+// so. The next run's failure is reported again, and when it is created at
+// last the standby reports it and the run it skipped.
+func TestStandbyReportsAFailedRunOnce(t *testing.T) {
+	w := newWorld(t, scheduledJob(v1alpha1.AllowConcurrent))
+	cluster := &refusingCreates{Cluster: NewCluster(w.client, w.client), refuse: true}
+	w.standby.cluster = cluster
+	key := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "report"}}
+	reasons := func(at ...time.Time) []string {
+		for _, now := range at {
+			w.clock.SetTime(now)
+			if _, err := w.standby.Reconcile(context.Background(), key); (err != nil) != cluster.refuse {
+				t.Fatalf("reconcile at %s: %v", now.Format(time.TimeOnly), err)
+			}
+		}
+		var got []string
+		for len(w.recorder.Events) > 0 {
+			got = append(got, strings.Fields(<-w.recorder.Events)[1])
+		}
+		return got
+	}
+	if got := reasons(run.Add(time.Second), run.Add(2*time.Second), run.Add(4*time.Second)); !slices.Equal(got, []string{v1alpha1.ReasonFailedCreate}) {
+		t.Errorf("three failed tries of one run: events %v, want one FailedCreate", got)
+	}
+	next := run.Add(time.Minute)
+	if got := reasons(next.Add(time.Second), next.Add(2*time.Second)); !slices.Equal(got, []string{v1alpha1.ReasonFailedCreate}) {
+		t.Errorf("two failed tries of the next run: events %v, want one FailedCreate", got)
+	}
+	cluster.refuse = false
+	if got := reasons(next.Add(4 * time.Second)); !slices.Equal(got, []string{v1alpha1.ReasonMissSchedule, v1alpha1.ReasonSuccessfulCreate}) {
+		t.Errorf("the run created at last: events %v, want MissSchedule (the run before it never started) and SuccessfulCreate", got)
+	}
+}
+
+// refusingCreates refuses Job creates while refuse is set, as an API
+// server does whose etcd is away.
+type refusingCreates struct {
+	Cluster
+	refuse bool
+}
+
+func (c *refusingCreates) CreateJob(ctx context.Context, job *batchv1.Job) error {
+	if c.refuse {
+		return apierrors.NewInternalError(errors.New("etcdserver: request timed out"))
+	}
+	return c.Cluster.CreateJob(ctx, job)
 }
