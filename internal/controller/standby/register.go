@@ -106,14 +106,27 @@ func (s *Standby) leaseSource(mgr ctrl.Manager, lease types.NamespacedName) (sou
 		}
 		return requests
 	}
+	var lastRenewal time.Time // the Lease's events come one at a time
 	return source.Kind(leases, &coordinationv1.Lease{}, handler.TypedEnqueueRequestsFromMapFunc(
 		func(ctx context.Context, lease *coordinationv1.Lease) []reconcile.Request {
+			// A renewal seen, not the renewTime itself: the holder's clock
+			// is not the standby's. The first one seen may be old.
+			if renewed := lease.Spec.RenewTime; renewed != nil {
+				if !lastRenewal.IsZero() && !renewed.Time.Equal(lastRenewal) {
+					s.LeaseRenewed()
+				}
+				lastRenewal = renewed.Time
+			}
 			if s.LeaseChanged(lease.Spec.HolderIdentity) {
 				return all(ctx)
 			}
 			return nil
 		})), nil
 }
+
+// LeaseRenewed tells the standby its Lease watch shows the holder just
+// renewed the Lease: the leader is alive (leaderBusy).
+func (s *Standby) LeaseRenewed() { s.leaseRenewed.Store(s.clock.Now().UnixNano()) }
 
 // LeaseChanged records whether the Lease names a holder, and reports
 // whether it has just been released: every ScheduledJob's due run was

@@ -72,6 +72,9 @@ type Standby struct {
 	// lastJobCreated is when the replica's cache last showed a run's Job
 	// created by someone else (unix nanoseconds, by the standby's clock).
 	lastJobCreated atomic.Int64
+	// leaseRenewed is when the replica's Lease watch last showed the
+	// holder renewing the Lease (unix nanoseconds, by the standby's clock).
+	leaseRenewed atomic.Int64
 	// created are the Jobs the standby created itself (name), until its
 	// cache shows them.
 	created sync.Map
@@ -88,6 +91,13 @@ type Standby struct {
 // (answered AlreadyExists). It only saves requests: a standby that acts
 // beside a live leader starts nothing twice.
 const leaderBusyFor = 250 * time.Millisecond
+
+// leaderRenewsWithin: a live leader renews the Lease every
+// --leader-elect-retry-period (2 s by default). The Jobs a standby sees
+// created while the holder has not renewed for longer are another
+// replica's standby's, the holder being dead: waiting for them would only
+// make both standbys pause in turn, each seeing the other's Jobs.
+const leaderRenewsWithin = 5 * time.Second
 
 // JobCreated tells the standby its cache shows a run's Job just created;
 // one it created itself says nothing of the leader.
@@ -183,10 +193,15 @@ func (s *Standby) after(requeueAfter time.Duration) time.Duration {
 }
 
 // leaderBusy reports whether the standby saw a run's Job created within
-// leaderBusyFor, while the Lease names a holder.
+// leaderBusyFor, while a holder of the Lease renews it.
 func (s *Standby) leaderBusy(now time.Time) bool {
-	last := s.lastJobCreated.Load()
-	return !s.leaseReleased.Load() && last != 0 && now.Sub(time.Unix(0, last)) < leaderBusyFor
+	return !s.leaseReleased.Load() && within(now, s.lastJobCreated.Load(), leaderBusyFor) && within(now, s.leaseRenewed.Load(), leaderRenewsWithin)
+}
+
+// within reports whether the time at (unix nanoseconds, 0 for never) is
+// less than d before now.
+func within(now time.Time, at int64, d time.Duration) bool {
+	return at != 0 && now.Sub(time.Unix(0, at)) < d
 }
 
 // currentGrace is how long after a run's time the standby starts it.

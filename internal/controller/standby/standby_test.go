@@ -260,6 +260,9 @@ func TestStandbyHandsOver(t *testing.T) {
 // leaderBusyFor, then starts those still missing.
 func TestStandbyWaitsWhileTheLeaderCreatesJobs(t *testing.T) {
 	w := newWorld(t, scheduledJob(v1alpha1.AllowConcurrent))
+	w.standby.LeaseChanged(ptr.To("replica-a"))
+	w.clock.SetTime(run.Add(DefaultGrace - time.Second))
+	w.standby.LeaseRenewed()
 	w.clock.SetTime(run.Add(DefaultGrace))
 	w.standby.JobCreated("report-29928120")
 	if result := w.reconcileAt(t, run.Add(DefaultGrace)); len(w.jobs(t)) != 0 || result.RequeueAfter != leaderBusyFor {
@@ -271,10 +274,29 @@ func TestStandbyWaitsWhileTheLeaderCreatesJobs(t *testing.T) {
 	}
 }
 
+// TestStandbyWithADeadLeaderIgnoresOtherStandbys: while the Lease's holder
+// does not renew it (killed, its Lease not yet expired), the Jobs the
+// standby sees created are the other replica's standby's: it goes on
+// starting runs instead of pausing for them.
+func TestStandbyWithADeadLeaderIgnoresOtherStandbys(t *testing.T) {
+	w := newWorld(t, scheduledJob(v1alpha1.AllowConcurrent))
+	w.standby.LeaseChanged(ptr.To("replica-a"))
+	w.clock.SetTime(run.Add(-10 * time.Second))
+	w.standby.LeaseRenewed() // its last renewal, 10 s before the run
+	w.clock.SetTime(run.Add(DefaultGrace))
+	w.standby.JobCreated("other-29928121")
+	if w.reconcileAt(t, run.Add(DefaultGrace)); len(w.jobs(t)) != 1 {
+		t.Errorf("%d Jobs: the standby waited for a leader that stopped renewing its Lease", len(w.jobs(t)))
+	}
+}
+
 // TestStandbyIgnoresItsOwnJobs: the Jobs the standby creates say nothing
 // of a live leader: it goes on starting runs.
 func TestStandbyIgnoresItsOwnJobs(t *testing.T) {
 	w := newWorld(t, scheduledJob(v1alpha1.AllowConcurrent))
+	w.standby.LeaseChanged(ptr.To("replica-a"))
+	w.clock.SetTime(run)
+	w.standby.LeaseRenewed()
 	w.reconcileAt(t, run.Add(DefaultGrace))
 	w.standby.JobCreated("report-29928121")
 	if w.standby.leaderBusy(run.Add(DefaultGrace)) {
