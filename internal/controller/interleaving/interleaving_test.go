@@ -148,8 +148,6 @@ func report(t *testing.T, failed []outcome) {
 	t.Logf("seed %d:\n%s%s", first.seed, w.scenario, strings.Join(first.violations, "\n"))
 }
 
-var _ = fmt.Sprint
-
 // TestInterleavingsFindBrokenStandbys: the same exploration catches a
 // standby that breaks what exactly once rests on (docs/reliability.md),
 // so that its silence about the shipped controllers means something:
