@@ -17,10 +17,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller/cronjobwarmup"
 	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
+	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
 	"github.com/ontime-dev/ontime/internal/controller/standby"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
@@ -88,7 +90,7 @@ func CacheOptions(scope Scope) cache.Options {
 	opts := cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}:       {Label: warmup.PodSelector()},
-			&corev1.ConfigMap{}: scheduledjob.LedgerCache(scope.SpreadNamespace),
+			&corev1.ConfigMap{}: spreadledger.Cache(scope.SpreadNamespace),
 		},
 		DefaultTransform: cache.TransformStripManagedFields(),
 	}
@@ -126,9 +128,15 @@ func (o Options) Defaults() v1alpha1.ControllerDefaults {
 	return v1alpha1.ControllerDefaults{PlaceholderImage: o.PlaceholderImage, PlaceholderPriorityClass: o.PlaceholderPriorityClass}
 }
 
-// Register adds every ontime reconciler to mgr. clk is the only source of
-// the current time below cmd/, so that tests can step it.
+// Register adds every ontime reconciler to mgr, and the collectors of the
+// metrics read from its cache to controller-runtime's registry: once per
+// process. clk is the only source of the current time below cmd/, so that
+// tests can step it.
 func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opts Options) error {
+	starts := spreadledger.NewStartsCollector(mgr.GetClient(), opts.SpreadNamespace, clk, mgr.GetLogger().WithName("metrics"))
+	if err := metrics.Registry.Register(starts); err != nil {
+		return fmt.Errorf("registering the spread ledgers' metrics: %w", err)
+	}
 	scheduledJobs := scheduledjob.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("scheduledjob-controller"),
 		scheduledjob.Options{EarlyStartImage: opts.EarlyStartImage, SpreadNamespace: opts.SpreadNamespace, Defaults: opts.Defaults()})
 	if err := scheduledJobs.Register(ctx, mgr, opts.Workers); err != nil {

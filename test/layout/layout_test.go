@@ -30,6 +30,10 @@ var allowed = map[string][]string{
 	"internal/controller": {"internal/controller/*", "internal/warmup", "api/v1alpha1"},
 	"internal/controller/*": {"internal/controller/shared", "internal/controller/recovery", "internal/planner", "internal/warmup", "internal/spread", "internal/requeue",
 		"api/v1alpha1", "pkg/cron"},
+	// The ScheduledJob controller asks the spread ledgers where a
+	// ScheduledJob is placed before it plans.
+	"internal/controller/scheduledjob": {"internal/controller/shared", "internal/controller/recovery", "internal/controller/spreadledger", "internal/planner", "internal/warmup", "internal/spread", "internal/requeue",
+		"api/v1alpha1", "pkg/cron"},
 	"internal/controller/shared": {"internal/warmup", "api/v1alpha1"},
 	// Retrying after an API outage, for the controllers and the
 	// controller command's start: on client-go and controller-runtime only.

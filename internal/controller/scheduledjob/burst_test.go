@@ -18,6 +18,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
 	ontimescheme "github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -182,7 +183,7 @@ func newBurstManager(t *testing.T, ns string) ctrl.Manager {
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}, ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}:       {Label: warmup.PodSelector()},
-			&corev1.ConfigMap{}: LedgerCache(testSpreadNamespace),
+			&corev1.ConfigMap{}: spreadledger.Cache(testSpreadNamespace),
 		}},
 		// The suite may run this test more than once (-count).
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},

@@ -35,6 +35,7 @@ import (
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/controller/shared"
+	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
 	"github.com/ontime-dev/ontime/internal/planner"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
@@ -61,7 +62,7 @@ type Controller struct {
 	// defaults are the controller-wide defaults of warm-up.
 	defaults v1alpha1.ControllerDefaults
 	// ledgers place ScheduledJobs under a Balanced spread.
-	ledgers *spreadLedgers
+	ledgers *spreadledger.Store
 	// undecodable are the ScheduledJobs stored with values this version
 	// cannot decode, reported and left alone.
 	undecodable undecodables
@@ -84,7 +85,7 @@ type Options struct {
 // NewController returns the controller. clk is its only source of time.
 func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.PassiveClock, recorder record.EventRecorder, opts Options) *Controller {
 	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, earlyStartImage: opts.EarlyStartImage, defaults: opts.Defaults,
-		ledgers: &spreadLedgers{cached: kubeClient, apiReader: apiReader, namespace: opts.SpreadNamespace}}
+		ledgers: spreadledger.NewStore(kubeClient, apiReader, opts.SpreadNamespace)}
 }
 
 // Name identifies the controller in logs and metrics.
@@ -102,7 +103,6 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 	if err := Index(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	spreadStarts.watch(c.kubeClient, c.ledgers.namespace, c.clock)
 	informer, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.ScheduledJob{})
 	if err != nil {
 		return err
@@ -133,7 +133,7 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 		// next warm-ups may begin earlier or later.
 		Watches(&v1alpha1.ScheduledJob{}, handler.EnqueueRequestsFromMapFunc(c.leadPeersOf), builder.WithPredicates(leadMeasured)).
 		// Spread groups' ledgers: a rebalance moves their members.
-		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(ledgerMembers), builder.WithPredicates(rebalanced)).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(spreadledger.Members), builder.WithPredicates(spreadledger.Rebalanced)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: workers,
 			RateLimiter:             FailureBackoff(),
@@ -175,7 +175,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			c.known.forget(req.NamespacedName)
 			c.undecodable.forget(req.NamespacedName)
 			c.reconciled.Delete(req.NamespacedName)
-			return reconcile.Result{}, c.ledgers.forgetDeleted(ctx, req.NamespacedName)
+			return reconcile.Result{}, c.ledgers.ForgetDeleted(ctx, req.NamespacedName)
 		}
 		return reconcile.Result{}, err
 	}
@@ -230,7 +230,7 @@ func (c *Controller) plan(ctx context.Context, cached *v1alpha1.ScheduledJob, no
 	// ScheduledJob keeps the placement its status recorded, so runs go on;
 	// one never placed is planned all the same, so its status says it waits
 	// (SpreadPending), and the error retries.
-	in.Placement, err = c.ledgers.placement(ctx, sj, now)
+	in.Placement, err = c.ledgers.Placement(ctx, sj, now)
 	placeErr := err
 	if placeErr != nil {
 		in.Placement = sj.RecordedPlacement()

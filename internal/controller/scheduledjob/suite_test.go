@@ -19,6 +19,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller/shared"
+	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
 	ontimescheme "github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -72,7 +73,7 @@ func runSuite(m *testing.M) int {
 		Scheme:  ontimescheme.New(),
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}:       {Label: warmup.PodSelector()},
-			&corev1.ConfigMap{}: LedgerCache(testSpreadNamespace),
+			&corev1.ConfigMap{}: spreadledger.Cache(testSpreadNamespace),
 		}},
 		Indexes: func(ctx context.Context, indexer client.FieldIndexer) error {
 			// Only the index: reconciles are driven by the tests.

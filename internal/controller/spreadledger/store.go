@@ -1,4 +1,9 @@
-package scheduledjob
+// Package spreadledger keeps the Balanced spread groups' ledgers: where
+// each ScheduledJob of a group is placed, in a ConfigMap per group in the
+// controller's namespace (the format is internal/spread's), and what the
+// ledgers say to Prometheus. The ScheduledJob controller asks it for a
+// ScheduledJob's placement before it plans.
+package spreadledger
 
 import (
 	"context"
@@ -39,31 +44,33 @@ import (
 // The ledgers live in the controller's namespace, so the permission is a Role there.
 // +kubebuilder:rbac:groups="",namespace=system,resources=configmaps,verbs=get;list;watch;create;update
 
-// LedgerCache limits the manager's ConfigMap cache to the ledgers, and
+// Cache limits the manager's ConfigMap cache to the ledgers, and
 // hands them out without a deep copy: every reconcile of a Balanced
 // ScheduledJob reads its entry from a ledger that holds the whole group
 // (150 kB at a thousand members), and copying it each time made a burst of
 // runs measurably later (docs/performance.md). Ledgers read from the cache
 // are therefore never modified; changes go through update, which reads the
 // ledger from the API server.
-func LedgerCache(namespace string) cache.ByObject {
+func Cache(namespace string) cache.ByObject {
 	selector := labels.NewSelector()
 	exists, _ := labels.NewRequirement(spread.GroupLabel, selection.Exists, nil)
 	return cache.ByObject{Namespaces: map[string]cache.Config{namespace: {}}, Label: selector.Add(*exists), UnsafeDisableDeepCopy: ptr.To(true)}
 }
 
-// ledgerGracePeriod: an entry whose ScheduledJob the cache does not hold
+// gracePeriod: an entry whose ScheduledJob the cache does not hold
 // is dropped once it is older than this, so that a ScheduledJob deleted
 // while no controller ran stops counting, and one just created that the
 // cache has not seen yet keeps its place.
-const ledgerGracePeriod = 5 * time.Minute
+const gracePeriod = 5 * time.Minute
 
-// ledgerBackoff bounds the read-modify-write attempts of one placement
+// updateBackoff bounds the read-modify-write attempts of one placement
 // (8, about a second in all); the reconcile is retried after that.
-var ledgerBackoff = wait.Backoff{Steps: 8, Duration: 10 * time.Millisecond, Factor: 1.5, Jitter: 0.1}
+var updateBackoff = wait.Backoff{Steps: 8, Duration: 10 * time.Millisecond, Factor: 1.5, Jitter: 0.1}
 
-// spreadLedgers places ScheduledJobs in their groups' ledgers.
-type spreadLedgers struct {
+// Store places ScheduledJobs in their groups' ledgers.
+type Store struct {
+	// cached reads ledgers and ScheduledJobs from the manager's cache and
+	// writes ledgers; apiReader reads a ledger before changing it.
 	cached    client.Client
 	apiReader client.Reader
 	namespace string
@@ -73,10 +80,15 @@ type spreadLedgers struct {
 	locks sync.Map // group -> *sync.Mutex
 }
 
-// placement returns where the ScheduledJob is placed for its current
+// NewStore is the store of the ledgers in namespace.
+func NewStore(cached client.Client, apiReader client.Reader, namespace string) *Store {
+	return &Store{cached: cached, apiReader: apiReader, namespace: namespace}
+}
+
+// Placement returns where the ScheduledJob is placed for its current
 // schedule under a Balanced spread (nil under Hash or for runAt), placing
 // it first if needed, and removes it from groups it has left.
-func (l *spreadLedgers) placement(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (*v1alpha1.SpreadStatus, error) {
+func (l *Store) Placement(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time) (*v1alpha1.SpreadStatus, error) {
 	settings := sj.SpreadOf()
 	balanced := settings.Strategy == v1alpha1.SpreadBalanced && sj.Spec.Schedule != "" && sj.DeletionTimestamp == nil
 	if left := sj.Status.Spread; left != nil && (!balanced || left.Group != settings.Group) {
@@ -113,7 +125,7 @@ func statusOf(group string, entry spread.LedgerEntry, epoch int64) *v1alpha1.Spr
 
 // place writes the ScheduledJob's entry into its group's ledger: the one
 // its status remembers if the ledger lost it, else a new placement.
-func (l *spreadLedgers) place(ctx context.Context, sj *v1alpha1.ScheduledJob, settings v1alpha1.Spread, now time.Time) (*v1alpha1.SpreadStatus, error) {
+func (l *Store) place(ctx context.Context, sj *v1alpha1.ScheduledJob, settings v1alpha1.Spread, now time.Time) (*v1alpha1.SpreadStatus, error) {
 	lock := l.lock(settings.Group)
 	lock.Lock()
 	defer lock.Unlock()
@@ -176,10 +188,10 @@ func weightOf(sj *v1alpha1.ScheduledJob, weight v1alpha1.SpreadWeight) int64 {
 
 // dropGone removes the entries of ScheduledJobs the cache does not hold,
 // once they are past the grace period.
-func (l *spreadLedgers) dropGone(ctx context.Context, entries map[string]spread.LedgerEntry, now time.Time) {
+func (l *Store) dropGone(ctx context.Context, entries map[string]spread.LedgerEntry, now time.Time) {
 	for key, entry := range entries {
 		nn, ok := spread.ParseLedgerKey(key)
-		if !ok || now.Sub(entry.Placed.Time) < ledgerGracePeriod {
+		if !ok || now.Sub(entry.Placed.Time) < gracePeriod {
 			continue
 		}
 		if err := l.cached.Get(ctx, nn, &v1alpha1.ScheduledJob{}); apierrors.IsNotFound(err) {
@@ -189,7 +201,7 @@ func (l *spreadLedgers) dropGone(ctx context.Context, entries map[string]spread.
 }
 
 // forget removes a ScheduledJob's entry from a group's ledger.
-func (l *spreadLedgers) forget(ctx context.Context, group, key string) error {
+func (l *Store) forget(ctx context.Context, group, key string) error {
 	lock := l.lock(group)
 	lock.Lock()
 	defer lock.Unlock()
@@ -200,9 +212,9 @@ func (l *spreadLedgers) forget(ctx context.Context, group, key string) error {
 	})
 }
 
-// forgetDeleted removes a deleted ScheduledJob from every ledger that the
+// ForgetDeleted removes a deleted ScheduledJob from every ledger that the
 // cache shows holding it.
-func (l *spreadLedgers) forgetDeleted(ctx context.Context, nn types.NamespacedName) error {
+func (l *Store) ForgetDeleted(ctx context.Context, nn types.NamespacedName) error {
 	var ledgers corev1.ConfigMapList
 	if err := l.cached.List(ctx, &ledgers, client.InNamespace(l.namespace), client.HasLabels{spread.GroupLabel}); err != nil {
 		return err
@@ -220,11 +232,11 @@ func (l *spreadLedgers) forgetDeleted(ctx context.Context, nn types.NamespacedNa
 
 // update reads a group's ledger from the API server, lets change edit its
 // entries, and writes it back if change says so, again from a fresh read
-// when the write conflicts (retry.OnError, bounded by ledgerBackoff).
-func (l *spreadLedgers) update(ctx context.Context, group string, change func(map[string]spread.LedgerEntry, int64) (bool, error)) error {
+// when the write conflicts (retry.OnError, bounded by updateBackoff).
+func (l *Store) update(ctx context.Context, group string, change func(map[string]spread.LedgerEntry, int64) (bool, error)) error {
 	name := types.NamespacedName{Namespace: l.namespace, Name: spread.LedgerName(group)}
 	changedMeanwhile := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
-	err := retry.OnError(ledgerBackoff, changedMeanwhile, func() error {
+	err := retry.OnError(updateBackoff, changedMeanwhile, func() error {
 		cm := &corev1.ConfigMap{}
 		err := l.apiReader.Get(ctx, name, cm)
 		exists := err == nil
@@ -256,15 +268,15 @@ func (l *spreadLedgers) update(ctx context.Context, group string, change func(ma
 	return err
 }
 
-func (l *spreadLedgers) lock(group string) *sync.Mutex {
+func (l *Store) lock(group string) *sync.Mutex {
 	lock, _ := l.locks.LoadOrStore(group, &sync.Mutex{})
 	return lock.(*sync.Mutex)
 }
 
-// ledgerMembers maps a rebalanced ledger to its members, so each picks up
+// Members maps a rebalanced ledger to its members, so each picks up
 // its new placement; ordinary placements change no other member and
 // enqueue none.
-func ledgerMembers(_ context.Context, obj client.Object) []reconcile.Request {
+func Members(_ context.Context, obj client.Object) []reconcile.Request {
 	cm, ok := obj.(*corev1.ConfigMap)
 	if !ok {
 		return nil
@@ -278,8 +290,8 @@ func ledgerMembers(_ context.Context, obj client.Object) []reconcile.Request {
 	return requests
 }
 
-// rebalanced passes ledger updates that change the epoch.
-var rebalanced = predicate.Funcs{
+// Rebalanced passes ledger updates that change the epoch.
+var Rebalanced = predicate.Funcs{
 	CreateFunc:  func(event.CreateEvent) bool { return false },
 	DeleteFunc:  func(event.DeleteEvent) bool { return false },
 	GenericFunc: func(event.GenericEvent) bool { return false },
