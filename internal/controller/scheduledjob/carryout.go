@@ -1,0 +1,246 @@
+package scheduledjob
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/shared"
+	"github.com/ontime-dev/ontime/internal/planner"
+	"github.com/ontime-dev/ontime/internal/warmup"
+)
+
+// Carrying out a plan, in the order the invariants of docs/reliability.md
+// ("Exactly once") need: claims, runs, warm-up, the trigger, the status,
+// then history cleanup.
+
+// carryOut carries out the plan in the order the invariants need: claims,
+// the runs, warm-up, the trigger's removal, the status, and only then the
+// history cleanup. When it started a scheduled run it may stop after the
+// runs and leave the rest to the next reconcile (deferStatus).
+func (c *Controller) carryOut(ctx context.Context, key types.NamespacedName, p planned, now time.Time) (reconcile.Result, error) {
+	results, err := c.claim(ctx, key, &p)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	started, runErr := c.startRuns(ctx, p.sj, p.plan)
+	results = append(results, started...)
+	requeueAfter := c.remaining(now, p.plan.RequeueAfter)
+	if runErr == nil && p.placeErr == nil && !p.plan.ConsumeTrigger && startedScheduledRun(results) {
+		outcome := p.plan.Finish(results...)
+		c.emit(p.sj, outcome.Events)
+		return c.deferStatus(p.sj, outcome, requeueAfter), nil
+	}
+	return c.finish(ctx, key, p, results, runErr, requeueAfter)
+}
+
+// claim writes the status that claims the plan's Forbid runs, if any, and
+// returns the claims' results.
+func (c *Controller) claim(ctx context.Context, key types.NamespacedName, p *planned) ([]planner.Result, error) {
+	claims := p.plan.Claims()
+	if len(claims) == 0 {
+		return nil, nil
+	}
+	if _, err := c.writeStatus(ctx, p.stored, p.plan.Finish(claims...).Status); err != nil {
+		return nil, err
+	}
+	return claims, c.refresh(ctx, key, p)
+}
+
+// finish carries out the rest of the plan after its runs: warm-up, the
+// trigger's removal, the status, then the history cleanup.
+func (c *Controller) finish(ctx context.Context, key types.NamespacedName, p planned, results []planner.Result, runErr error, requeueAfter time.Duration) (reconcile.Result, error) {
+	plan := p.plan
+	warm, warmErr := c.executePods(ctx, plan)
+	results = append(results, warm...)
+	if warmUpRefused(results) {
+		requeueAfter = min(cmp.Or(requeueAfter, warmup.RefusedRetry), warmup.RefusedRetry)
+	}
+	if runErr == nil && warmErr == nil && plan.ConsumeTrigger {
+		runErr = c.consumeTrigger(ctx, p.sj)
+		if err := c.refresh(ctx, key, &p); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	outcome := plan.Finish(results...)
+	written, err := c.writeStatus(ctx, p.stored, outcome.Status)
+	if err != nil {
+		// What the plan found (SawCompletedJob, MissSchedule, …) is found
+		// again by the retry; only what was done is reported now.
+		c.emit(p.sj, plan.ResultEvents(results...))
+		return reconcile.Result{}, err
+	}
+	c.emit(p.sj, outcome.Events)
+	c.known.undefer(key)
+	if written {
+		recordMetrics(outcome)
+	}
+	// The status just written records every run whose Job goes now.
+	cleaned := c.deleteHistory(ctx, p.sj, plan)
+	c.emit(p.sj, plan.Finish(append(results, cleaned...)...).Events[len(outcome.Events):])
+	if err := cmp.Or(runErr, warmErr, p.placeErr); err != nil {
+		return reconcile.Result{}, err
+	}
+	log.FromContext(ctx).V(1).Info("reconciled", "requeueAfter", requeueAfter, "active", len(outcome.Status.Active))
+	return reconcile.Result{RequeueAfter: requeueAfter}, nil
+}
+
+// refresh views the ScheduledJob again after the reconcile wrote to it:
+// the next write goes over what the last one produced.
+func (c *Controller) refresh(ctx context.Context, key types.NamespacedName, p *planned) error {
+	stored, sj, err := c.view(ctx, key)
+	if err == nil {
+		p.stored, p.sj = stored, sj
+	}
+	return err
+}
+
+// startRuns carries out the plan's urgent actions, the deletions Replace
+// needs and the runs' Job creations, and reports what became of each.
+func (c *Controller) startRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, plan planner.Plan) ([]planner.Result, error) {
+	var results []planner.Result
+	for _, deletion := range plan.Deletes {
+		if deletion.Reason != planner.DeleteForReplace {
+			continue
+		}
+		result, err := c.deleteJob(ctx, sj, deletion.Job)
+		results = append(results, result)
+		if err != nil {
+			return results, fmt.Errorf("could not replace job %s: %w", deletion.Job.Name, err)
+		}
+	}
+	for _, run := range []*planner.Run{plan.Create, plan.Early, plan.Trigger} {
+		if run == nil {
+			continue
+		}
+		result, err := c.createRun(ctx, sj, run)
+		if result != nil {
+			results = append(results, *result)
+		}
+		if err != nil {
+			return results, err
+		}
+	}
+	return results, nil
+}
+
+// deleteHistory deletes the finished Jobs beyond the history limits. A
+// failure is reported, not retried: the next reconcile plans it again.
+func (c *Controller) deleteHistory(ctx context.Context, sj *v1alpha1.ScheduledJob, plan planner.Plan) []planner.Result {
+	var results []planner.Result
+	for _, deletion := range plan.Deletes {
+		if deletion.Reason == planner.DeleteForHistoryLimit {
+			result, _ := c.deleteJob(ctx, sj, deletion.Job)
+			results = append(results, result)
+		}
+	}
+	return results
+}
+
+// startedScheduledRun reports whether a scheduled run's Job was created.
+func startedScheduledRun(results []planner.Result) bool {
+	return slices.ContainsFunc(results, planner.Result.StartedScheduledRun)
+}
+
+// deleteJob deletes with background propagation, as the CronJob controller
+// does. A Job that is already gone is not an error (upstream emits
+// FailedDelete for it).
+func (c *Controller) deleteJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (planner.Result, error) {
+	err := c.kubeClient.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
+	switch {
+	case err == nil:
+		c.known.deleted(sj, job, c.clock.Now())
+		return planner.Deleted(job), nil
+	case apierrors.IsNotFound(err):
+		c.known.deleted(sj, job, c.clock.Now())
+		return planner.AlreadyGone(job), nil
+	}
+	return planner.DeleteFailed(job, err), err
+}
+
+// createRun creates a run's Job. AlreadyExists means the run was started
+// before (a crash between creating and writing status) if the Job is ours,
+// and a name conflict otherwise. It returns no result when there is nothing
+// to report: the Job's state is unknown, or its namespace is going away.
+func (c *Controller) createRun(ctx context.Context, sj *v1alpha1.ScheduledJob, run *planner.Run) (*planner.Result, error) {
+	job := run.Job.DeepCopy()
+	err := c.kubeClient.Create(ctx, job)
+	switch {
+	case err == nil:
+		// Skew is how late a run's Job is; a run created early
+		// (EarlyStart) or by hand has none.
+		if !run.Triggered() && !job.CreationTimestamp.Time.Before(run.Scheduled) {
+			jobCreationSkew.Observe(job.CreationTimestamp.Sub(run.Scheduled).Seconds())
+		}
+		return ptr.To(planner.Created(run, job)), nil
+	case apierrors.IsAlreadyExists(err):
+		existing := &batchv1.Job{}
+		if err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(job), existing); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		if metav1.IsControlledBy(existing, sj) {
+			return ptr.To(planner.AlreadyCreated(run, existing)), nil
+		}
+		return ptr.To(planner.NameTaken(run)), nil
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		return nil, err
+	}
+	return ptr.To(planner.CreateFailed(run, err)), err
+}
+
+// consumeTrigger removes the trigger annotation, but only if it still has
+// the value that was handled: a newer request made meanwhile survives.
+func (c *Controller) consumeTrigger(ctx context.Context, sj *v1alpha1.ScheduledJob) error {
+	value := sj.Annotations[v1alpha1.TriggerAnnotation]
+	patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/annotations/ontime.dev~1trigger","value":%q},`+
+		`{"op":"remove","path":"/metadata/annotations/ontime.dev~1trigger"}]`, value)
+	err := c.kubeClient.Patch(ctx, sj, client.RawPatch(types.JSONPatchType, []byte(patch)))
+	switch {
+	case err == nil:
+		c.known.saw(sj) // the answer: the status write goes over it
+	case apierrors.IsInvalid(err) || apierrors.IsNotFound(err):
+		return nil // the value changed or the object is gone: nothing to remove
+	}
+	return err
+}
+
+// statusDeferral bounds how long a deferred status waits: the new Job's
+// own watch event normally reconciles the ScheduledJob sooner.
+const statusDeferral = time.Second
+
+// deferStatus ends a reconcile that created a scheduled run's Job without
+// writing status, cleaning up history or touching warm-up pods: the next
+// reconcile of the ScheduledJob does those, from the status remembered
+// here. When many runs fall due at one instant, their reconciles are all
+// queued before any Job's watch event, so every Job is created before the
+// first status write, instead of each run waiting for the status writes of
+// the runs queued ahead of it. A crash before the write loses nothing: the
+// Job carries its scheduled time, from which the next leader rebuilds
+// status. The metrics count the outcome now, as the remembered status says
+// it is counted.
+func (c *Controller) deferStatus(sj *v1alpha1.ScheduledJob, outcome planner.Outcome, requeueAfter time.Duration) reconcile.Result {
+	c.known.deferStatus(sj, outcome.Status)
+	recordMetrics(outcome)
+	if requeueAfter == 0 || requeueAfter > statusDeferral {
+		requeueAfter = statusDeferral
+	}
+	return reconcile.Result{RequeueAfter: requeueAfter}
+}
+
+// emit records events on the ScheduledJob.
+func (c *Controller) emit(sj *v1alpha1.ScheduledJob, events []planner.Event) {
+	shared.Emit(c.recorder, sj, events)
+}

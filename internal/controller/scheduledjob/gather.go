@@ -1,0 +1,140 @@
+package scheduledjob
+
+import (
+	"context"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/shared"
+	"github.com/ontime-dev/ontime/internal/planner"
+	"github.com/ontime-dev/ontime/internal/warmup"
+)
+
+// Gathering: what the planner reads, from the cache, and from the API
+// server where a cache behind would mislead it.
+
+// gather reads what the planner looks at: the ScheduledJob's Jobs, its
+// warm-up pods, and the pods of the run whose start is being measured.
+func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time, liveJobs bool) (planner.Input, error) {
+	in, err := c.gatherRuns(ctx, sj, now, liveJobs)
+	if err != nil {
+		return in, err
+	}
+	if in.BufferAPI, in.WarmUpBuffers, err = c.gatherBuffers(ctx, sj); err != nil {
+		return in, err
+	}
+	if job := planner.RunToMeasure(sj, in.Jobs, now); job != nil {
+		in.RunPods, err = shared.RunPods(ctx, c.apiReader, job)
+	}
+	return in, err
+}
+
+// gatherRuns reads what deciding the runs needs: the ScheduledJob's Jobs and
+// its warm-up pods.
+func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time, liveJobs bool) (planner.Input, error) {
+	in := planner.Input{ScheduledJob: sj, Now: now, EarlyStartImage: c.earlyStartImage, Defaults: c.defaults}
+	var cached client.Reader = c.kubeClient
+	if liveJobs {
+		cached = liveOwnedJobs{Reader: c.apiReader, name: sj.Name}
+	}
+	jobs, err := shared.ScheduledJobJobs(ctx, cached, c.apiReader, sj)
+	if err != nil {
+		c.emit(sj, []planner.Event{planner.FailedGetEvent(err)})
+		return in, err
+	}
+	in.Jobs, in.Deleted = c.known.withoutDeleted(sj, jobs, now)
+	if in.Jobs, err = c.withoutSuperseded(ctx, sj, in.Jobs); err != nil {
+		return in, err
+	}
+	if in.WarmUpPods, err = shared.WarmUpPods(ctx, c.kubeClient, sj); err != nil {
+		return in, err
+	}
+	in.LeadPeers, err = c.gatherLeadPeers(ctx, sj)
+	return in, err
+}
+
+// liveOwnedJobs lists a ScheduledJob's Jobs from the API server: the
+// field index the cache has is a label there.
+type liveOwnedJobs struct {
+	client.Reader
+	name string
+}
+
+func (r liveOwnedJobs) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	o := (&client.ListOptions{}).ApplyOptions(opts)
+	jobs, ok := list.(*batchv1.JobList)
+	if !ok || o.FieldSelector == nil {
+		return r.Reader.List(ctx, list, opts...)
+	}
+	uid, _ := o.FieldSelector.RequiresExactMatch(shared.ScheduledJobOwnerKey)
+	var all batchv1.JobList
+	if err := r.Reader.List(ctx, &all, client.InNamespace(o.Namespace), client.MatchingLabels{v1alpha1.ScheduledJobLabel: r.name}); err != nil {
+		return err
+	}
+	jobs.Items = nil
+	for _, job := range all.Items {
+		if owner := metav1.GetControllerOf(&job); owner != nil && string(owner.UID) == uid {
+			jobs.Items = append(jobs.Items, job)
+		}
+	}
+	return nil
+}
+
+// withoutSuperseded reads from the API server the running Jobs the cache
+// lists that status neither lists as active nor could have: runs older
+// than status.lastScheduleTime, and runs asked for by hand (only a leader
+// creates those, and records them). Such a Job is one a cache behind shows
+// after another replica deleted it (a Replace, or a history cleanup): it
+// is dropped when the API server no longer has it, instead of being listed
+// in status.active again and reported missing later.
+func (c *Controller) withoutSuperseded(ctx context.Context, sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job) ([]*batchv1.Job, error) {
+	last := sj.Status.LastScheduleTime
+	if last == nil {
+		last = &metav1.Time{}
+	}
+	recorded := map[types.UID]bool{}
+	for _, ref := range sj.Status.Active {
+		recorded[ref.UID] = true
+	}
+	kept := jobs[:0:0]
+	for _, job := range jobs {
+		scheduled, ok := v1alpha1.ScheduledTime(job)
+		superseded := ok && (v1alpha1.IsTriggered(job) || scheduled.Before(last.Time))
+		if _, done := v1alpha1.JobFinished(job); done || recorded[job.UID] || !superseded {
+			kept = append(kept, job)
+			continue
+		}
+		live := &batchv1.Job{}
+		switch err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(job), live); {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		case live.UID == job.UID:
+			kept = append(kept, live)
+		}
+	}
+	return kept, nil
+}
+
+// gatherBuffers reads the ScheduledJob's CapacityBuffers, and which version
+// of their API to use, when it warms up with them or its last warm-up did
+// (to clean up after the strategy changed); nothing otherwise.
+func (c *Controller) gatherBuffers(ctx context.Context, sj *v1alpha1.ScheduledJob) (warmup.BufferAPI, []warmup.Buffer, error) {
+	usesBuffers := sj.Spec.WarmUp != nil && sj.Spec.WarmUp.Strategy == v1alpha1.WarmUpCapacityBuffer
+	usedBuffers := sj.Status.WarmUp != nil && sj.Status.WarmUp.Strategy == v1alpha1.WarmUpCapacityBuffer
+	if c.buffers == nil || (!usesBuffers && !usedBuffers) {
+		return warmup.BufferAPI{}, nil, nil
+	}
+	api, err := c.buffers.API()
+	if err != nil {
+		return api, nil, err
+	}
+	buffers, err := c.buffers.List(ctx, api, sj)
+	return api, buffers, err
+}
