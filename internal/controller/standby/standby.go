@@ -123,6 +123,9 @@ func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	}
 	_, live := s.readLive.LoadAndDelete(req.NamespacedName)
 	sj, err := s.cluster.ScheduledJob(ctx, req.NamespacedName, live)
+	if apierrors.IsNotFound(err) {
+		s.failureReported.Delete(req.NamespacedName) // nothing left to report
+	}
 	if err != nil || sj.DecodeError != "" {
 		return reconcile.Result{}, client404(err)
 	}

@@ -334,8 +334,24 @@ func TestStandbyReportsAFailedRunOnce(t *testing.T) {
 		t.Errorf("two failed tries of the next run: events %v, want one FailedCreate", got)
 	}
 	cluster.refuse = false
+	if _, reported := w.standby.failureReported.Load(key.NamespacedName); !reported {
+		t.Error("the failed run's report is not remembered")
+	}
 	if got := reasons(next.Add(4 * time.Second)); !slices.Equal(got, []string{v1alpha1.ReasonMissSchedule, v1alpha1.ReasonSuccessfulCreate}) {
 		t.Errorf("the run created at last: events %v, want MissSchedule (the run before it never started) and SuccessfulCreate", got)
+	}
+
+	// What it remembers of a ScheduledJob goes with the ScheduledJob.
+	cluster.refuse = true
+	reasons(next.Add(time.Minute + time.Second))
+	if err := w.client.Delete(context.Background(), w.scheduledJob(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.standby.Reconcile(context.Background(), key); err != nil {
+		t.Fatalf("reconcile of the deleted ScheduledJob: %v", err)
+	}
+	if _, reported := w.standby.failureReported.Load(key.NamespacedName); reported {
+		t.Error("a deleted ScheduledJob's failed run is still remembered")
 	}
 }
 
