@@ -59,8 +59,11 @@ func (c clusterClient) ScheduledJob(ctx context.Context, key types.NamespacedNam
 
 func (c clusterClient) Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
 	if sj.Spec.ConcurrencyPolicy != v1alpha1.ForbidConcurrent {
-		sj = sj.DeepCopy()
-		sj.Status.Active = nil // nothing to read live
+		// A shallow copy is enough: only the copy's own Active is
+		// changed, and nothing reads it after this call.
+		cacheOnly := *sj
+		cacheOnly.Status.Active = nil // nothing to read live
+		sj = &cacheOnly
 	}
 	return shared.ScheduledJobJobs(ctx, c.cached, c.live, sj)
 }
