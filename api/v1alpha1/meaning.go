@@ -59,6 +59,16 @@ func (m Meaning) Runs(anchor time.Time) cron.Runs {
 	return nil
 }
 
+// RunsSince are the run times of an object created at created whose last
+// run was scheduled at lastSchedule (nil if none): @every counts from the
+// last run, or the creation, as the CronJob controller counts.
+func (m Meaning) RunsSince(created time.Time, lastSchedule *time.Time) cron.Runs {
+	if lastSchedule != nil {
+		return m.Runs(*lastSchedule)
+	}
+	return m.Runs(created)
+}
+
 // once is a runAt: one run.
 // +kubebuilder:object:generate=false
 type once struct{ at time.Time }

@@ -133,13 +133,19 @@ const (
 	TriggeredAnnotation = "ontime.dev/triggered-by"
 	// WarmUpLeadAnnotation on a batch/v1 CronJob asks ontime for
 	// Placeholder warm-up this long (a duration, such as "10m") before each
-	// of its runs. ontime never changes the CronJob.
+	// of its runs. ontime never changes the CronJob's spec; it records
+	// the warm-up in WarmUpStateAnnotation.
 	WarmUpLeadAnnotation = "warmup.ontime.dev/lead"
 	// WarmUpStrategyAnnotation on an annotated CronJob chooses how its
 	// capacity is brought up: Placeholder (default) or CapacityBuffer.
 	// EarlyStart needs ontime to create the runs' Jobs, which only a
 	// ScheduledJob does.
 	WarmUpStrategyAnnotation = "warmup.ontime.dev/strategy"
+	// WarmUpStateAnnotation on an annotated CronJob is written by ontime:
+	// its warm-up state (CronJobWarmUpState, as JSON), which a CronJob has
+	// no status field for. Kept on the CronJob so that it survives a
+	// controller restart or failover and goes with the CronJob.
+	WarmUpStateAnnotation = "warmup.ontime.dev/state"
 	// ReleaseAtAnnotation on an EarlyStart pod is when `ontime wait` lets
 	// the run's commands start: the run's scheduled time (RFC 3339).
 	ReleaseAtAnnotation = "ontime.dev/release-at"

@@ -192,3 +192,22 @@ type RunStart struct {
 	// and container start. Whole seconds, as the pod reports them.
 	Lateness metav1.Duration `json:"lateness"`
 }
+
+// CronJobWarmUpState is what ontime records of an annotated CronJob's
+// warm-up, as JSON in its warmup.ontime.dev/state annotation: what a
+// ScheduledJob's status holds of its warm-up. Written by ontime only.
+type CronJobWarmUpState struct {
+	// warmUp is the warm-up of the latest run warmed up for, as a
+	// ScheduledJob's status.warmUp.
+	// +optional
+	WarmUp *WarmUpStatus `json:"warmUp,omitempty"`
+
+	// lastRunStart is the latest run whose start was measured.
+	// +optional
+	LastRunStart *RunStart `json:"lastRunStart,omitempty"`
+
+	// problem is why the CronJob's warm-up annotations or schedule cannot
+	// be followed; reported by one WarmUpFailed event when it appears.
+	// +optional
+	Problem string `json:"problem,omitempty"`
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
 	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
 	"github.com/ontime-dev/ontime/internal/controller/standby"
+	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
@@ -137,8 +138,15 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 	if err := metrics.Registry.Register(starts); err != nil {
 		return fmt.Errorf("registering the spread ledgers' metrics: %w", err)
 	}
+	// One executor of warm-up, with one CapacityBuffer discovery cache,
+	// for every kind of owner.
+	buffers, err := warmupobjects.NewBuffers(mgr.GetClient(), mgr.GetConfig(), clk)
+	if err != nil {
+		return err
+	}
+	warmUp := warmupobjects.NewExecutor(mgr.GetClient(), buffers)
 	scheduledJobs := scheduledjob.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("scheduledjob-controller"),
-		scheduledjob.Options{EarlyStartImage: opts.EarlyStartImage, SpreadNamespace: opts.SpreadNamespace, Defaults: opts.Defaults()})
+		scheduledjob.Options{EarlyStartImage: opts.EarlyStartImage, SpreadNamespace: opts.SpreadNamespace, Defaults: opts.Defaults(), WarmUpObjects: warmUp})
 	if err := scheduledJobs.Register(ctx, mgr, opts.Workers); err != nil {
 		return err
 	}
@@ -152,6 +160,6 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 	if !opts.CronJobWarmUp {
 		return nil
 	}
-	cronJobs := cronjobwarmup.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("cronjob-warmup-controller"), opts.Defaults())
+	cronJobs := cronjobwarmup.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("cronjob-warmup-controller"), opts.Defaults(), warmUp)
 	return cronJobs.Register(ctx, mgr, opts.Workers)
 }

@@ -38,9 +38,8 @@ type Result struct {
 	kind resultKind
 	job  *batchv1.Job
 	run  *Run
-	pod  *corev1.Pod
-	// buffer names a CapacityBuffer.
-	buffer string
+	// warmUp is what became of the warm-up changes.
+	warmUp warmup.Applied
 	err    error
 }
 
@@ -54,12 +53,7 @@ const (
 	alreadyCreated
 	nameTaken
 	createFailed
-	podCreated
-	podCreateFailed
-	podDeleted
-	bufferCreated
-	bufferCreateFailed
-	bufferDeleted
+	warmUpApplied
 	claimedRun
 )
 
@@ -113,39 +107,11 @@ func (p Plan) Claims() []Result {
 	return results
 }
 
-// PodCreated reports that a placeholder pod was created (or existed).
-func PodCreated(pod *corev1.Pod) Result { return Result{kind: podCreated, pod: pod} }
-
-// PodCreateFailed reports that creating a placeholder pod failed with err.
-func PodCreateFailed(pod *corev1.Pod, err error) Result {
-	return Result{kind: podCreateFailed, pod: pod, err: err}
+// WarmUpApplied reports what became of the plan's warm-up changes
+// (Plan.WarmUp), carried out by the one warm-up executor.
+func WarmUpApplied(applied warmup.Applied) Result {
+	return Result{kind: warmUpApplied, warmUp: applied}
 }
-
-// WarmUpCreateErr is why creating a placeholder pod or CapacityBuffer
-// failed (nil for any other result).
-func (r Result) WarmUpCreateErr() error {
-	if r.kind != podCreateFailed && r.kind != bufferCreateFailed {
-		return nil
-	}
-	return r.err
-}
-
-// BufferCreated reports that a CapacityBuffer and its PodTemplate were
-// created (or existed).
-func BufferCreated(name string) Result { return Result{kind: bufferCreated, buffer: name} }
-
-// BufferCreateFailed reports that creating a CapacityBuffer or its
-// PodTemplate failed with err.
-func BufferCreateFailed(name string, err error) Result {
-	return Result{kind: bufferCreateFailed, buffer: name, err: err}
-}
-
-// BufferDeleted reports that a CapacityBuffer and its PodTemplate were
-// deleted (or were gone).
-func BufferDeleted(name string) Result { return Result{kind: bufferDeleted, buffer: name} }
-
-// PodDeleted reports that a placeholder pod was deleted (or was gone).
-func PodDeleted(pod *corev1.Pod) Result { return Result{kind: podDeleted, pod: pod} }
 
 // Finish returns the outcome of the plan once its actions have the given
 // results: the one place that says how an executed action changes status
@@ -242,24 +208,19 @@ func (p Plan) apply(out *Outcome, r Result) *readiness {
 		return &conflict
 	case createFailed:
 		out.Events = append(out.Events, failedCreateEvent(r.err))
-	case podCreateFailed:
-		p.warmUpCreateFailed(out, "placeholder pod "+r.pod.Name, r.err)
-	case bufferCreateFailed:
-		p.warmUpCreateFailed(out, "CapacityBuffer "+r.buffer, r.err)
-	case podCreated, podDeleted, bufferCreated, bufferDeleted:
+	case warmUpApplied:
+		for _, failure := range r.warmUp.Failed {
+			p.warmUpCreateFailed(out, failure)
+		}
 	}
 	return nil
 }
 
 // warmUpCreateFailed reports a warm-up object (placeholder pod or
 // CapacityBuffer) that could not be created.
-func (p Plan) warmUpCreateFailed(out *Outcome, object string, err error) {
-	event, message := warmup.FailedEvent(err), "creating "+object+" failed: "
-	if warmup.Refused(err) {
-		event, message = warmup.RefusedEvent(err), object+" refused, the run starts at its time without warm-up: "
-	}
-	out.Events = append(out.Events, event)
-	setCondition(&out.Status, p.generation, p.now, v1alpha1.ConditionCapacityReady, metav1.ConditionFalse, v1alpha1.ReasonWarmUpFailed, message+err.Error())
+func (p Plan) warmUpCreateFailed(out *Outcome, failure warmup.Failure) {
+	out.Events = append(out.Events, failure.Event())
+	setCondition(&out.Status, p.generation, p.now, v1alpha1.ConditionCapacityReady, metav1.ConditionFalse, v1alpha1.ReasonWarmUpFailed, failure.Message())
 }
 
 // addActive lists a run's Job in status.active; a scheduled run whose time

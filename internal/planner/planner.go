@@ -27,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/requeue"
+	"github.com/ontime-dev/ontime/internal/wakeup"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
@@ -91,14 +91,9 @@ type Plan struct {
 	StandbyUntil time.Time
 	// ConsumeTrigger removes the trigger annotation (handled or refused).
 	ConsumeTrigger bool
-	// CreatePods and DeletePods are placeholder pods.
-	CreatePods []*corev1.Pod
-	DeletePods []*corev1.Pod
-	// CreateBuffers and DeleteBuffers are CapacityBuffers with their
-	// PodTemplates; BufferAPI is the version to delete them with.
-	CreateBuffers []warmup.BufferRequest
-	DeleteBuffers []warmup.Buffer
-	BufferAPI     warmup.BufferAPI
+	// WarmUp are the placeholder pods and CapacityBuffers to create and
+	// delete.
+	WarmUp warmup.Changes
 	// RequeueAfter is when to look again without an event: at the next
 	// run (plus NTP padding) or warm-up, or 0 to wait for a change to the
 	// object.
@@ -205,8 +200,7 @@ func Compute(in Input) Plan {
 	if len(invalid.warmUp) > 0 {
 		warm.events = append(warm.events, reportInvalidWarmUp(&status, invalid.warmUp, sj.Generation, in.Now)...)
 	}
-	plan.CreatePods, plan.DeletePods = warm.Create, warm.Delete
-	plan.CreateBuffers, plan.DeleteBuffers, plan.BufferAPI = warm.CreateBuffers, warm.DeleteBuffers, in.BufferAPI
+	plan.WarmUp = warm.Changes
 	events = append(events, warm.events...)
 	wake = append(wake, warm.Wake...)
 	// A run asked for by hand starts even while the schedule is suspended
@@ -226,7 +220,7 @@ func Compute(in Input) Plan {
 	}
 
 	status.ActiveCount = int32(len(status.Active))
-	plan.RequeueAfter = requeue.After(in.Now, wake)
+	plan.RequeueAfter = wakeup.Delay(in.Now, wake)
 	plan.decided = Outcome{Status: status, Events: events, Missed: missed, WarmUp: warm.strategy,
 		CapacityReadyAfter: warm.ReadyAfter, WarmUpLate: warm.Late}
 	plan.decided.StartLateness = measureStart(&plan.decided.Status, RunToMeasure(sj, in.Jobs, in.Now), in.RunPods)

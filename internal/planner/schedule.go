@@ -63,13 +63,7 @@ func scheduleOf(sj *v1alpha1.ScheduledJob, lastSchedule *time.Time, placement *v
 		return result
 	}
 	result.loc, result.effective = meaning.Location, meaning.Effective()
-	// An @every schedule counts from the last run, or the creation, as the
-	// CronJob controller counts.
-	anchor := sj.CreationTimestamp.Time
-	if lastSchedule != nil {
-		anchor = *lastSchedule
-	}
-	result.schedule = meaning.Runs(anchor)
+	result.schedule = meaning.RunsSince(sj.CreationTimestamp.Time, lastSchedule)
 	return result
 }
 

@@ -106,16 +106,7 @@ const noWarmUp = "none"
 func decideWarmUp(sj *v1alpha1.ScheduledJob, in Input, runs timeline, status *v1alpha1.ScheduledJobStatus) warmDecision {
 	if sj.Spec.WarmUp == nil {
 		d := warmDecision{strategy: noWarmUp}
-		for _, pod := range in.WarmUpPods {
-			if pod.Labels[v1alpha1.WarmUpLabel] == v1alpha1.WarmUpPlaceholderPod && pod.DeletionTimestamp == nil {
-				d.Delete = append(d.Delete, pod)
-			}
-		}
-		for _, buffer := range in.WarmUpBuffers {
-			if !buffer.Deleting {
-				d.DeleteBuffers = append(d.DeleteBuffers, buffer)
-			}
-		}
+		d.Changes = warmup.RemoveAll(in.WarmUpPods, in.WarmUpBuffers, in.BufferAPI)
 		status.NextWarmUpTime = nil
 		if len(d.DeleteBuffers) == 0 {
 			// Kept while buffers remain: it says to look for them again.

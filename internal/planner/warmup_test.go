@@ -159,8 +159,8 @@ func TestWarmUpForEveryAndRunAt(t *testing.T) {
 	once.Spec.RunAt = &metav1.Time{Time: mustTime("2026-12-24T18:00:00Z")}
 	once.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(2 * time.Hour)}
 	plan = Compute(Input{ScheduledJob: once, Now: mustTime("2026-12-24T16:00:00Z")})
-	if len(plan.CreatePods) != 1 {
-		t.Errorf("runAt: %d placeholders at the warm-up's start, want 1", len(plan.CreatePods))
+	if len(plan.WarmUp.CreatePods) != 1 {
+		t.Errorf("runAt: %d placeholders at the warm-up's start, want 1", len(plan.WarmUp.CreatePods))
 	}
 }
 
@@ -181,10 +181,10 @@ func TestControllerPlaceholderDefaults(t *testing.T) {
 		sj := scheduledJob("0 10 * * *", created)
 		sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(10 * time.Minute), Placeholder: tc.spec}
 		plan := Compute(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T09:55:00Z"), Defaults: policy})
-		if len(plan.CreatePods) != 1 {
-			t.Fatalf("%s: %d placeholders, want 1", name, len(plan.CreatePods))
+		if len(plan.WarmUp.CreatePods) != 1 {
+			t.Fatalf("%s: %d placeholders, want 1", name, len(plan.WarmUp.CreatePods))
 		}
-		if pod := plan.CreatePods[0].Spec; pod.Containers[0].Image != tc.wantImage || pod.PriorityClassName != tc.wantClass {
+		if pod := plan.WarmUp.CreatePods[0].Spec; pod.Containers[0].Image != tc.wantImage || pod.PriorityClassName != tc.wantClass {
 			t.Errorf("%s: placeholder runs %s with class %q, want %s with %q", name, pod.Containers[0].Image, pod.PriorityClassName, tc.wantImage, tc.wantClass)
 		}
 	}
@@ -212,16 +212,15 @@ func (w *world) reconcile(now time.Time) (Plan, Outcome) {
 			results = append(results, Created(run, job))
 		}
 	}
-	for _, pod := range plan.DeletePods {
+	for _, pod := range plan.WarmUp.DeletePods {
 		w.pods = slices.DeleteFunc(w.pods, func(p *corev1.Pod) bool { return p.Name == pod.Name })
-		results = append(results, PodDeleted(pod))
 	}
-	for _, pod := range plan.CreatePods {
+	for _, pod := range plan.WarmUp.CreatePods {
 		created := pod.DeepCopy()
 		created.CreationTimestamp = metav1.NewTime(now)
 		w.pods = append(w.pods, created)
-		results = append(results, PodCreated(created))
 	}
+	results = append(results, WarmUpApplied(warmup.Applied{}))
 	out := plan.Finish(results...)
 	w.sj.Status = out.Status
 	return plan, out
@@ -304,8 +303,8 @@ func TestPlaceholderWarmUpLifecycle(t *testing.T) {
 
 func checkStep(t *testing.T, step lifecycleStep, plan Plan, out Outcome) {
 	t.Helper()
-	if len(plan.CreatePods) != step.create || len(plan.DeletePods) != step.delete {
-		t.Errorf("created %d and deleted %d placeholders, want %d and %d", len(plan.CreatePods), len(plan.DeletePods), step.create, step.delete)
+	if len(plan.WarmUp.CreatePods) != step.create || len(plan.WarmUp.DeletePods) != step.delete {
+		t.Errorf("created %d and deleted %d placeholders, want %d and %d", len(plan.WarmUp.CreatePods), len(plan.WarmUp.DeletePods), step.create, step.delete)
 	}
 	if got := reasons(out); !slices.Equal(got, step.events) {
 		t.Errorf("events %v, want %v", got, step.events)
@@ -328,7 +327,7 @@ func TestPlaceholdersNeverOutliveARunThatDoesNotStart(t *testing.T) {
 	warm := func(t *testing.T) *world {
 		now := mustTime("2026-11-24T09:30:00Z")
 		w := &world{t: t, sj: warmJob("0 * * * *", "", "", 10*time.Minute, now)}
-		if plan, _ := w.reconcile(mustTime("2026-11-24T09:50:00Z")); len(plan.CreatePods) != 1 {
+		if plan, _ := w.reconcile(mustTime("2026-11-24T09:50:00Z")); len(plan.WarmUp.CreatePods) != 1 {
 			t.Fatalf("no placeholder at 09:50")
 		}
 		return w
@@ -364,11 +363,11 @@ func TestPlaceholdersNeverOutliveARunThatDoesNotStart(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := warm(t)
 			plan, _ := w.reconcile(change(w))
-			if len(plan.DeletePods) != 1 || len(w.pods) != 0 {
-				t.Errorf("deleted %d placeholders, %d left", len(plan.DeletePods), len(w.pods))
+			if len(plan.WarmUp.DeletePods) != 1 || len(w.pods) != 0 {
+				t.Errorf("deleted %d placeholders, %d left", len(plan.WarmUp.DeletePods), len(w.pods))
 			}
-			if len(plan.CreatePods) != 0 {
-				t.Errorf("created %d placeholders", len(plan.CreatePods))
+			if len(plan.WarmUp.CreatePods) != 0 {
+				t.Errorf("created %d placeholders", len(plan.WarmUp.CreatePods))
 			}
 		})
 	}
@@ -508,11 +507,11 @@ func TestCapacityBufferRefused(t *testing.T) {
 	sj := warmJob("0 * * * *", "", "", 10*time.Minute, mustTime("2026-11-24T09:30:00Z"))
 	sj.Spec.WarmUp.Strategy = v1alpha1.WarmUpCapacityBuffer
 	plan := Compute(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T09:50:00Z"), BufferAPI: warmup.BufferAPI{Version: "v1beta1"}})
-	if len(plan.CreateBuffers) != 1 {
-		t.Fatalf("%d buffers to create, want 1", len(plan.CreateBuffers))
+	if len(plan.WarmUp.CreateBuffers) != 1 {
+		t.Fatalf("%d buffers to create, want 1", len(plan.WarmUp.CreateBuffers))
 	}
 	refusal := apierrors.NewForbidden(schema.GroupResource{Group: "autoscaling.x-k8s.io", Resource: "capacitybuffers"}, "b", errors.New("denied by policy no-buffers"))
-	out := plan.Finish(BufferCreateFailed(plan.CreateBuffers[0].Buffer.GetName(), refusal))
+	out := plan.Finish(WarmUpApplied(warmup.Applied{Refused: true, Failed: []warmup.Failure{{Object: "CapacityBuffer " + plan.WarmUp.CreateBuffers[0].Buffer.GetName(), Err: refusal}}}))
 	c := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionCapacityReady)
 	if c == nil || c.Reason != v1alpha1.ReasonWarmUpFailed || !strings.Contains(c.Message, "refused") || !strings.Contains(c.Message, "no-buffers") {
 		t.Errorf("CapacityReady %+v, want WarmUpFailed naming the refusal", c)
@@ -536,8 +535,8 @@ func TestAutoLeadLifecycle(t *testing.T) {
 		t.Errorf("first nextWarmUpTime %v, want 09:40 (maxLead 20m)", out.Status.NextWarmUpTime)
 	}
 	plan, out := w.reconcile(mustTime("2026-11-24T09:40:00Z"))
-	if len(plan.CreatePods) != 2 {
-		t.Fatalf("%d placeholders at 09:40, want 2", len(plan.CreatePods))
+	if len(plan.WarmUp.CreatePods) != 2 {
+		t.Fatalf("%d placeholders at 09:40, want 2", len(plan.WarmUp.CreatePods))
 	}
 	if lead := out.Status.WarmUp.Lead; lead == nil || lead.Reason != v1alpha1.LeadFirstRun || lead.Lead.Duration != 20*time.Minute {
 		t.Errorf("status.warmUp.lead %+v, want FirstRun 20m", lead)
@@ -545,8 +544,8 @@ func TestAutoLeadLifecycle(t *testing.T) {
 	w.bind(mustTime("2026-11-24T09:41:00Z"))
 	w.reconcile(mustTime("2026-11-24T09:41:01Z"))
 	// A reconcile during the warm-up keeps its lead and its placeholders.
-	if plan, out := w.reconcile(mustTime("2026-11-24T09:50:00Z")); len(plan.DeletePods) != 0 || !out.Status.NextWarmUpTime.Time.Equal(mustTime("2026-11-24T09:40:00Z")) {
-		t.Errorf("during the warm-up: deleted %d placeholders, nextWarmUpTime %v", len(plan.DeletePods), out.Status.NextWarmUpTime)
+	if plan, out := w.reconcile(mustTime("2026-11-24T09:50:00Z")); len(plan.WarmUp.DeletePods) != 0 || !out.Status.NextWarmUpTime.Time.Equal(mustTime("2026-11-24T09:40:00Z")) {
+		t.Errorf("during the warm-up: deleted %d placeholders, nextWarmUpTime %v", len(plan.WarmUp.DeletePods), out.Status.NextWarmUpTime)
 	}
 	w.reconcile(mustTime("2026-11-24T10:00:00.1Z"))
 	w.jobs[0].Status.Ready = ptr.To[int32](2)
@@ -563,8 +562,8 @@ func TestAutoLeadLifecycle(t *testing.T) {
 // lead learned from the first (ready after 1m, margin 120 %).
 func checkLearnedLead(t *testing.T, plan Plan, lead *v1alpha1.LeadStatus) {
 	t.Helper()
-	if len(plan.CreatePods) != 2 || lead == nil || lead.Reason != v1alpha1.LeadLearned || lead.Lead.Duration != 72*time.Second ||
+	if len(plan.WarmUp.CreatePods) != 2 || lead == nil || lead.Reason != v1alpha1.LeadLearned || lead.Lead.Duration != 72*time.Second ||
 		lead.Provisioning == nil || lead.Provisioning.Duration != time.Minute || lead.MarginPercent != 120 {
-		t.Errorf("second warm-up: %d placeholders, lead %+v; want 2, Learned 72s from 1m at 120 %%", len(plan.CreatePods), lead)
+		t.Errorf("second warm-up: %d placeholders, lead %+v; want 2, Learned 72s from 1m at 120 %%", len(plan.WarmUp.CreatePods), lead)
 	}
 }

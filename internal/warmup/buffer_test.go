@@ -122,8 +122,8 @@ func TestStrategyChangedFromCapacityBuffer(t *testing.T) {
 	in := Input{Owner: decideOwner(), Options: placeholderOptions(), Now: run.Add(-8 * time.Minute), Next: run,
 		Buffers: []Buffer{bufferFor(run)}, BufferAPI: servedBeta, Previous: bufferState(nil)}
 	d := Decide(in)
-	if len(d.Create) != 2 || len(d.DeleteBuffers) != 1 || len(d.CreateBuffers) != 0 {
-		t.Errorf("created %d placeholders and %d buffers, deleted %d buffers; want 2, 0, 1", len(d.Create), len(d.CreateBuffers), len(d.DeleteBuffers))
+	if len(d.CreatePods) != 2 || len(d.DeleteBuffers) != 1 || len(d.CreateBuffers) != 0 {
+		t.Errorf("created %d placeholders and %d buffers, deleted %d buffers; want 2, 0, 1", len(d.CreatePods), len(d.CreateBuffers), len(d.DeleteBuffers))
 	}
 }
 

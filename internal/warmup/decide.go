@@ -51,13 +51,9 @@ type Input struct {
 
 // Decision is what to do about warm-up now.
 type Decision struct {
-	// Create and Delete are placeholder pods.
-	Create []*corev1.Pod
-	Delete []*corev1.Pod
-	// CreateBuffers and DeleteBuffers are CapacityBuffers, each with its
-	// PodTemplate.
-	CreateBuffers []BufferRequest
-	DeleteBuffers []Buffer
+	// Changes are the placeholder pods and CapacityBuffers to create and
+	// delete.
+	Changes
 	// BufferProblem says why the next run's CapacityBuffer cannot bring
 	// capacity: the API is not served (BufferUnavailable), or the
 	// autoscaler cannot use the buffer.
@@ -79,7 +75,7 @@ type Decision struct {
 
 // Decide decides about warm-up at in.Now.
 func Decide(in Input) Decision {
-	d := Decision{State: in.Previous.DeepCopy()}
+	d := Decision{State: in.Previous.DeepCopy(), Changes: Changes{BufferAPI: in.BufferAPI}}
 	byRun := groupByRun(in.Pods)
 	keep := map[string]bool{} // runs whose placeholders stay
 	warming := ""             // the run warm-up prepares now, if any
@@ -164,12 +160,12 @@ func (d *Decision) createMissing(in Input, existing []*corev1.Pod) {
 	for _, pod := range Placeholders(in.Owner, jobName, in.Next, in.Options) {
 		wanted[pod.Name] = true
 		if !slices.ContainsFunc(existing, func(p *corev1.Pod) bool { return p.Name == pod.Name }) {
-			d.Create = append(d.Create, pod)
+			d.CreatePods = append(d.CreatePods, pod)
 		}
 	}
 	for _, pod := range existing {
 		if !wanted[pod.Name] && pod.DeletionTimestamp == nil {
-			d.Delete = append(d.Delete, pod)
+			d.DeletePods = append(d.DeletePods, pod)
 		}
 	}
 }
@@ -221,7 +217,7 @@ func (d *Decision) deleteUnkept(in Input, byRun map[string][]*corev1.Pod, keep m
 		deleted := 0
 		for _, pod := range ofKind(pods, v1alpha1.WarmUpPlaceholderPod) {
 			if pod.DeletionTimestamp == nil {
-				d.Delete = append(d.Delete, pod)
+				d.DeletePods = append(d.DeletePods, pod)
 				deleted++
 			}
 		}
@@ -229,7 +225,7 @@ func (d *Decision) deleteUnkept(in Input, byRun map[string][]*corev1.Pod, keep m
 			d.Events = append(d.Events, warmUpCanceledEvent(at, deleted))
 		}
 	}
-	slices.SortFunc(d.Delete, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(d.DeletePods, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 }
 
 // cancels reports whether deleting the placeholders of the run with this

@@ -180,10 +180,10 @@ func checkDecision(t *testing.T, d Decision, want decideWant) {
 		slices.Sort(out)
 		return out
 	}
-	if got := podNames(d.Create); !slices.Equal(got, want.create) {
+	if got := podNames(d.CreatePods); !slices.Equal(got, want.create) {
 		t.Errorf("create %v, want %v", got, want.create)
 	}
-	if got := podNames(d.Delete); !slices.Equal(got, want.delete) {
+	if got := podNames(d.DeletePods); !slices.Equal(got, want.delete) {
 		t.Errorf("delete %v, want %v", got, want.delete)
 	}
 	var reasons []string

@@ -1,6 +1,8 @@
 package warmup
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -43,5 +45,35 @@ func init() {
 			CapacityReady.WithLabelValues(strategy, kind)
 			Late.WithLabelValues(strategy, kind)
 		}
+	}
+}
+
+// Observation is what one reconcile of an owner measured of its runs and
+// their warm-up.
+type Observation struct {
+	// Kind is the owner's kind: ScheduledJob or CronJob.
+	Kind string
+	// Strategy is the warm-up strategy, or "none" without warm-up.
+	Strategy string
+	// CapacityReadyAfter is set when a warm-up's capacity became ready: how
+	// long after it began. Late is set when a run started before it.
+	CapacityReadyAfter *time.Duration
+	Late               bool
+	// StartLateness is set when a run's start was first seen: scheduled
+	// time to its first container running.
+	StartLateness *time.Duration
+}
+
+// Observe records an observation in the metrics: the one place for every
+// kind of owner, called once the owner's state recording it is written.
+func Observe(o Observation) {
+	if d := o.StartLateness; d != nil {
+		StartLateness.WithLabelValues(o.Strategy, o.Kind).Observe(d.Seconds())
+	}
+	if d := o.CapacityReadyAfter; d != nil {
+		CapacityReady.WithLabelValues(o.Strategy, o.Kind).Observe(d.Seconds())
+	}
+	if o.Late {
+		Late.WithLabelValues(o.Strategy, o.Kind).Inc()
 	}
 }

@@ -297,17 +297,23 @@ func firstStart(t *testing.T, c client.Client, owner string, run time.Time) time
 	return first.Sub(run)
 }
 
-// checkCronJobUntouched: ontime never wrote the CronJob.
+// checkCronJobUntouched: ontime wrote nothing of the CronJob but its own
+// warm-up state annotation (warmup.ontime.dev/state): never its spec, nor
+// another annotation or label.
 func checkCronJobUntouched(t *testing.T, c client.Client) {
 	t.Helper()
 	cj := &batchv1.CronJob{}
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: "cronjob"}, cj); err != nil {
 		t.Fatal(err)
 	}
+	const stateOnly = `{"f:metadata":{"f:annotations":{"f:` + v1alpha1.WarmUpStateAnnotation + `":{}}}}`
 	for _, entry := range cj.ManagedFields {
-		if strings.HasPrefix(entry.Manager, "ontime") {
-			t.Errorf("ontime wrote the CronJob: %+v", entry)
+		if strings.HasPrefix(entry.Manager, "ontime") && (entry.FieldsV1 == nil || string(entry.FieldsV1.Raw) != stateOnly) {
+			t.Errorf("ontime wrote more of the CronJob than its state annotation: %+v", entry)
 		}
+	}
+	if _, ok := cj.Annotations[v1alpha1.WarmUpStateAnnotation]; !ok {
+		t.Errorf("the CronJob has no %s annotation after its warm-up", v1alpha1.WarmUpStateAnnotation)
 	}
 }
 

@@ -28,13 +28,15 @@ const module = "github.com/ontime-dev/ontime/"
 var allowed = map[string][]string{
 	"cmd/ontime":          {"internal/controller", "internal/controller/recovery", "internal/webhook", "internal/scheme", "internal/spread", "internal/convert", "api/v1alpha1", "pkg/cron"},
 	"internal/controller": {"internal/controller/*", "internal/warmup", "api/v1alpha1"},
-	"internal/controller/*": {"internal/controller/shared", "internal/controller/recovery", "internal/planner", "internal/warmup", "internal/spread", "internal/requeue",
+	"internal/controller/*": {"internal/controller/owned", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
 		"api/v1alpha1", "pkg/cron"},
 	// The ScheduledJob controller asks the spread ledgers where a
 	// ScheduledJob is placed before it plans.
-	"internal/controller/scheduledjob": {"internal/controller/shared", "internal/controller/recovery", "internal/controller/spreadledger", "internal/planner", "internal/warmup", "internal/spread", "internal/requeue",
+	"internal/controller/scheduledjob": {"internal/controller/owned", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/controller/spreadledger", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
 		"api/v1alpha1", "pkg/cron"},
-	"internal/controller/shared": {"internal/warmup", "api/v1alpha1"},
+	"internal/controller/owned": {"internal/warmup", "api/v1alpha1"},
+	// The one executor of warm-up, for every kind of owner.
+	"internal/controller/warmupobjects": {"internal/controller/owned", "internal/warmup", "api/v1alpha1"},
 	// Retrying after an API outage, for the controllers and the
 	// controller command's start: on client-go and controller-runtime only.
 	"internal/controller/recovery": {},
@@ -42,8 +44,8 @@ var allowed = map[string][]string{
 	"internal/controller/interleaving": {"internal/controller/scheduledjob", "internal/controller/standby", "api/v1alpha1", "pkg/cron"},
 	"internal/webhook":                 {"internal/validation", "internal/spread", "api/v1alpha1", "pkg/cron"},
 	"internal/validation":              {"internal/spread", "api/v1alpha1", "pkg/cron"},
-	"internal/planner":                 {"internal/validation", "internal/warmup", "internal/spread", "internal/requeue", "api/v1alpha1", "pkg/cron"},
-	"internal/requeue":                 {},
+	"internal/planner":                 {"internal/validation", "internal/warmup", "internal/spread", "internal/wakeup", "api/v1alpha1", "pkg/cron"},
+	"internal/wakeup":                  {},
 	"internal/warmup":                  {"api/v1alpha1", "pkg/cron"},
 	"internal/spread":                  {"pkg/cron"},
 	"internal/convert":                 {"api/v1alpha1", "pkg/cron"},

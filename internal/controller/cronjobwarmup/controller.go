@@ -2,33 +2,38 @@
 // annotated warmup.ontime.dev/lead gets placeholder pods (or, with
 // warmup.ontime.dev/strategy: CapacityBuffer, a CapacityBuffer) that long
 // before each of its runs, computed from its own schedule and time zone as
-// the CronJob controller computes them. ontime never changes the CronJob:
-// it creates and deletes warm-up objects the CronJob owns, and records
-// events on it.
+// the CronJob controller computes them. ontime never changes a CronJob's
+// spec: it creates and deletes warm-up objects the CronJob owns, records
+// events on it, and keeps the warm-up's state in one annotation of its own
+// (warmup.ontime.dev/state), where a ScheduledJob keeps it in its status.
+//
+// A reconcile has the ScheduledJob controller's shape: gather, decide
+// (decide, a pure function of what was gathered and now), carry out the
+// warm-up changes with the one executor both share
+// (warmupobjects.Executor), then write the state and emit the events once.
 package cronjobwarmup
 
 import (
-	"cmp"
 	"context"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/owned"
 	"github.com/ontime-dev/ontime/internal/controller/recovery"
-	"github.com/ontime-dev/ontime/internal/controller/shared"
-	"github.com/ontime-dev/ontime/internal/requeue"
+	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
+	"github.com/ontime-dev/ontime/internal/wakeup"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
@@ -47,38 +52,28 @@ type Controller struct {
 	recorder  record.EventRecorder
 	// defaults are the controller-wide defaults of warm-up.
 	defaults v1alpha1.ControllerDefaults
-	// buffers are the CapacityBuffers of warm-up; set by Register.
-	buffers *shared.Buffers
-	// memory holds what the controller cannot write on the CronJob: its
-	// last warm-up and measured run (types.NamespacedName -> *memory).
-	// After a restart it starts empty: the warm-up pods' own timestamps
-	// rebuild the warm-up, and a run may be measured a second time.
-	memory sync.Map
-}
-
-// memory is what the controller remembers of one CronJob.
-type memory struct {
-	uid      types.UID
-	warm     *v1alpha1.WarmUpStatus
-	measured time.Time
-	problem  string
-	// buffersSeen is set once the CronJob's CapacityBuffers were looked
-	// for: after a restart they are, once, whatever the annotations say,
-	// so that a buffer left when the annotation was removed goes.
-	buffersSeen bool
+	// warmUp carries out warm-up's changes, for ScheduledJobs too.
+	warmUp *warmupobjects.Executor
+	// written is the state this controller last wrote on each CronJob,
+	// for a cache that does not show the write yet.
+	written writtenStates
 }
 
 // NewController returns the controller. clk is its only source of time;
 // defaults are the controller-wide defaults of warm-up
-// (--placeholder-image).
-func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.PassiveClock, recorder record.EventRecorder, defaults v1alpha1.ControllerDefaults) *Controller {
-	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, defaults: defaults}
+// (--placeholder-image); warmUp is the process's executor of warm-up (nil:
+// without CapacityBuffers).
+func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.PassiveClock, recorder record.EventRecorder, defaults v1alpha1.ControllerDefaults, warmUp *warmupobjects.Executor) *Controller {
+	if warmUp == nil {
+		warmUp = warmupobjects.NewExecutor(kubeClient, nil)
+	}
+	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, defaults: defaults, warmUp: warmUp}
 }
 
 // Name identifies the controller in logs and metrics.
 func (c *Controller) Name() string { return "cronjob.warmup" }
 
-// +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
@@ -88,20 +83,16 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 	if err := IndexJobs(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	buffers, err := shared.NewBuffers(c.kubeClient, mgr.GetConfig(), c.clock)
-	if err != nil {
-		return err
-	}
-	c.buffers = buffers
 	retrier, err := recovery.AddRetrier(mgr)
 	if err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(c.Name()).
-		For(&batchv1.CronJob{}).
+		// Its own state writes are not a change to look at.
+		For(&batchv1.CronJob{}, builder.WithPredicates(notOnlyStateWritten)).
 		Owns(&batchv1.Job{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(shared.WarmUpPodOwner(kind))).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(warmupobjects.PodOwner(kind))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		WatchesRawSource(retrier.Source()).
 		Complete(retrier.Reconciler(c))
@@ -110,7 +101,7 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 // IndexJobs adds the index of Jobs by their CronJob that the controller
 // lists them with.
 func IndexJobs(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &batchv1.Job{}, jobOwnerKey, shared.ControllerUID(batchv1.SchemeGroupVersion.String(), kind))
+	return indexer.IndexField(ctx, &batchv1.Job{}, jobOwnerKey, owned.ControllerUID(batchv1.SchemeGroupVersion.String(), kind))
 }
 
 // Reconcile brings one CronJob's warm-up up to date.
@@ -118,192 +109,94 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	cj := &batchv1.CronJob{}
 	if err := c.kubeClient.Get(ctx, req.NamespacedName, cj); err != nil {
 		if apierrors.IsNotFound(err) {
-			c.memory.Delete(req.NamespacedName) // its placeholders go with it
+			c.written.forget(req.NamespacedName) // its warm-up objects go with it
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	pods, err := shared.WarmUpPods(ctx, c.kubeClient, cj)
+	in, err := c.gather(ctx, cj)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	mem := c.remember(req.NamespacedName, cj.UID)
-	settings, runs, err := meaningOf(cj, c.defaults)
-	c.report(cj, mem, err)
-	api, buffers, bufferErr := c.gatherBuffers(ctx, cj, settings, mem)
-	if bufferErr != nil {
-		return reconcile.Result{}, bufferErr
-	}
-	if err != nil || settings == nil || cj.DeletionTimestamp != nil {
-		// No warm-up (any more): no placeholder or buffer stays.
-		mem.warm = nil
-		return reconcile.Result{}, cmp.Or(c.deletePods(ctx, pods), c.deleteBuffers(ctx, api, buffers))
-	}
-	jobs, err := c.jobsOf(ctx, cj)
-	if err != nil {
+	d := decide(in)
+	applied, execErr := c.warmUp.Execute(ctx, d.changes)
+	if err := c.writeState(ctx, cj, in.state, d.state); err != nil {
+		// What the decision found is found again by the retry; only what
+		// was done is reported now.
+		c.emit(cj, applied.Events())
 		return reconcile.Result{}, err
 	}
-	now := c.clock.Now()
-	in := warmUpInput(cj, runs, jobs, now)
-	in.Owner = warmup.OwnerOf(cj, batchv1.SchemeGroupVersion.WithKind(kind), &cj.Spec.JobTemplate)
-	in.Options = *settings
-	in.Pods, in.Previous = pods, mem.warm
-	in.Buffers, in.BufferAPI = buffers, api
-	d := warmup.Decide(in)
-	if refused, err := c.execute(ctx, cj, api, d); err != nil {
-		return reconcile.Result{}, err
-	} else if refused {
+	c.emit(cj, append(d.events, applied.Events()...))
+	d.observe()
+	requeueAfter := wakeup.Delay(in.now, d.wake)
+	if applied.Refused {
 		// Tried again soon, not at the backoff; kube-controller-manager
 		// starts the run whatever becomes of its warm-up.
-		return reconcile.Result{RequeueAfter: min(cmp.Or(requeue.After(now, d.Wake), warmup.RefusedRetry), warmup.RefusedRetry)}, nil
+		requeueAfter = min(requeueAfter, warmup.RefusedRetry)
+		if requeueAfter == 0 {
+			requeueAfter = warmup.RefusedRetry
+		}
 	}
-	mem.warm = d.State
-	c.emit(cj, d.Events)
-	observeWarmUp(d, settings.Strategy)
-	if err := c.measureStart(ctx, mem, jobs, now, settings.Strategy); err != nil {
-		return reconcile.Result{}, err
-	}
-	return reconcile.Result{RequeueAfter: requeue.After(now, d.Wake)}, nil
+	return reconcile.Result{RequeueAfter: requeueAfter}, execErr
 }
 
-func (c *Controller) remember(key types.NamespacedName, uid types.UID) *memory {
-	value, _ := c.memory.LoadOrStore(key, &memory{uid: uid})
-	mem := value.(*memory)
-	if mem.uid != uid { // deleted and created again
-		mem = &memory{uid: uid}
-		c.memory.Store(key, mem)
-	}
-	return mem
+// gathered is what deciding about a CronJob's warm-up reads.
+type gathered struct {
+	cj *batchv1.CronJob
+	// state is the warm-up state last written, from the annotation or the
+	// controller's own newer write.
+	state v1alpha1.CronJobWarmUpState
+	// meaning is the CronJob's warm-up and runs, or why they cannot be
+	// read.
+	meaning cronJobMeaning
+	pods    []*corev1.Pod
+	buffers []warmup.Buffer
+	api     warmup.BufferAPI
+	jobs    []*batchv1.Job
+	// measured is the run whose start is measured now, if any, and its pods.
+	measured *batchv1.Job
+	runPods  []*corev1.Pod
+	now      time.Time
 }
 
-// report emits a warning when the annotation or schedule cannot be used,
-// once per problem.
-func (c *Controller) report(cj *batchv1.CronJob, mem *memory, err error) {
-	problem := ""
-	if err != nil {
-		problem = err.Error()
+// gather reads the CronJob's warm-up objects, Jobs and state, and the pods
+// of the run whose start is being measured.
+func (c *Controller) gather(ctx context.Context, cj *batchv1.CronJob) (gathered, error) {
+	in := gathered{cj: cj, state: c.written.stateOf(cj), meaning: meaningOf(cj, c.defaults), now: c.clock.Now()}
+	var err error
+	if in.pods, err = warmupobjects.Pods(ctx, c.kubeClient, cj); err != nil {
+		return in, err
 	}
-	if problem != "" && problem != mem.problem {
-		c.emit(cj, []warmup.Event{warmup.InvalidEvent(err)})
+	if in.api, in.buffers, err = c.gatherBuffers(ctx, in); err != nil {
+		return in, err
 	}
-	mem.problem = problem
+	var list batchv1.JobList
+	if err := c.kubeClient.List(ctx, &list, client.InNamespace(cj.Namespace), client.MatchingFields{jobOwnerKey: string(cj.UID)}); err != nil {
+		return in, err
+	}
+	in.jobs = owned.Pointers(list.Items)
+	if in.meaning.warmUp != nil {
+		in.measured = warmup.RunToMeasure(in.jobs, measuredRun(in.state), in.now)
+	}
+	if in.measured != nil {
+		in.runPods, err = owned.RunPods(ctx, c.apiReader, in.measured)
+	}
+	return in, err
 }
 
 // gatherBuffers reads the CronJob's CapacityBuffers, and which version of
-// their API to use, when it warms up with them, its last warm-up did, or
-// this process has not looked yet; nothing otherwise.
-func (c *Controller) gatherBuffers(ctx context.Context, cj *batchv1.CronJob, settings *warmup.Options, mem *memory) (warmup.BufferAPI, []warmup.Buffer, error) {
-	uses := settings != nil && settings.Strategy == v1alpha1.WarmUpCapacityBuffer
-	used := mem.warm != nil && mem.warm.Strategy == v1alpha1.WarmUpCapacityBuffer
-	if c.buffers == nil || (mem.buffersSeen && !uses && !used) {
+// their API to use, when it warms up with them or its last warm-up did (to
+// clean up after the strategy changed or the annotation went); nothing
+// otherwise.
+func (c *Controller) gatherBuffers(ctx context.Context, in gathered) (warmup.BufferAPI, []warmup.Buffer, error) {
+	uses := in.meaning.warmUp != nil && in.meaning.warmUp.Strategy == v1alpha1.WarmUpCapacityBuffer
+	used := in.state.WarmUp != nil && in.state.WarmUp.Strategy == v1alpha1.WarmUpCapacityBuffer
+	buffers := c.warmUp.Buffers()
+	if buffers == nil || (!uses && !used) {
 		return warmup.BufferAPI{}, nil, nil
 	}
-	api, err := c.buffers.API()
-	if err != nil {
-		return api, nil, err
-	}
-	buffers, err := c.buffers.List(ctx, api, cj)
-	if err == nil {
-		mem.buffersSeen = true
-	}
-	return api, buffers, err
-}
-
-func (c *Controller) jobsOf(ctx context.Context, cj *batchv1.CronJob) ([]*batchv1.Job, error) {
-	var list batchv1.JobList
-	if err := c.kubeClient.List(ctx, &list, client.InNamespace(cj.Namespace), client.MatchingFields{jobOwnerKey: string(cj.UID)}); err != nil {
-		return nil, err
-	}
-	return shared.Pointers(list.Items), nil
-}
-
-// execute deletes and creates placeholders. One that exists already was
-// created before; one that is gone was deleted. refused reports that the
-// cluster refused a placeholder (warmup.Refused): reported, not an error,
-// and the rest are not tried.
-func (c *Controller) execute(ctx context.Context, cj *batchv1.CronJob, api warmup.BufferAPI, d warmup.Decision) (refused bool, err error) {
-	err = cmp.Or(c.deletePods(ctx, d.Delete), c.deleteBuffers(ctx, api, d.DeleteBuffers))
-	for _, pod := range d.Create {
-		if refused, err = c.created(cj, c.kubeClient.Create(ctx, pod.DeepCopy()), err); refused {
-			return true, err
-		}
-	}
-	for _, request := range d.CreateBuffers {
-		if refused, err = c.created(cj, c.buffers.Create(ctx, request), err); refused {
-			return true, err
-		}
-	}
-	return false, err
-}
-
-// created reports what became of creating a warm-up object: refused
-// (reported, and the rest are not tried), failed (err keeps the first
-// failure), created, or created before.
-func (c *Controller) created(cj *batchv1.CronJob, createErr, err error) (bool, error) {
-	switch {
-	case createErr == nil || apierrors.IsAlreadyExists(createErr):
-	case warmup.Refused(createErr):
-		c.emit(cj, []warmup.Event{warmup.RefusedEvent(createErr)})
-		return true, err
-	default:
-		c.emit(cj, []warmup.Event{warmup.FailedEvent(createErr)})
-		err = cmp.Or(err, createErr)
-	}
-	return false, err
-}
-
-func (c *Controller) deleteBuffers(ctx context.Context, api warmup.BufferAPI, buffers []warmup.Buffer) error {
-	var firstErr error
-	for _, buffer := range buffers {
-		if !buffer.Deleting {
-			firstErr = cmp.Or(firstErr, c.buffers.Delete(ctx, api, buffer))
-		}
-	}
-	return firstErr
-}
-
-func (c *Controller) deletePods(ctx context.Context, pods []*corev1.Pod) error {
-	var firstErr error
-	for _, pod := range pods {
-		if pod.DeletionTimestamp != nil || pod.Labels[v1alpha1.WarmUpLabel] != v1alpha1.WarmUpPlaceholderPod {
-			continue
-		}
-		if err := c.kubeClient.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); err != nil && !apierrors.IsNotFound(err) {
-			firstErr = cmp.Or(firstErr, err)
-		}
-	}
-	return firstErr
-}
-
-// measureStart observes the start lateness of the CronJob's latest run,
-// once, when its Job reports a pod ready or finished.
-func (c *Controller) measureStart(ctx context.Context, mem *memory, jobs []*batchv1.Job, now time.Time, strategy v1alpha1.WarmUpStrategy) error {
-	job := warmup.RunToMeasure(jobs, mem.measured, now)
-	if job == nil {
-		return nil
-	}
-	pods, err := shared.RunPods(ctx, c.apiReader, job)
-	if err != nil {
-		return err
-	}
-	start, ok := warmup.MeasureStart(job, pods)
-	if !ok {
-		return nil
-	}
-	mem.measured = start.ScheduledTime.Time
-	warmup.StartLateness.WithLabelValues(string(strategy), kind).Observe(start.Lateness.Seconds())
-	return nil
-}
-
-func observeWarmUp(d warmup.Decision, warmUpStrategy v1alpha1.WarmUpStrategy) {
-	strategy := string(warmUpStrategy)
-	if after := d.ReadyAfter; after != nil {
-		warmup.CapacityReady.WithLabelValues(strategy, kind).Observe(after.Seconds())
-	}
-	if d.Late {
-		warmup.Late.WithLabelValues(strategy, kind).Inc()
-	}
+	return buffers.Read(ctx, in.cj)
 }
 
 func (c *Controller) emit(cj *batchv1.CronJob, events []warmup.Event) {
-	shared.Emit(c.recorder, cj, events)
+	owned.Emit(c.recorder, cj, events)
 }

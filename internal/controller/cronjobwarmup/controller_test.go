@@ -1,12 +1,14 @@
 package cronjobwarmup
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -54,7 +56,7 @@ func runJob(t *testing.T, cj *batchv1.CronJob, run time.Time) *batchv1.Job {
 
 // TestCronJobWarmUp: an annotated CronJob gets placeholders lead before its
 // run, owned (not controlled) by it; they stay until its Job's pods are
-// ready, and the CronJob is never written.
+// ready, and of the CronJob only the state annotation is written.
 func TestCronJobWarmUp(t *testing.T) {
 	ns := env.NewNamespace(t)
 	cj, run := warmCronJob(t, newCronJob(ns))
@@ -89,8 +91,11 @@ func TestCronJobWarmUp(t *testing.T) {
 	if want := 50*time.Minute - 5*time.Second; result.RequeueAfter != want {
 		t.Errorf("requeue %v, want at the next warm-up (%v)", result.RequeueAfter, want)
 	}
-	if got := get(t, cj); got.ResourceVersion != cj.ResourceVersion {
-		t.Error("the CronJob was written")
+	if got := get(t, cj); !equality.Semantic.DeepEqual(got.Spec, cj.Spec) || !equality.Semantic.DeepEqual(withoutState(got).Annotations, cj.Annotations) {
+		t.Errorf("the CronJob was written beyond its state annotation: spec %+v, annotations %v", got.Spec, got.Annotations)
+	}
+	if state := stateOf(t, cj); state.WarmUp == nil || !state.WarmUp.ScheduledTime.Time.Equal(run) {
+		t.Errorf("state %+v, want the warm-up of the run at %v", state, run)
 	}
 }
 
@@ -151,9 +156,12 @@ func TestCronJobBadAnnotation(t *testing.T) {
 
 // TestCronJobRefusedPlaceholders: a namespace whose ResourceQuota allows
 // no pod, or whose admission policy refuses warm-up pods, refuses the
-// placeholders of an annotated CronJob: one warning naming the refusal, no failed reconcile (kube-controller-manager starts the
-// run; nothing here may wait for the backoff), another try within
-// warmup.RefusedRetry.
+// placeholders of an annotated CronJob: one warning naming the refusal per
+// try, no failed reconcile (kube-controller-manager starts the run;
+// nothing here may wait for the backoff), another try within
+// warmup.RefusedRetry. As for a ScheduledJob, the warm-up's state and its
+// other events are recorded all the same: the retry does not announce the
+// warm-up again.
 func TestCronJobRefusedPlaceholders(t *testing.T) {
 	refusals := map[string]struct {
 		refuse func(t *testing.T, namespace string)
@@ -178,9 +186,19 @@ func TestCronJobRefusedPlaceholders(t *testing.T) {
 			if result.RequeueAfter <= 0 || result.RequeueAfter > warmup.RefusedRetry {
 				t.Errorf("next look in %v, want within %v", result.RequeueAfter, warmup.RefusedRetry)
 			}
-			events := env.DrainEvents()
-			if len(events) != 1 || !strings.Contains(events[0], "WarmUpFailed warm-up pods refused") || !strings.Contains(events[0], refusal.says) {
-				t.Errorf("events %q, want one warning naming %q", events, refusal.says)
+			failed, others := warmUpFailed(env.DrainEvents())
+			if len(failed) != 1 || !strings.Contains(failed[0], "WarmUpFailed warm-up pods refused") || !strings.Contains(failed[0], refusal.says) {
+				t.Errorf("events %q, want one warning naming %q", failed, refusal.says)
+			}
+			if !hasEvent(others, "WarmUpStarted") {
+				t.Errorf("events %q, want WarmUpStarted", others)
+			}
+			if state := stateOf(t, cj); state.WarmUp == nil || !state.WarmUp.ScheduledTime.Time.Equal(run) {
+				t.Errorf("state %+v after a refusal, want the warm-up of the run at %v", state, run)
+			}
+			reconcileAt(t, cj, run.Add(-10*time.Minute+warmup.RefusedRetry))
+			if failed, others := warmUpFailed(env.DrainEvents()); len(failed) != 1 || len(others) != 0 {
+				t.Errorf("the retry: warnings %q and other events %q, want one warning and nothing else", failed, others)
 			}
 		})
 	}
@@ -209,5 +227,73 @@ func TestCronJobCapacityBufferUnavailable(t *testing.T) {
 	}
 	if result.RequeueAfter <= 0 || result.RequeueAfter > warmup.RefusedRetry {
 		t.Errorf("next look in %v, want within %v (the API may be installed)", result.RequeueAfter, warmup.RefusedRetry)
+	}
+}
+
+// warmUpFailed splits events into the WarmUpFailed warnings and the rest.
+func warmUpFailed(events []string) (failed, others []string) {
+	for _, e := range events {
+		if strings.Contains(e, "WarmUpFailed") {
+			failed = append(failed, e)
+		} else {
+			others = append(others, e)
+		}
+	}
+	return failed, others
+}
+
+// stateOf reads the CronJob's state annotation from the API server.
+func stateOf(t *testing.T, cj *batchv1.CronJob) v1alpha1.CronJobWarmUpState {
+	t.Helper()
+	var state v1alpha1.CronJobWarmUpState
+	value, ok := get(t, cj).Annotations[v1alpha1.WarmUpStateAnnotation]
+	if !ok {
+		return state
+	}
+	if err := json.Unmarshal([]byte(value), &state); err != nil {
+		t.Fatalf("state annotation %q: %v", value, err)
+	}
+	return state
+}
+
+// bind places pods on a node, as the scheduler would.
+func bind(t *testing.T, pods []corev1.Pod) {
+	t.Helper()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "node-"}}
+	env.Create(t, node)
+	for i := range pods {
+		binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pods[i].Name, Namespace: pods[i].Namespace},
+			Target: corev1.ObjectReference{Kind: "Node", Name: node.Name}}
+		if err := env.Live.SubResource("binding").Create(env.Ctx, &pods[i], binding); err != nil {
+			t.Fatalf("binding %s: %v", pods[i].Name, err)
+		}
+	}
+}
+
+// TestCronJobStateSurvivesAFailover: a CronJob's warm-up state is kept in
+// its annotation, not in the controller's memory, so a controller that
+// never saw the CronJob (a new leader) goes on from it: the capacity
+// that was ready is not announced again. Removing the lead annotation
+// removes the placeholders and, with them, the state annotation.
+func TestCronJobStateSurvivesAFailover(t *testing.T) {
+	ns := env.NewNamespace(t)
+	cj, run := warmCronJob(t, newCronJob(ns))
+	bind(t, placeholders(t, ns))
+	reconcileAt(t, cj, run.Add(-9*time.Minute))
+	if events := env.DrainEvents(); !hasEvent(events, "WarmUpReady") {
+		t.Fatalf("events %q, want WarmUpReady", events)
+	}
+	if state := stateOf(t, cj); state.WarmUp == nil || state.WarmUp.ReadyTime == nil {
+		t.Fatalf("state %+v, want the capacity ready", state)
+	}
+	newLeader := NewController(env.Cached, env.Reader, env.Clock, env.Recorder, v1alpha1.ControllerDefaults{PlaceholderImage: testPlaceholderImage}, nil)
+	reconcileWith(t, newLeader, cj, run.Add(-8*time.Minute))
+	if events := env.DrainEvents(); len(events) != 0 {
+		t.Errorf("a new leader emitted %q, want nothing: the warm-up was ready before it", events)
+	}
+	update(t, cj, func(cj *batchv1.CronJob) { delete(cj.Annotations, v1alpha1.WarmUpLeadAnnotation) })
+	reconcileWith(t, newLeader, cj, run.Add(-7*time.Minute))
+	if _, ok := get(t, cj).Annotations[v1alpha1.WarmUpStateAnnotation]; ok || len(placeholders(t, ns)) != 0 {
+		t.Errorf("without warm-up: state annotation left %v, %d placeholders left", ok, len(placeholders(t, ns)))
 	}
 }

@@ -16,29 +16,36 @@ import (
 // run can be warmed up for; the CronJob controller will not run it either.
 var errNoSchedule = errors.New("cannot read the CronJob's schedule")
 
-// meaningOf reads what the CronJob asks of ontime (v1alpha1.CronJobMeaning):
-// its warm-up, nil when it asks for none, and its runs, with @every
+// cronJobMeaning is what a CronJob asks of ontime: its warm-up (nil when
+// it asks for none) and its runs, or why they cannot be read (err).
+type cronJobMeaning struct {
+	warmUp *v1alpha1.WarmUpSettings
+	runs   cron.Runs
+	err    error
+}
+
+// meaningOf reads the CronJob through v1alpha1.CronJobMeaning, with @every
 // counted from the last run or the creation.
-func meaningOf(cj *batchv1.CronJob, defaults v1alpha1.ControllerDefaults) (*v1alpha1.WarmUpSettings, cron.Runs, error) {
+func meaningOf(cj *batchv1.CronJob, defaults v1alpha1.ControllerDefaults) cronJobMeaning {
 	meaning, err := v1alpha1.CronJobMeaning(cj, defaults)
 	var specErr *v1alpha1.SpecError
 	switch {
 	case errors.As(err, &specErr):
-		return nil, nil, fmt.Errorf("%w: %w", errNoSchedule, specErr)
+		return cronJobMeaning{err: fmt.Errorf("%w: %w", errNoSchedule, specErr)}
 	case err != nil || meaning.WarmUp == nil:
-		return nil, nil, err
+		return cronJobMeaning{err: err}
 	}
-	anchor := cj.CreationTimestamp.Time
-	if last := cj.Status.LastScheduleTime; last != nil {
-		anchor = last.Time
+	var last *time.Time
+	if cj.Status.LastScheduleTime != nil {
+		last = &cj.Status.LastScheduleTime.Time
 	}
-	return meaning.WarmUp, meaning.Runs(anchor), nil
+	return cronJobMeaning{warmUp: meaning.WarmUp, runs: meaning.RunsSince(cj.CreationTimestamp.Time, last)}
 }
 
-// warmUpInput describes a CronJob's runs around now for warm-up. Jobs are
+// runsAround describes a CronJob's runs around now for warm-up. Jobs are
 // the CronJob's Jobs; the CronJob controller names them, like ontime, after
 // the run's scheduled minute.
-func warmUpInput(cj *batchv1.CronJob, runs cron.Runs, jobs []*batchv1.Job, now time.Time) warmup.Input {
+func runsAround(cj *batchv1.CronJob, runs cron.Runs, jobs []*batchv1.Job, now time.Time) warmup.Input {
 	in := warmup.Input{Now: now}
 	if cj.Spec.Suspend == nil || !*cj.Spec.Suspend {
 		in.Next = runs.Next(now)

@@ -26,26 +26,26 @@ func mustTime(value string) time.Time {
 // themselves are tested with v1alpha1.CronJobMeaning.
 func TestMeaningOfACronJob(t *testing.T) {
 	cj := &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "not a schedule"}}
-	if settings, runs, err := meaningOf(cj, v1alpha1.ControllerDefaults{}); settings != nil || runs != nil || err != nil {
-		t.Errorf("without the annotation: %v, %v, %v; want nothing", settings, runs, err)
+	if m := meaningOf(cj, v1alpha1.ControllerDefaults{}); m.warmUp != nil || m.runs != nil || m.err != nil {
+		t.Errorf("without the annotation: %+v; want nothing", m)
 	}
 	cj.Annotations = map[string]string{v1alpha1.WarmUpLeadAnnotation: "10m"}
-	if _, _, err := meaningOf(cj, v1alpha1.ControllerDefaults{}); err == nil || err.Error() != `cannot read the CronJob's schedule: spec.schedule "not a schedule": `+
+	if err := meaningOf(cj, v1alpha1.ControllerDefaults{}).err; err == nil || err.Error() != `cannot read the CronJob's schedule: spec.schedule "not a schedule": `+
 		`expected 5 fields (minute hour day-of-month month day-of-week), found 3` {
 		t.Errorf("bad schedule: %v", err)
 	}
 	cj.Spec.Schedule, cj.Spec.TimeZone = "0 0 * * *", ptr.To("Mars/Olympus")
-	if _, _, err := meaningOf(cj, v1alpha1.ControllerDefaults{}); err == nil || err.Error() != `cannot read the CronJob's schedule: spec.timeZone "Mars/Olympus": unknown time zone` {
+	if err := meaningOf(cj, v1alpha1.ControllerDefaults{}).err; err == nil || err.Error() != `cannot read the CronJob's schedule: spec.timeZone "Mars/Olympus": unknown time zone` {
 		t.Errorf("unknown zone: %v", err)
 	}
 	cj.Spec.TimeZone = nil
 	cj.Status.LastScheduleTime = &metav1.Time{Time: mustTime("2026-11-24T08:10:00Z")}
 	cj.Spec.Schedule = "@every 90m"
-	settings, runs, err := meaningOf(cj, v1alpha1.ControllerDefaults{})
-	if err != nil || settings.Lead != 10*time.Minute {
-		t.Fatalf("settings %+v, error %v", settings, err)
+	m := meaningOf(cj, v1alpha1.ControllerDefaults{})
+	if m.err != nil || m.warmUp.Lead != 10*time.Minute {
+		t.Fatalf("settings %+v, error %v", m.warmUp, m.err)
 	}
-	if next := runs.Next(mustTime("2026-11-24T09:00:00Z")); !next.Equal(mustTime("2026-11-24T09:40:00Z")) {
+	if next := m.runs.Next(mustTime("2026-11-24T09:00:00Z")); !next.Equal(mustTime("2026-11-24T09:40:00Z")) {
 		t.Errorf("@every counts from the last run: next %v", next)
 	}
 }
@@ -80,11 +80,11 @@ func TestWhetherTheCurrentRunStarts(t *testing.T) {
 				tc.change(cj)
 			}
 			cj.Annotations = map[string]string{v1alpha1.WarmUpLeadAnnotation: "10m"}
-			_, runs, err := meaningOf(cj, v1alpha1.ControllerDefaults{})
-			if err != nil {
-				t.Fatal(err)
+			m := meaningOf(cj, v1alpha1.ControllerDefaults{})
+			if m.err != nil {
+				t.Fatal(m.err)
 			}
-			in := warmUpInput(cj, runs, tc.jobs, run.Add(10*time.Second))
+			in := runsAround(cj, m.runs, tc.jobs, run.Add(10*time.Second))
 			if !in.Current.Equal(run) || in.CurrentStarts != tc.starts {
 				t.Errorf("current %v starts %v, want %v starts %v", in.Current, in.CurrentStarts, run, tc.starts)
 			}

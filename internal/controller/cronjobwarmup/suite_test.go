@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/shared"
+	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 	ontimescheme "github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -50,12 +50,14 @@ func runSuite(m *testing.M) int {
 	}
 	defer h.Stop()
 	env = h
-	warmUps = NewController(h.Cached, h.Reader, h.Clock, h.Recorder, v1alpha1.ControllerDefaults{PlaceholderImage: testPlaceholderImage})
 	// This suite's API server does not serve the CapacityBuffer API.
-	if warmUps.buffers, err = shared.NewBuffers(h.Cached, h.Config, h.Clock); err != nil {
+	buffers, err := warmupobjects.NewBuffers(h.Cached, h.Config, h.Clock)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	warmUps = NewController(h.Cached, h.Reader, h.Clock, h.Recorder, v1alpha1.ControllerDefaults{PlaceholderImage: testPlaceholderImage},
+		warmupobjects.NewExecutor(h.Cached, buffers))
 	if err := h.Live.Create(h.Ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.DefaultPlaceholderPriorityClass},
 		Value: -5, PreemptionPolicy: ptr.To(corev1.PreemptNever)}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -82,14 +84,21 @@ func newCronJob(namespace string) *batchv1.CronJob {
 	}
 }
 
-// reconcileAt sets the clock, waits for the cache and reconciles.
+// reconcileAt sets the clock, waits for the cache and reconciles with the
+// suite's controller.
 func reconcileAt(t *testing.T, cj *batchv1.CronJob, now time.Time) reconcile.Result {
+	t.Helper()
+	return reconcileWith(t, warmUps, cj, now)
+}
+
+// reconcileWith is reconcileAt with another controller: a new leader.
+func reconcileWith(t *testing.T, c *Controller, cj *batchv1.CronJob, now time.Time) reconcile.Result {
 	t.Helper()
 	env.Clock.SetTime(now)
 	env.WaitForCache(t, cj,
 		testenv.Cached{NewList: func() client.ObjectList { return &batchv1.JobList{} }},
 		testenv.Cached{NewList: func() client.ObjectList { return &corev1.PodList{} }, Selector: warmup.PodSelector()})
-	result, err := warmUps.Reconcile(env.Ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cj)})
+	result, err := c.Reconcile(env.Ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cj)})
 	if err != nil {
 		t.Fatalf("Reconcile: %v", err)
 	}

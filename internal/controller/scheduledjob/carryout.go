@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/shared"
+	"github.com/ontime-dev/ontime/internal/controller/owned"
 	"github.com/ontime-dev/ontime/internal/planner"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
@@ -64,9 +64,9 @@ func (c *Controller) claim(ctx context.Context, key types.NamespacedName, p *pla
 // trigger's removal, the status, then the history cleanup.
 func (c *Controller) finish(ctx context.Context, key types.NamespacedName, p planned, results []planner.Result, runErr error, requeueAfter time.Duration) (reconcile.Result, error) {
 	plan := p.plan
-	warm, warmErr := c.executePods(ctx, plan)
-	results = append(results, warm...)
-	if warmUpRefused(results) {
+	warm, warmErr := c.warmUp.Execute(ctx, plan.WarmUp)
+	results = append(results, planner.WarmUpApplied(warm))
+	if warm.Refused {
 		requeueAfter = min(cmp.Or(requeueAfter, warmup.RefusedRetry), warmup.RefusedRetry)
 	}
 	if runErr == nil && warmErr == nil && plan.ConsumeTrigger {
@@ -242,5 +242,5 @@ func (c *Controller) deferStatus(sj *v1alpha1.ScheduledJob, outcome planner.Outc
 
 // emit records events on the ScheduledJob.
 func (c *Controller) emit(sj *v1alpha1.ScheduledJob, events []planner.Event) {
-	shared.Emit(c.recorder, sj, events)
+	owned.Emit(c.recorder, sj, events)
 }

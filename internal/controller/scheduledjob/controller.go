@@ -25,9 +25,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/owned"
 	"github.com/ontime-dev/ontime/internal/controller/recovery"
-	"github.com/ontime-dev/ontime/internal/controller/shared"
 	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
+	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 	"github.com/ontime-dev/ontime/internal/planner"
 )
 
@@ -57,8 +58,8 @@ type Controller struct {
 	// undecodable are the ScheduledJobs stored with values this version
 	// cannot decode, reported and left alone.
 	undecodable undecodables
-	// buffers are the CapacityBuffers of warm-up; set by Register.
-	buffers *shared.Buffers
+	// warmUp carries out warm-up's changes, for CronJobs too.
+	warmUp *warmupobjects.Executor
 }
 
 // Options configure the controller.
@@ -71,12 +72,20 @@ type Options struct {
 	// SpreadNamespace is the namespace of the Balanced spread groups'
 	// ConfigMaps: the controller's own.
 	SpreadNamespace string
+	// WarmUpObjects is the process's executor of warm-up (one
+	// CapacityBuffer discovery cache for every controller); nil warms up
+	// without CapacityBuffers.
+	WarmUpObjects *warmupobjects.Executor
 }
 
 // NewController returns the controller. clk is its only source of time.
 func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.PassiveClock, recorder record.EventRecorder, opts Options) *Controller {
+	warmUp := opts.WarmUpObjects
+	if warmUp == nil {
+		warmUp = warmupobjects.NewExecutor(kubeClient, nil)
+	}
 	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, earlyStartImage: opts.EarlyStartImage, defaults: opts.Defaults,
-		ledgers: spreadledger.NewStore(kubeClient, apiReader, opts.SpreadNamespace)}
+		ledgers: spreadledger.NewStore(kubeClient, apiReader, opts.SpreadNamespace), warmUp: warmUp}
 }
 
 // Name identifies the controller in logs and metrics.
@@ -103,9 +112,6 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 	}); err != nil {
 		return err
 	}
-	if c.buffers, err = shared.NewBuffers(c.kubeClient, mgr.GetConfig(), c.clock); err != nil {
-		return err
-	}
 	retrier, err := recovery.AddRetrier(mgr)
 	if err != nil {
 		return err
@@ -119,7 +125,7 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&batchv1.Job{}).
 		// Warm-up pods only: the manager's cache holds no other pods.
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(shared.WarmUpPodOwner("ScheduledJob"))).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(warmupobjects.PodOwner("ScheduledJob"))).
 		// A measurement of a lead pool's provisioning time: its peers'
 		// next warm-ups may begin earlier or later.
 		Watches(&v1alpha1.ScheduledJob{}, handler.EnqueueRequestsFromMapFunc(c.leadPeersOf), builder.WithPredicates(leadMeasured)).
@@ -147,7 +153,7 @@ func FailureBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
 // Index adds the indexes the controller lists with: Jobs by their
 // ScheduledJob, and ScheduledJobs with lead Auto by their lead pool.
 func Index(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, &batchv1.Job{}, shared.ScheduledJobOwnerKey, shared.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob")); err != nil {
+	if err := indexer.IndexField(ctx, &batchv1.Job{}, owned.ScheduledJobOwnerKey, owned.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob")); err != nil {
 		return err
 	}
 	return indexer.IndexField(ctx, &v1alpha1.ScheduledJob{}, leadPoolKey, indexLeadPool)

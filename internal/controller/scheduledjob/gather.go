@@ -11,7 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/shared"
+	"github.com/ontime-dev/ontime/internal/controller/owned"
+	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 	"github.com/ontime-dev/ontime/internal/planner"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
@@ -30,7 +31,7 @@ func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now 
 		return in, err
 	}
 	if job := planner.RunToMeasure(sj, in.Jobs, now); job != nil {
-		in.RunPods, err = shared.RunPods(ctx, c.apiReader, job)
+		in.RunPods, err = owned.RunPods(ctx, c.apiReader, job)
 	}
 	return in, err
 }
@@ -43,7 +44,7 @@ func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 	if liveJobs {
 		cached = liveOwnedJobs{Reader: c.apiReader, name: sj.Name}
 	}
-	jobs, err := shared.ScheduledJobJobs(ctx, cached, c.apiReader, sj)
+	jobs, err := owned.ScheduledJobJobs(ctx, cached, c.apiReader, sj)
 	if err != nil {
 		c.emit(sj, []planner.Event{planner.FailedGetEvent(err)})
 		return in, err
@@ -52,7 +53,7 @@ func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 	if in.Jobs, err = c.withoutSuperseded(ctx, sj, in.Jobs); err != nil {
 		return in, err
 	}
-	if in.WarmUpPods, err = shared.WarmUpPods(ctx, c.kubeClient, sj); err != nil {
+	if in.WarmUpPods, err = warmupobjects.Pods(ctx, c.kubeClient, sj); err != nil {
 		return in, err
 	}
 	in.LeadPeers, err = c.gatherLeadPeers(ctx, sj)
@@ -72,7 +73,7 @@ func (r liveOwnedJobs) List(ctx context.Context, list client.ObjectList, opts ..
 	if !ok || o.FieldSelector == nil {
 		return r.Reader.List(ctx, list, opts...)
 	}
-	uid, _ := o.FieldSelector.RequiresExactMatch(shared.ScheduledJobOwnerKey)
+	uid, _ := o.FieldSelector.RequiresExactMatch(owned.ScheduledJobOwnerKey)
 	var all batchv1.JobList
 	if err := r.Reader.List(ctx, &all, client.InNamespace(o.Namespace), client.MatchingLabels{v1alpha1.ScheduledJobLabel: r.name}); err != nil {
 		return err
@@ -128,13 +129,9 @@ func (c *Controller) withoutSuperseded(ctx context.Context, sj *v1alpha1.Schedul
 func (c *Controller) gatherBuffers(ctx context.Context, sj *v1alpha1.ScheduledJob) (warmup.BufferAPI, []warmup.Buffer, error) {
 	usesBuffers := sj.Spec.WarmUp != nil && sj.Spec.WarmUp.Strategy == v1alpha1.WarmUpCapacityBuffer
 	usedBuffers := sj.Status.WarmUp != nil && sj.Status.WarmUp.Strategy == v1alpha1.WarmUpCapacityBuffer
-	if c.buffers == nil || (!usesBuffers && !usedBuffers) {
+	buffers := c.warmUp.Buffers()
+	if buffers == nil || (!usesBuffers && !usedBuffers) {
 		return warmup.BufferAPI{}, nil, nil
 	}
-	api, err := c.buffers.API()
-	if err != nil {
-		return api, nil, err
-	}
-	buffers, err := c.buffers.List(ctx, api, sj)
-	return api, buffers, err
+	return buffers.Read(ctx, sj)
 }

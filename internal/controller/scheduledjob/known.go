@@ -2,7 +2,6 @@ package scheduledjob
 
 import (
 	"hash/fnv"
-	"strconv"
 	"sync"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/owned"
 )
 
 // knownObjects lays over the cache what this controller knows of each
@@ -123,7 +123,7 @@ func (k *knownObjects) view(cached *v1alpha1.ScheduledJob) (stored, current *v1a
 	stored = cached
 	if last, ok := k.newest.Load(key); ok {
 		known := last.(*v1alpha1.ScheduledJob)
-		if known.UID == cached.UID && newerVersion(known.ResourceVersion, cached.ResourceVersion) {
+		if known.UID == cached.UID && owned.NewerVersion(known.ResourceVersion, cached.ResourceVersion) {
 			stored = known.DeepCopy()
 		} else {
 			// The cache has caught up, or holds a re-created object.
@@ -144,7 +144,7 @@ func (k *knownObjects) saw(obj *v1alpha1.ScheduledJob) {
 	k.confirmed.Store(key, struct{}{})
 	if last, ok := k.newest.Load(key); ok {
 		known := last.(*v1alpha1.ScheduledJob)
-		if known.UID == obj.UID && !newerVersion(obj.ResourceVersion, known.ResourceVersion) {
+		if known.UID == obj.UID && !owned.NewerVersion(obj.ResourceVersion, known.ResourceVersion) {
 			return
 		}
 	}
@@ -175,7 +175,7 @@ func (k *knownObjects) observed(obj any) {
 	defer k.lock(key)()
 	if last, ok := k.newest.Load(key); ok {
 		known := last.(*v1alpha1.ScheduledJob)
-		if known.UID != sj.UID || !newerVersion(known.ResourceVersion, sj.ResourceVersion) {
+		if known.UID != sj.UID || !owned.NewerVersion(known.ResourceVersion, sj.ResourceVersion) {
 			k.newest.CompareAndDelete(key, last)
 		}
 	}
@@ -194,17 +194,6 @@ func (k *knownObjects) forget(key types.NamespacedName) {
 	k.newest.Delete(key)
 	k.deferred.Delete(key)
 	k.confirmed.Delete(key)
-}
-
-// newerVersion reports whether resourceVersion a is newer than b. The API
-// server's resourceVersions are etcd revisions, decimal integers that grow
-// with every write; Kubernetes made comparing two of one resource's
-// official in 1.35 (KEP-5504, apimachinery's CompareResourceVersion). One
-// that is not such a number is never newer: the cache is trusted.
-func newerVersion(a, b string) bool {
-	x, errA := strconv.ParseUint(a, 10, 64)
-	y, errB := strconv.ParseUint(b, 10, 64)
-	return errA == nil && errB == nil && x > y
 }
 
 // withStatus returns a copy of sj with status.

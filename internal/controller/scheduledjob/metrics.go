@@ -36,16 +36,8 @@ func recordMetrics(outcome planner.Outcome) {
 	for reason, n := range outcome.Missed {
 		missedRuns.WithLabelValues(string(reason)).Add(float64(n))
 	}
-	const kind = "ScheduledJob"
-	if d := outcome.StartLateness; d != nil {
-		warmup.StartLateness.WithLabelValues(outcome.WarmUp, kind).Observe(d.Seconds())
-	}
-	if d := outcome.CapacityReadyAfter; d != nil {
-		warmup.CapacityReady.WithLabelValues(outcome.WarmUp, kind).Observe(d.Seconds())
-	}
-	if outcome.WarmUpLate {
-		warmup.Late.WithLabelValues(outcome.WarmUp, kind).Inc()
-	}
+	warmup.Observe(warmup.Observation{Kind: "ScheduledJob", Strategy: outcome.WarmUp,
+		CapacityReadyAfter: outcome.CapacityReadyAfter, Late: outcome.WarmUpLate, StartLateness: outcome.StartLateness})
 }
 
 func init() {

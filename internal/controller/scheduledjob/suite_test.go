@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/shared"
 	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
+	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 	ontimescheme "github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -86,11 +86,13 @@ func runSuite(m *testing.M) int {
 	}
 	defer h.Stop()
 	env = &suiteEnv{Harness: h}
-	env.ctrl = newSuiteController(env.Cached)
-	if env.ctrl.buffers, err = shared.NewBuffers(env.Cached, h.Config, h.Clock); err != nil {
+	buffers, err := warmupobjects.NewBuffers(env.Cached, h.Config, h.Clock)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	testOptions.WarmUpObjects = warmupobjects.NewExecutor(env.Cached, buffers)
+	env.ctrl = newSuiteController(env.Cached)
 	if err := env.Live.Create(env.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testSpreadNamespace}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/shared"
+	"github.com/ontime-dev/ontime/internal/controller/owned"
 )
 
 // Cluster is everything the standby does to the cluster: what it reads,
@@ -65,7 +65,7 @@ func (c clusterClient) Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*
 		cacheOnly.Status.Active = nil // nothing to read live
 		sj = &cacheOnly
 	}
-	return shared.ScheduledJobJobs(ctx, c.cached, c.live, sj)
+	return owned.ScheduledJobJobs(ctx, c.cached, c.live, sj)
 }
 
 func (c clusterClient) CreateJob(ctx context.Context, job *batchv1.Job) error {

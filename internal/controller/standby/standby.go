@@ -34,7 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/shared"
+	"github.com/ontime-dev/ontime/internal/controller/owned"
 	"github.com/ontime-dev/ontime/internal/planner"
 )
 
@@ -173,14 +173,14 @@ func (s *Standby) start(ctx context.Context, sj *v1alpha1.ScheduledJob, plan pla
 	switch err := s.cluster.CreateJob(ctx, job); {
 	case err == nil:
 		s.failureReported.Delete(key)
-		shared.Emit(s.recorder, sj, plan.ResultEvents(planner.Created(plan.Create, job)))
+		owned.Emit(s.recorder, sj, plan.ResultEvents(planner.Created(plan.Create, job)))
 	case apierrors.IsAlreadyExists(err):
 		s.created.Delete(job.Name) // someone else's
 		s.failureReported.Delete(key)
 	default:
 		s.created.Delete(job.Name)
 		if reported, ok := s.failureReported.Swap(key, job.Name); !ok || reported != job.Name {
-			shared.Emit(s.recorder, sj, plan.ResultEvents(planner.CreateFailed(plan.Create, err)))
+			owned.Emit(s.recorder, sj, plan.ResultEvents(planner.CreateFailed(plan.Create, err)))
 		}
 		return err
 	}

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/shared"
+	"github.com/ontime-dev/ontime/internal/controller/owned"
 	"github.com/ontime-dev/ontime/internal/planner"
 	"github.com/ontime-dev/ontime/internal/scheme"
 )
@@ -61,7 +61,7 @@ func newWorld(t *testing.T, objects ...client.Object) *world {
 	t.Helper()
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objects...).
 		WithStatusSubresource(&v1alpha1.ScheduledJob{}).
-		WithIndex(&batchv1.Job{}, shared.ScheduledJobOwnerKey, shared.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob")).
+		WithIndex(&batchv1.Job{}, owned.ScheduledJobOwnerKey, owned.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob")).
 		Build()
 	w := &world{client: c, clock: clocktesting.NewFakePassiveClock(run), recorder: record.NewFakeRecorder(10),
 		leading: make(chan struct{}), leader: &fakeLeader{}}

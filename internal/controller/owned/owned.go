@@ -1,11 +1,11 @@
-// Package shared holds what ontime's controllers share: reading an owner's
-// warm-up pods and a run's pods, the watches that map warm-up pods and
-// Jobs to their owner, and recording events. Each controller keeps its
-// own decisions; nothing here decides.
-package shared
+// Package owned reads what an owner (a ScheduledJob, an annotated CronJob)
+// owns: its Jobs, through the index of Jobs by their controller, and a
+// run's pods; and records events on the owner. Nothing here decides.
+package owned
 
 import (
 	"context"
+	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -30,16 +28,6 @@ func Pointers[T any](items []T) []*T {
 	return out
 }
 
-// WarmUpPods lists an owner's warm-up pods (placeholders and EarlyStart
-// pods, label ontime.dev/owner-uid) from the cache, which holds no others.
-func WarmUpPods(ctx context.Context, c client.Reader, owner metav1.Object) ([]*corev1.Pod, error) {
-	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.InNamespace(owner.GetNamespace()), client.MatchingLabels{v1alpha1.OwnerUIDLabel: string(owner.GetUID())}); err != nil {
-		return nil, err
-	}
-	return Pointers(pods.Items), nil
-}
-
 // RunPods reads the pods of a run's Job from the API server: the cache
 // holds warm-up pods only, so a run's pods are read once, when the Job
 // says one is ready or finished.
@@ -49,18 +37,6 @@ func RunPods(ctx context.Context, apiReader client.Reader, job *batchv1.Job) ([]
 		return nil, err
 	}
 	return Pointers(pods.Items), nil
-}
-
-// WarmUpPodOwner maps a warm-up pod to its owner of the given kind
-// ("ScheduledJob" or "CronJob"), for a controller's watch on pods.
-func WarmUpPodOwner(kind string) handler.MapFunc {
-	return func(_ context.Context, pod client.Object) []reconcile.Request {
-		labels := pod.GetLabels()
-		if labels[v1alpha1.OwnerKindLabel] != kind || labels[v1alpha1.OwnerNameLabel] == "" {
-			return nil
-		}
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pod.GetNamespace(), Name: labels[v1alpha1.OwnerNameLabel]}}}
-	}
 }
 
 // ControllerUID indexes objects by the UID of their controller of the
@@ -119,4 +95,16 @@ func ScheduledJobJobs(ctx context.Context, cached, live client.Reader, sj *v1alp
 		}
 	}
 	return jobs, nil
+}
+
+// NewerVersion reports whether resourceVersion a of an object is newer
+// than b of the same object. The API server's resourceVersions are etcd
+// revisions, decimal integers that grow with every write; Kubernetes made
+// comparing two of one resource's official in 1.35 (KEP-5504,
+// apimachinery's CompareResourceVersion). One that is not such a number is
+// never newer: the cache is trusted.
+func NewerVersion(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return errA == nil && errB == nil && x > y
 }

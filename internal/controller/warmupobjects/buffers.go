@@ -1,4 +1,9 @@
-package shared
+// Package warmupobjects reads, creates and deletes an owner's warm-up
+// objects (placeholder pods, EarlyStart pods, CapacityBuffers with their
+// PodTemplates) for every kind of owner: ScheduledJobs and annotated
+// CronJobs. What to create and delete is decided by internal/warmup; the
+// Executor here is the one place that carries it out.
+package warmupobjects
 
 import (
 	"cmp"
@@ -104,6 +109,17 @@ func (b *Buffers) forget() {
 	b.mu.Lock()
 	b.checked = time.Time{}
 	b.mu.Unlock()
+}
+
+// Read says which version of the CapacityBuffer API to use and reads the
+// owner's CapacityBuffers with it.
+func (b *Buffers) Read(ctx context.Context, owner metav1.Object) (warmup.BufferAPI, []warmup.Buffer, error) {
+	api, err := b.API()
+	if err != nil {
+		return api, nil, err
+	}
+	buffers, err := b.List(ctx, api, owner)
+	return api, buffers, err
 }
 
 // List reads an owner's CapacityBuffers (label ontime.dev/owner-uid).

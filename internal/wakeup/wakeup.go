@@ -1,13 +1,14 @@
-// Package requeue says when a controller looks at an object again.
-package requeue
+// Package wakeup says when a controller looks at an object again without
+// an event: at the soonest of the times its decision named.
+package wakeup
 
 import "time"
 
-// After is the delay from now until the soonest of the wake-up times, at
+// Delay is the delay from now until the soonest of the wake-up times, at
 // least a millisecond (a time already past is looked at again at once), or
 // 0 when there is none: the controller then waits for a change to the
 // object.
-func After(now time.Time, wake []time.Time) time.Duration {
+func Delay(now time.Time, wake []time.Time) time.Duration {
 	var after time.Duration
 	for _, t := range wake {
 		if d := max(t.Sub(now), time.Millisecond); after == 0 || d < after {

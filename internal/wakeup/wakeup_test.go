@@ -1,11 +1,11 @@
-package requeue
+package wakeup
 
 import (
 	"testing"
 	"time"
 )
 
-func TestAfter(t *testing.T) {
+func TestDelay(t *testing.T) {
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	tests := map[string]struct {
 		wake []time.Time
@@ -16,7 +16,7 @@ func TestAfter(t *testing.T) {
 		"already past":        {wake: []time.Time{now.Add(-time.Second), now.Add(time.Minute)}, want: time.Millisecond},
 	}
 	for name, tc := range tests {
-		if got := After(now, tc.wake); got != tc.want {
+		if got := Delay(now, tc.wake); got != tc.want {
 			t.Errorf("%s: %v, want %v", name, got, tc.want)
 		}
 	}

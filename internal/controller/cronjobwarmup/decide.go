@@ -1,0 +1,82 @@
+package cronjobwarmup
+
+import (
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/warmup"
+)
+
+// decision is what to do about a CronJob's warm-up now: the warm-up
+// objects to create and delete, the state to record, the events, when to
+// look again, and what the metrics observe.
+type decision struct {
+	changes warmup.Changes
+	state   v1alpha1.CronJobWarmUpState
+	events  []warmup.Event
+	wake    []time.Time
+	// strategy labels the metrics.
+	strategy      string
+	readyAfter    *time.Duration
+	late          bool
+	startLateness *time.Duration
+}
+
+// decide is a pure function of what was gathered, at in.now. Without
+// warm-up (no annotation, one that cannot be followed, the CronJob being
+// deleted) every placeholder and CapacityBuffer goes; the state is kept
+// while a buffer remains, so that the next reconcile looks for it again.
+func decide(in gathered) decision {
+	d := decision{state: *in.state.DeepCopy()}
+	d.report(in.meaning.err)
+	settings := in.meaning.warmUp
+	if settings == nil || in.cj.DeletionTimestamp != nil {
+		d.changes = warmup.RemoveAll(in.pods, in.buffers, in.api)
+		if len(d.changes.DeleteBuffers) == 0 {
+			d.state.WarmUp, d.state.LastRunStart = nil, nil
+		}
+		return d
+	}
+	warm := warmup.Decide(warmUpInput(in, *settings))
+	d.changes, d.events, d.wake = warm.Changes, append(d.events, warm.Events...), warm.Wake
+	d.state.WarmUp = warm.State
+	d.strategy, d.readyAfter, d.late = string(settings.Strategy), warm.ReadyAfter, warm.Late
+	if in.measured != nil {
+		if start, ok := warmup.MeasureStart(in.measured, in.runPods); ok {
+			d.state.LastRunStart, d.startLateness = start, &start.Lateness.Duration
+		}
+	}
+	return d
+}
+
+// report warns when the annotations or the schedule cannot be followed,
+// once per problem: the state remembers the last one reported.
+func (d *decision) report(err error) {
+	problem := ""
+	if err != nil {
+		problem = err.Error()
+	}
+	if problem != "" && problem != d.state.Problem {
+		d.events = append(d.events, warmup.InvalidEvent(err))
+	}
+	d.state.Problem = problem
+}
+
+// warmUpInput is warm-up's view of the CronJob at in.now.
+func warmUpInput(in gathered, settings v1alpha1.WarmUpSettings) warmup.Input {
+	w := runsAround(in.cj, in.meaning.runs, in.jobs, in.now)
+	w.Owner = warmup.OwnerOf(in.cj, batchv1.SchemeGroupVersion.WithKind(kind), &in.cj.Spec.JobTemplate)
+	w.Options = settings
+	w.Pods, w.Previous = in.pods, in.state.WarmUp
+	w.Buffers, w.BufferAPI = in.buffers, in.api
+	return w
+}
+
+// observe records what the decision measured, once its state is written:
+// the same metrics as a ScheduledJob's, labeled kind="CronJob".
+func (d decision) observe() {
+	warmup.Observe(warmup.Observation{Kind: kind, Strategy: d.strategy,
+		CapacityReadyAfter: d.readyAfter, Late: d.late, StartLateness: d.startLateness})
+}
