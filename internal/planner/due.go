@@ -6,7 +6,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -55,17 +54,17 @@ func (s scheduling) newRun(name string, scheduled time.Time) *Run {
 // that can no longer start (their claimer died before creating the Job,
 // and no one created it while the run was due): once a later run has been
 // due for RequestBound, no create of theirs can still be on its way. Each
-// counts as a missed run. It returns the claims kept.
-func (s scheduling) dropStaleClaims(status *v1alpha1.ScheduledJobStatus, missed map[MissReason]int, events *[]Event, wake *[]time.Time) []string {
+// counts as a missed run.
+func (s scheduling) dropStaleClaims(missed map[MissReason]int, events *[]Event, wake *[]time.Time) staleClaims {
 	due := s.sched.Prev(s.now)
 	request, requested := s.sj.Annotations[v1alpha1.TriggerAnnotation]
-	var kept []string
+	var claims staleClaims
 	for _, name := range s.claims {
 		minute, ok := claimMinute(s.sj, name)
 		if !ok && (!requested || name != s.sj.TriggeredJobName(request)) {
 			// A trigger's claim whose request was replaced by hand before
 			// its Job was created: the request it stood for is gone.
-			status.Active = slices.DeleteFunc(status.Active, func(ref corev1.ObjectReference) bool { return isClaim(ref) && ref.Name == name })
+			claims.dropped = append(claims.dropped, name)
 			continue
 		}
 		older := ok && !due.IsZero() && name != s.sj.JobName(due) && minute.Before(due)
@@ -73,26 +72,41 @@ func (s scheduling) dropStaleClaims(status *v1alpha1.ScheduledJobStatus, missed 
 			if older {
 				*wake = append(*wake, due.Add(RequestBound))
 			}
-			kept = append(kept, name)
+			claims.kept = append(claims.kept, name)
 			continue
 		}
-		status.Active = slices.DeleteFunc(status.Active, func(ref corev1.ObjectReference) bool { return isClaim(ref) && ref.Name == name })
-		status.LastMissedTime = later(status.LastMissedTime, minute)
+		claims.dropped = append(claims.dropped, name)
+		claims.lastMissed = latest(claims.lastMissed, minute)
 		missed[MissSkipped]++
 		*events = append(*events, missScheduleEvent(minute))
 	}
-	return kept
+	return claims
+}
+
+// staleClaims are the claims kept and dropped, and the latest run a dropped
+// claim stood for, now missed.
+type staleClaims struct {
+	kept, dropped []string
+	lastMissed    time.Time
+}
+
+// latest is the later of two times.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // handledUntil returns the time up to which runs have been dealt with
 // (started or recorded as missed): only runs after it are due.
-func handledUntil(sj *v1alpha1.ScheduledJob, status *v1alpha1.ScheduledJobStatus) time.Time {
+func handledUntil(sj *v1alpha1.ScheduledJob, lastSchedule, lastMissed *metav1.Time) time.Time {
 	var handled time.Time
 	if sj.Spec.RunAt == nil {
 		// Runs before the ScheduledJob existed are not due (as upstream).
 		handled = sj.CreationTimestamp.Time
 	}
-	for _, t := range []*time.Time{timeOf(status.LastScheduleTime), timeOf(status.LastMissedTime)} {
+	for _, t := range []*time.Time{timeOf(lastSchedule), timeOf(lastMissed)} {
 		if t != nil && t.After(handled) {
 			handled = *t
 		}
@@ -116,30 +130,30 @@ type dueRun struct {
 	events     []Event
 }
 
-// record adds the missed runs to status and to the metric's counts.
-func (d dueRun) record(status *v1alpha1.ScheduledJobStatus, missed map[MissReason]int) {
-	if !d.lastMissed.IsZero() {
-		status.LastMissedTime = later(status.LastMissedTime, d.lastMissed)
-	}
+// record adds the missed runs to the metric's counts and returns the
+// latest of them (zero if none), for status.lastMissedTime.
+func (d dueRun) record(missed map[MissReason]int) time.Time {
 	for reason, n := range d.missed {
 		missed[reason] += n
 	}
+	return d.lastMissed
 }
 
-// recordSkippedByOthers records as missed the runs a later run, started
+// skippedByOthers counts as missed the runs a later run, started
 // by someone else (the standby, or a leader that died before writing
 // status), skipped: status.lastScheduleTime moved from the Jobs past them,
 // so decideDueRun will not count them. handled is where the status stood
 // before the Jobs were observed. Their MissSchedule event was emitted by
 // whoever created that run's Job (Plan.ResultEvents), so none is emitted
 // here: a leader restarted before its status write would report it twice.
-func (s scheduling) recordSkippedByOthers(handled time.Time, status *v1alpha1.ScheduledJobStatus, missed map[MissReason]int) {
-	last := status.LastScheduleTime
+// It returns the latest of them (zero if none), for
+// status.lastMissedTime. last is status.lastScheduleTime as the Jobs say.
+func (s scheduling) skippedByOthers(handled time.Time, last *metav1.Time, missed map[MissReason]int) time.Time {
 	if last == nil || !last.After(handled) {
-		return
+		return time.Time{}
 	}
 	n := 0
-	var latest time.Time
+	var newest time.Time
 	upTo := last.Time
 	if s.now.Before(upTo) {
 		upTo = s.now // a clock behind the runs': nothing was due after now
@@ -148,15 +162,15 @@ func (s scheduling) recordSkippedByOthers(handled time.Time, status *v1alpha1.Sc
 		if hasJobNamed(s.jobs, s.sj.JobName(t)) {
 			continue
 		}
-		if latest.IsZero() {
-			latest = t
+		if newest.IsZero() {
+			newest = t
 		}
 		n++
 	}
 	if n > 0 {
-		status.LastMissedTime = later(status.LastMissedTime, latest)
 		missed[MissSkipped] += n
 	}
+	return newest
 }
 
 // decideDueRun decides about the most recent due run after handled, if any.

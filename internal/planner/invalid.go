@@ -5,7 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -57,14 +56,4 @@ func message(errs field.ErrorList) string { return errs.ToAggregate().Error() }
 
 func invalidSpecEvent(message string) Event {
 	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonInvalidSpec, message)
-}
-
-// reportInvalidWarmUp sets CapacityReady for a warm-up that breaks a rule
-// and returns its event if the condition changed.
-func reportInvalidWarmUp(status *v1alpha1.ScheduledJobStatus, errs field.ErrorList, generation int64, now time.Time) []Event {
-	text := "no warm-up, runs start at their time without it: " + message(errs)
-	if !setCondition(status, generation, now, v1alpha1.ConditionCapacityReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidWarmUp, text) {
-		return nil
-	}
-	return []Event{newEvent(corev1.EventTypeWarning, v1alpha1.ReasonInvalidWarmUp, text)}
 }

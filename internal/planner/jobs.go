@@ -31,9 +31,9 @@ type observation struct {
 
 // record writes what the Jobs say into status.
 func (o observation) record(status *v1alpha1.ScheduledJobStatus) {
-	status.Active = o.activeRefs
-	status.LastScheduleTime = o.lastSchedule
-	status.LastSuccessfulTime = o.lastSuccess
+	setActive(status, o.activeRefs)
+	setLastScheduleTime(status, o.lastSchedule)
+	setLastSuccessfulTime(status, o.lastSuccess)
 }
 
 // observeJobs rebuilds active, lastScheduleTime and lastSuccessfulTime from

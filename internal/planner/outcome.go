@@ -6,8 +6,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -124,8 +122,15 @@ func (p Plan) Finish(results ...Result) Outcome {
 	if out.Missed == nil {
 		out.Missed = map[MissReason]int{}
 	}
-	ready := p.readiness
+	ready, capacity := p.readiness, p.capacity
 	for _, r := range results {
+		if r.kind == warmUpApplied {
+			for _, failure := range r.warmUp.Failed {
+				out.Events = append(out.Events, failure.Event())
+				capacity = warmUpFailed(failure)
+			}
+			continue
+		}
 		if conflict := p.apply(&out, r); conflict != nil {
 			ready = *conflict
 		}
@@ -141,7 +146,7 @@ func (p Plan) Finish(results ...Result) Outcome {
 		}
 	}
 	ready.write(&out.Status, p.generation, p.now)
-	out.Status.ActiveCount = int32(len(out.Status.Active))
+	capacity.write(&out.Status, p.generation, p.now)
 	return out
 }
 
@@ -183,9 +188,9 @@ func (p Plan) apply(out *Outcome, r Result) *readiness {
 	switch r.kind {
 	case deleted:
 		out.Events = append(out.Events, successfulDeleteEvent(r.job))
-		removeActive(status, r.job)
+		setActive(status, withoutJob(status.Active, r.job))
 	case alreadyGone:
-		removeActive(status, r.job)
+		setActive(status, withoutJob(status.Active, r.job))
 	case deleteFailed:
 		out.Events = append(out.Events, failedDeleteEvent(r.err))
 	case created:
@@ -197,30 +202,18 @@ func (p Plan) apply(out *Outcome, r Result) *readiness {
 	case alreadyCreated:
 		addActive(status, r.job, r.run, p.now)
 	case claimedRun:
-		if !claimed(status.Active, r.run.Job.Name) {
-			status.Active = append(status.Active, claimRef(r.run.Job, r.run.Job.Name))
-		}
+		setActive(status, withClaim(status.Active, r.run.Job))
 	case nameTaken:
-		status.Active = slices.DeleteFunc(status.Active, func(ref corev1.ObjectReference) bool { return isClaim(ref) && ref.Name == r.run.Job.Name })
+		setActive(status, withoutClaims(status.Active, r.run.Job.Name))
 		event, conflict := p.conflict(status, r.run)
 		out.Events = append(out.Events, event)
 		out.Missed[MissConflict]++
 		return &conflict
 	case createFailed:
 		out.Events = append(out.Events, failedCreateEvent(r.err))
-	case warmUpApplied:
-		for _, failure := range r.warmUp.Failed {
-			p.warmUpCreateFailed(out, failure)
-		}
+	case warmUpApplied: // Finish reports them
 	}
 	return nil
-}
-
-// warmUpCreateFailed reports a warm-up object (placeholder pod or
-// CapacityBuffer) that could not be created.
-func (p Plan) warmUpCreateFailed(out *Outcome, failure warmup.Failure) {
-	out.Events = append(out.Events, failure.Event())
-	setCondition(&out.Status, p.generation, p.now, v1alpha1.ConditionCapacityReady, metav1.ConditionFalse, v1alpha1.ReasonWarmUpFailed, failure.Message())
 }
 
 // addActive lists a run's Job in status.active; a scheduled run whose time
@@ -228,22 +221,9 @@ func (p Plan) warmUpCreateFailed(out *Outcome, failure warmup.Failure) {
 func addActive(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job, run *Run, now time.Time) {
 	// A run created early (EarlyStart) moves lastScheduleTime at its time.
 	if !run.Triggered() && !run.Scheduled.After(now) {
-		status.LastScheduleTime = later(status.LastScheduleTime, run.Scheduled)
+		setLastScheduleTime(status, later(status.LastScheduleTime, run.Scheduled))
 	}
-	for i, ref := range status.Active {
-		switch {
-		case ref.UID == job.UID:
-			return
-		case isClaim(ref) && ref.Name == job.Name:
-			status.Active[i] = refOf(job)
-			return
-		}
-	}
-	status.Active = append(status.Active, refOf(job))
-}
-
-func removeActive(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job) {
-	status.Active = slices.DeleteFunc(status.Active, func(ref corev1.ObjectReference) bool { return ref.UID == job.UID })
+	setActive(status, withJob(status.Active, job))
 }
 
 // conflict records a run that could not start because a Job of its name
@@ -252,28 +232,12 @@ func removeActive(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job) {
 // missed, Ready says why, and the next run is announced as planned (its
 // Job name differs).
 func (p Plan) conflict(status *v1alpha1.ScheduledJobStatus, run *Run) (Event, readiness) {
-	status.LastMissedTime = later(status.LastMissedTime, run.Scheduled)
+	recordMissed(status, run.Scheduled)
 	message := "job " + run.Job.Name + " already exists and is not controlled by this ScheduledJob; the run scheduled at " +
 		run.Scheduled.UTC().Format(time.RFC3339) + " did not start"
 	conflict := notReady(v1alpha1.ReasonJobNameConflict, message)
 	conflict.next = p.readiness.next
 	return jobNameConflictEvent(message), conflict
-}
-
-// setCondition sets a condition and reports whether its status, reason or
-// message changed.
-func setCondition(status *v1alpha1.ScheduledJobStatus, generation int64, now time.Time, conditionType string, conditionStatus metav1.ConditionStatus, reason, message string) bool {
-	old := meta.FindStatusCondition(status.Conditions, conditionType)
-	changed := old == nil || old.Status != conditionStatus || old.Reason != reason || old.Message != message
-	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-		Type:               conditionType,
-		Status:             conditionStatus,
-		Reason:             reason,
-		Message:            message,
-		ObservedGeneration: generation,
-		LastTransitionTime: metav1.NewTime(now),
-	})
-	return changed
 }
 
 func timeOf(t *metav1.Time) *time.Time {

@@ -102,9 +102,11 @@ type Plan struct {
 	// decided is the status, events and missed runs before any action;
 	// Finish adds the actions' effects.
 	decided Outcome
-	// readiness is what Ready and nextScheduleTime say before any action;
-	// Finish writes it, with what the actions' results change.
+	// readiness is what Ready and nextScheduleTime say before any action,
+	// and capacity what CapacityReady says; Finish writes them, with what
+	// the actions' results change.
 	readiness readiness
+	capacity  capacity
 	// now and generation stamp the conditions Finish sets.
 	now        time.Time
 	generation int64
@@ -175,19 +177,20 @@ func Compute(in Input) Plan {
 	}
 	sj := in.ScheduledJob
 	status := *sj.Status.DeepCopy()
-	status.ObservedGeneration = sj.Generation
 	observed := observeJobs(sj, in.Jobs, in.Deleted, in.Now)
 	observed.record(&status)
 	plan := Plan{now: in.Now, generation: sj.Generation}
 	spec := scheduleOf(sj, timeOf(status.LastScheduleTime), in.Placement)
 	var heldUntil []time.Time
 	plan.Deletes, heldUntil = historyDeletions(sj, spec.schedule, observed.finished, in.Now)
-	status.EffectiveSchedule, status.Spread = spec.effective, in.Placement
+	setObserved(&status, sj.Generation, spec.effective, in.Placement)
 	events := observed.events
 	if sj.DeletionTimestamp == nil {
 		events = append(events, spec.warnings...)
 	}
-	decided := decideRuns(in, spec, invalid.spec, observed, &status)
+	decided := decideRuns(in, spec, invalid.spec, observed, status)
+	setActive(&status, withoutClaims(status.Active, decided.droppedClaims...))
+	recordMissed(&status, decided.lastMissed)
 	plan.Create, plan.Early, plan.readiness = decided.create, decided.early, decided.readiness
 	if plan.Create != nil {
 		plan.StandbyUntil = standbyUntil(spec.schedule, plan.Create.Scheduled)
@@ -196,12 +199,17 @@ func Compute(in Input) Plan {
 	events = append(events, decided.events...)
 	wake, missed, runs := append(decided.wake, heldUntil...), decided.missed, decided.runs
 
-	warm := decideWarmUp(sj, in, runs, &status)
+	warm := decideWarmUp(sj, in, runs)
+	setWarmUp(&status, warm.State, warm.NextStart)
+	plan.capacity = warm.capacity
 	if len(invalid.warmUp) > 0 {
-		warm.events = append(warm.events, reportInvalidWarmUp(&status, invalid.warmUp, sj.Generation, in.Now)...)
+		plan.capacity = invalidWarmUp(invalid.warmUp)
+		if plan.capacity.changes(&sj.Status) {
+			events = append(events, newEvent(corev1.EventTypeWarning, v1alpha1.ReasonInvalidWarmUp, plan.capacity.message))
+		}
 	}
 	plan.WarmUp = warm.Changes
-	events = append(events, warm.events...)
+	events = append(events, warm.Events...)
 	wake = append(wake, warm.Wake...)
 	// A run asked for by hand starts even while the schedule is suspended
 	// or invalid, as kubectl create job --from=cronjob/… does.
@@ -219,11 +227,13 @@ func Compute(in Input) Plan {
 		events = slices.DeleteFunc(events, func(e Event) bool { return e.Reason == v1alpha1.ReasonMissingJob })
 	}
 
-	status.ActiveCount = int32(len(status.Active))
 	plan.RequeueAfter = wakeup.Delay(in.Now, wake)
 	plan.decided = Outcome{Status: status, Events: events, Missed: missed, WarmUp: warm.strategy,
 		CapacityReadyAfter: warm.ReadyAfter, WarmUpLate: warm.Late}
-	plan.decided.StartLateness = measureStart(&plan.decided.Status, RunToMeasure(sj, in.Jobs, in.Now), in.RunPods)
+	if start := measureStart(RunToMeasure(sj, in.Jobs, in.Now), in.RunPods); start != nil {
+		setLastRunStart(&plan.decided.Status, start)
+		plan.decided.StartLateness = &start.Lateness.Duration
+	}
 	return plan
 }
 
@@ -239,13 +249,18 @@ type runsDecision struct {
 	// runs is what warm-up needs to know; it stays empty unless runs are
 	// being scheduled, and warm-up then removes every placeholder.
 	runs timeline
+	// droppedClaims are the claims of runs that can no longer start, to
+	// remove from status.active; lastMissed is the latest run found missed.
+	droppedClaims []string
+	lastMissed    time.Time
 }
 
 // decideRuns decides about the scheduled runs: none while the ScheduledJob
 // is being deleted, its spec cannot run, or it is suspended (its readiness
 // says which); otherwise the due run, the next one, and an early one
-// (EarlyStart). It records missed runs in status.
-func decideRuns(in Input, spec specSchedule, invalid field.ErrorList, observed observation, status *v1alpha1.ScheduledJobStatus) runsDecision {
+// (EarlyStart), and the runs found missed. status is the status the Jobs
+// were observed into.
+func decideRuns(in Input, spec specSchedule, invalid field.ErrorList, observed observation, status v1alpha1.ScheduledJobStatus) runsDecision {
 	sj := in.ScheduledJob
 	d := runsDecision{missed: map[MissReason]int{}}
 	switch {
@@ -265,10 +280,12 @@ func decideRuns(in Input, spec specSchedule, invalid field.ErrorList, observed o
 		d.readiness = notReady(v1alpha1.ReasonSuspended, "spec.suspend is true; no new runs start")
 	default:
 		s := scheduling{sj: sj, sched: spec.schedule, loc: spec.loc, now: in.Now, jobs: in.Jobs, active: observed.active, claims: observed.claims}
-		s.claims = s.dropStaleClaims(status, d.missed, &d.events, &d.wake)
-		s.recordSkippedByOthers(handledUntil(sj, &sj.Status), status, d.missed)
-		due := s.decideDueRun(handledUntil(sj, status))
-		due.record(status, d.missed)
+		stale := s.dropStaleClaims(d.missed, &d.events, &d.wake)
+		s.claims, d.droppedClaims = stale.kept, stale.dropped
+		skipped := s.skippedByOthers(handledUntil(sj, sj.Status.LastScheduleTime, sj.Status.LastMissedTime), status.LastScheduleTime, d.missed)
+		d.lastMissed = latest(stale.lastMissed, skipped)
+		due := s.decideDueRun(handledUntil(sj, status.LastScheduleTime, later(status.LastMissedTime, d.lastMissed)))
+		d.lastMissed = latest(d.lastMissed, due.record(d.missed))
 		d.create, d.replace, d.events = due.create, due.replace, append(d.events, due.events...)
 		next := s.announce(due.blocked, status.LastScheduleTime)
 		d.readiness, d.wake = next.readiness, append(d.wake, next.wake...)

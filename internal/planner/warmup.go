@@ -1,13 +1,10 @@
 package planner
 
 import (
-	"fmt"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -88,10 +85,11 @@ func ownerOf(sj *v1alpha1.ScheduledJob) warmup.Owner {
 	return warmup.OwnerOf(sj, v1alpha1.GroupVersion.WithKind("ScheduledJob"), &sj.Spec.JobTemplate)
 }
 
-// warmDecision is warm-up's part of the plan.
+// warmDecision is warm-up's part of the plan: the changes to carry out,
+// the state to record and the CapacityReady condition.
 type warmDecision struct {
 	warmup.Decision
-	events []Event
+	capacity capacity
 	// strategy labels the run metrics: the warm-up strategy, or "none".
 	strategy string
 }
@@ -100,19 +98,16 @@ type warmDecision struct {
 const noWarmUp = "none"
 
 // decideWarmUp decides about placeholders and follows the warm-up of the
-// next run, writing status.nextWarmUpTime, status.warmUp and the
-// CapacityReady condition. Without spec.warmUp it removes all of that, and
-// every placeholder (warm-up was just turned off).
-func decideWarmUp(sj *v1alpha1.ScheduledJob, in Input, runs timeline, status *v1alpha1.ScheduledJobStatus) warmDecision {
+// next run. Without spec.warmUp it removes every placeholder and buffer
+// (warm-up was just turned off), and the state goes once no buffer is
+// left: while one remains, it says to look for them again.
+func decideWarmUp(sj *v1alpha1.ScheduledJob, in Input, runs timeline) warmDecision {
 	if sj.Spec.WarmUp == nil {
-		d := warmDecision{strategy: noWarmUp}
+		d := warmDecision{strategy: noWarmUp, capacity: capacity{absent: true}}
 		d.Changes = warmup.RemoveAll(in.WarmUpPods, in.WarmUpBuffers, in.BufferAPI)
-		status.NextWarmUpTime = nil
-		if len(d.DeleteBuffers) == 0 {
-			// Kept while buffers remain: it says to look for them again.
-			status.WarmUp = nil
+		if len(d.DeleteBuffers) > 0 {
+			d.State = sj.Status.WarmUp
 		}
-		meta.RemoveStatusCondition(&status.Conditions, v1alpha1.ConditionCapacityReady)
 		return d
 	}
 	opts := sj.Spec.WarmUp.SettingsWith(in.Defaults)
@@ -124,53 +119,7 @@ func decideWarmUp(sj *v1alpha1.ScheduledJob, in Input, runs timeline, status *v1
 		Current: runs.current, CurrentStarts: runs.currentStarts, CurrentJob: runs.currentJob,
 		Pods: in.WarmUpPods, Previous: sj.Status.WarmUp, Buffers: in.WarmUpBuffers, BufferAPI: in.BufferAPI,
 	})
-	d := warmDecision{Decision: decision, strategy: string(opts.Strategy)}
-	d.events = decision.Events
-	status.WarmUp = decision.State
-	status.NextWarmUpTime = nil
-	if !decision.NextStart.IsZero() {
-		status.NextWarmUpTime = timeAt(decision.NextStart)
-	}
-	ready, reason, message := capacityCondition(decision, runs, in.Now)
-	setCondition(status, sj.Generation, in.Now, v1alpha1.ConditionCapacityReady, ready, reason, message)
-	return d
-}
-
-// capacityCondition says whether the capacity of the coming run (or of the
-// run that just started) arrived.
-func capacityCondition(d warmup.Decision, runs timeline, now time.Time) (metav1.ConditionStatus, string, string) {
-	loc := runs.loc
-	if loc == nil {
-		loc = time.UTC
-	}
-	at := func(t time.Time) string { return t.In(loc).Format(time.RFC3339) }
-	state := d.State
-	switch {
-	case d.BufferUnavailable:
-		return metav1.ConditionFalse, v1alpha1.ReasonCapacityBufferUnavailable, "no warm-up, runs start at their time without it: " + d.BufferProblem
-	case state == nil || state.ScheduledTime.Time.Before(runs.current):
-		if d.NextStart.IsZero() {
-			return metav1.ConditionUnknown, v1alpha1.ReasonWarmingUp, "no run is coming"
-		}
-		return metav1.ConditionUnknown, v1alpha1.ReasonWarmingUp, fmt.Sprintf("warm-up for the run at %s begins at %s", at(runs.next), at(d.NextStart))
-	case state.Late:
-		return metav1.ConditionFalse, v1alpha1.ReasonCapacityLate, fmt.Sprintf("the run at %s started before its capacity was ready: %d of %d warm-up pods placed",
-			at(state.ScheduledTime.Time), state.ScheduledPods, state.Pods)
-	case state.ReadyTime != nil:
-		return metav1.ConditionTrue, v1alpha1.ReasonCapacityReady, fmt.Sprintf("capacity for the run at %s was ready at %s, %s after warm-up began",
-			at(state.ScheduledTime.Time), at(state.ReadyTime.Time), state.ReadyTime.Sub(state.StartTime.Time))
-	case state.ScheduledTime.After(now) && state.Strategy == v1alpha1.WarmUpCapacityBuffer:
-		message := fmt.Sprintf("waiting for the autoscaler to report room for %d pods for the run at %s; warm-up began at %s",
-			state.Pods, at(state.ScheduledTime.Time), at(state.StartTime.Time))
-		if d.BufferProblem != "" {
-			message += "; the autoscaler says " + d.BufferProblem
-		}
-		return metav1.ConditionFalse, v1alpha1.ReasonWarmingUp, message
-	case state.ScheduledTime.After(now):
-		return metav1.ConditionFalse, v1alpha1.ReasonWarmingUp, fmt.Sprintf("%d of %d warm-up pods placed for the run at %s; warm-up began at %s",
-			state.ScheduledPods, state.Pods, at(state.ScheduledTime.Time), at(state.StartTime.Time))
-	}
-	return metav1.ConditionUnknown, v1alpha1.ReasonWarmingUp, fmt.Sprintf("the run at %s did not start", at(state.ScheduledTime.Time))
+	return warmDecision{Decision: decision, strategy: string(opts.Strategy), capacity: capacityOf(decision, runs, in.Now)}
 }
 
 // RunToMeasure returns the Job of the latest scheduled run whose start
@@ -185,13 +134,12 @@ func RunToMeasure(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, now time.Time)
 	return warmup.RunToMeasure(jobs, measured, now)
 }
 
-// measureStart records in status when the run of job first ran, from its
-// pods, and returns its lateness for the metric.
-func measureStart(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job, pods []*corev1.Pod) *time.Duration {
+// measureStart says when the run of job first ran, from its pods; nil
+// until it has.
+func measureStart(job *batchv1.Job, pods []*corev1.Pod) *v1alpha1.RunStart {
 	start, ok := warmup.MeasureStart(job, pods)
 	if !ok {
 		return nil
 	}
-	status.LastRunStart = start
-	return &start.Lateness.Duration
+	return start
 }

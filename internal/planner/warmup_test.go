@@ -234,7 +234,7 @@ func (w *world) bind(at time.Time) {
 	}
 }
 
-func capacity(status v1alpha1.ScheduledJobStatus) string {
+func capacityReady(status v1alpha1.ScheduledJobStatus) string {
 	if c := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionCapacityReady); c != nil {
 		return string(c.Status) + "/" + c.Reason
 	}
@@ -309,7 +309,7 @@ func checkStep(t *testing.T, step lifecycleStep, plan Plan, out Outcome) {
 	if got := reasons(out); !slices.Equal(got, step.events) {
 		t.Errorf("events %v, want %v", got, step.events)
 	}
-	if got := capacity(out.Status); got != step.capacity {
+	if got := capacityReady(out.Status); got != step.capacity {
 		t.Errorf("CapacityReady %s, want %s", got, step.capacity)
 	}
 	if step.requeue != 0 && plan.RequeueAfter != step.requeue {

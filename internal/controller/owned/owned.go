@@ -63,11 +63,12 @@ func Emit(recorder record.EventRecorder, obj client.Object, events []warmup.Even
 const ScheduledJobOwnerKey = ".metadata.controller.uid"
 
 // ScheduledJobJobs lists a ScheduledJob's Jobs from the cache and reads
-// those its status.active names that the cache lacks (just created, or the
-// cache is behind) from the API server, so that a slow cache is never
-// taken for a deleted Job: a name status.active lists is missing from the
-// result only if the API server does not have it.
-func ScheduledJobJobs(ctx context.Context, cached, live client.Reader, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
+// those of recorded (its status.active, or nil to trust the cache) that
+// the cache lacks (just created, or the cache is behind) from the API
+// server, so that a slow cache is never taken for a deleted Job: a name
+// recorded lists is missing from the result only if the API server does
+// not have it.
+func ScheduledJobJobs(ctx context.Context, cached, live client.Reader, sj *v1alpha1.ScheduledJob, recorded []corev1.ObjectReference) ([]*batchv1.Job, error) {
 	var list batchv1.JobList
 	if err := cached.List(ctx, &list, client.InNamespace(sj.Namespace), client.MatchingFields{ScheduledJobOwnerKey: string(sj.UID)}); err != nil {
 		return nil, err
@@ -78,7 +79,7 @@ func ScheduledJobJobs(ctx context.Context, cached, live client.Reader, sj *v1alp
 		jobs = append(jobs, &list.Items[i])
 		cachedNames[list.Items[i].Name] = true
 	}
-	for _, ref := range sj.Status.Active {
+	for _, ref := range recorded {
 		// A claim (no UID) names a Job that may not exist yet: the
 		// planner creates it, or finds it by name when the create fails.
 		if cachedNames[ref.Name] || ref.UID == "" {

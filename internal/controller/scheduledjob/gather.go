@@ -44,7 +44,7 @@ func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 	if liveJobs {
 		cached = liveOwnedJobs{Reader: c.apiReader, name: sj.Name}
 	}
-	jobs, err := owned.ScheduledJobJobs(ctx, cached, c.apiReader, sj)
+	jobs, err := owned.ScheduledJobJobs(ctx, cached, c.apiReader, sj, sj.Status.Active)
 	if err != nil {
 		c.emit(sj, []planner.Event{planner.FailedGetEvent(err)})
 		return in, err

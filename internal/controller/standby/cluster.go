@@ -58,14 +58,11 @@ func (c clusterClient) ScheduledJob(ctx context.Context, key types.NamespacedNam
 }
 
 func (c clusterClient) Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
+	recorded := sj.Status.Active
 	if sj.Spec.ConcurrencyPolicy != v1alpha1.ForbidConcurrent {
-		// A shallow copy is enough: only the copy's own Active is
-		// changed, and nothing reads it after this call.
-		cacheOnly := *sj
-		cacheOnly.Status.Active = nil // nothing to read live
-		sj = &cacheOnly
+		recorded = nil // nothing to read live
 	}
-	return owned.ScheduledJobJobs(ctx, c.cached, c.live, sj)
+	return owned.ScheduledJobJobs(ctx, c.cached, c.live, sj, recorded)
 }
 
 func (c clusterClient) CreateJob(ctx context.Context, job *batchv1.Job) error {

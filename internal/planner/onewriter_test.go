@@ -1,0 +1,192 @@
+package planner
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+// statusWriters is, for each field of ScheduledJobStatus and each
+// condition, the one function allowed to set it (status.go, ready.go,
+// capacity.go). A field added to the status needs its line here.
+var statusWriters = map[string]string{
+	"ObservedGeneration": "setObserved",
+	"EffectiveSchedule":  "setObserved",
+	"Spread":             "setObserved",
+	"Active":             "setActive",
+	"ActiveCount":        "setActive",
+	"LastScheduleTime":   "setLastScheduleTime",
+	"LastSuccessfulTime": "setLastSuccessfulTime",
+	"LastMissedTime":     "recordMissed",
+	"NextScheduleTime":   "readiness.write",
+	"WarmUp":             "setWarmUp",
+	"NextWarmUpTime":     "setWarmUp",
+	"LastRunStart":       "setLastRunStart",
+	// Conditions is never assigned: each condition has its writer, which
+	// sets it through setCondition (the one caller of
+	// meta.SetStatusCondition) or removes it.
+	"Conditions":              "",
+	"condition Ready":         "readiness.write",
+	"condition CapacityReady": "capacity.write",
+}
+
+// TestOneWriterPerStatusField reads the planner's and the controllers'
+// code and fails when a function other than the field's writer assigns
+// a field of a ScheduledJob's status (an expression named status, or
+// ending in .Status), or sets or removes a condition: a second writer is
+// how two steps came to disagree about one field.
+func TestOneWriterPerStatusField(t *testing.T) {
+	fields := map[string]bool{}
+	for field := range reflect.TypeFor[v1alpha1.ScheduledJobStatus]().Fields() {
+		fields[field.Name] = true
+		if _, ok := statusWriters[field.Name]; !ok {
+			t.Errorf("status field %s has no writer in statusWriters", field.Name)
+		}
+	}
+	writes := map[string][]string{} // field -> "function (file:line)"
+	for _, dir := range []string{".", "../controller"} {
+		for _, file := range goFiles(t, dir) {
+			for what, where := range statusWrites(t, file, fields) {
+				writes[what] = append(writes[what], where...)
+			}
+		}
+	}
+	for what, where := range writes {
+		for _, w := range where {
+			if function, _, _ := strings.Cut(w, " "); function != statusWriters[what] {
+				t.Errorf("%s is written by %s; its one writer is %s", what, w, statusWriters[what])
+			}
+		}
+	}
+	// The check itself: every writer is found.
+	for what, writer := range statusWriters {
+		if writer == "" {
+			continue
+		}
+		if !slices.ContainsFunc(writes[what], func(w string) bool { return strings.HasPrefix(w, writer+" ") }) {
+			t.Errorf("found no write of %s in %s: the check does not see it", what, writer)
+		}
+	}
+}
+
+func goFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// statusWrites finds, in one file, the status fields and conditions each
+// function writes: field -> "function (file:line)".
+func statusWrites(t *testing.T, path string, fields map[string]bool) map[string][]string {
+	t.Helper()
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, path, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := map[string][]string{}
+	for _, decl := range file.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || fn.Body == nil {
+			continue
+		}
+		name := funcName(fn)
+		record := func(what string, at token.Pos) {
+			writes[what] = append(writes[what], name+" ("+fset.Position(at).String()+")")
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				for _, lhs := range n.Lhs {
+					if field, ok := statusField(lhs, fields); ok {
+						record(field, lhs.Pos())
+					}
+				}
+			case *ast.IncDecStmt:
+				if field, ok := statusField(n.X, fields); ok {
+					record(field, n.Pos())
+				}
+			case *ast.CallExpr:
+				if condition, ok := conditionWritten(n); ok && (condition != "" || name != "setCondition") {
+					record("condition "+condition, n.Pos())
+				}
+			}
+			return true
+		})
+	}
+	return writes
+}
+
+// funcName is "name" for a function, "receiver.name" for a method.
+func funcName(fn *ast.FuncDecl) string {
+	if fn.Recv == nil || len(fn.Recv.List) == 0 {
+		return fn.Name.Name
+	}
+	recv := fn.Recv.List[0].Type
+	if star, ok := recv.(*ast.StarExpr); ok {
+		recv = star.X
+	}
+	if ident, ok := recv.(*ast.Ident); ok {
+		return ident.Name + "." + fn.Name.Name
+	}
+	return fn.Name.Name
+}
+
+// statusField reports the status field an assignment's left side names:
+// X.Field where X is named status or ends in .Status.
+func statusField(lhs ast.Expr, fields map[string]bool) (string, bool) {
+	sel, ok := lhs.(*ast.SelectorExpr)
+	if !ok || !fields[sel.Sel.Name] {
+		return "", false
+	}
+	switch x := sel.X.(type) {
+	case *ast.Ident:
+		return sel.Sel.Name, x.Name == "status"
+	case *ast.SelectorExpr:
+		return sel.Sel.Name, x.Sel.Name == "Status"
+	case *ast.StarExpr:
+		ident, ok := x.X.(*ast.Ident)
+		return sel.Sel.Name, ok && ident.Name == "status"
+	}
+	return "", false
+}
+
+// conditionWritten reports the condition a call sets or removes: a call
+// of setCondition, meta.SetStatusCondition or meta.RemoveStatusCondition
+// naming v1alpha1.ConditionX; "" when it names none (only setCondition
+// itself may pass a condition type along).
+func conditionWritten(call *ast.CallExpr) (string, bool) {
+	var callee string
+	switch f := call.Fun.(type) {
+	case *ast.Ident:
+		callee = f.Name
+	case *ast.SelectorExpr:
+		callee = f.Sel.Name
+	}
+	if callee != "setCondition" && callee != "SetStatusCondition" && callee != "RemoveStatusCondition" {
+		return "", false
+	}
+	for _, arg := range call.Args {
+		if sel, ok := arg.(*ast.SelectorExpr); ok && strings.HasPrefix(sel.Sel.Name, "Condition") {
+			return strings.TrimPrefix(sel.Sel.Name, "Condition"), true
+		}
+	}
+	return "", true
+}
