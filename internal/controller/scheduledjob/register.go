@@ -1,0 +1,95 @@
+package scheduledjob
+
+import (
+	"context"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/owned"
+	"github.com/ontime-dev/ontime/internal/controller/recovery"
+	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
+	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
+)
+
+// Registration: what the controller watches, its RBAC, its indexes and
+// its retry backoff.
+
+// +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+
+// Register adds the controller to mgr. Workers is the number of
+// ScheduledJobs reconciled at once.
+func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int) error {
+	if err := Index(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	informer, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.ScheduledJob{})
+	if err != nil {
+		return err
+	}
+	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, updated any) { c.known.observed(updated) },
+	}); err != nil {
+		return err
+	}
+	retrier, err := recovery.AddRetrier(mgr)
+	if err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(c.Name()).
+		// Status writes change neither generation nor annotations, so they
+		// do not trigger another reconcile (upstream re-syncs on every one
+		// of its own status updates).
+		For(&v1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(&batchv1.Job{}).
+		// Warm-up pods only: the manager's cache holds no other pods.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(warmupobjects.PodOwner("ScheduledJob"))).
+		// A measurement of a lead pool's provisioning time: its peers'
+		// next warm-ups may begin earlier or later.
+		Watches(&v1alpha1.ScheduledJob{}, handler.EnqueueRequestsFromMapFunc(c.leadPeersOf), builder.WithPredicates(leadMeasured)).
+		// Spread groups' ledgers: a rebalance moves their members.
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(spreadledger.Members), builder.WithPredicates(spreadledger.Rebalanced)).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: workers,
+			RateLimiter:             FailureBackoff(),
+		}).
+		// After an API outage, the failed reconciles are retried when the
+		// API server answers, not up to 30 s later.
+		WatchesRawSource(retrier.Source()).
+		Complete(retrier.Reconciler(c))
+}
+
+// FailureBackoff retries a failed reconcile quickly and never waits longer
+// than 30 s, so that a transient API error cannot push a run back by
+// minutes (controller-runtime's default grows to 1000 s, and its overall
+// 10-per-second bucket paced a standby's hundred retries after an outage
+// over ten seconds).
+func FailureBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](10*time.Millisecond, 30*time.Second)
+}
+
+// Index adds the indexes the controller lists with: Jobs by their
+// ScheduledJob, and ScheduledJobs with lead Auto by their lead pool.
+func Index(ctx context.Context, indexer client.FieldIndexer) error {
+	if err := indexer.IndexField(ctx, &batchv1.Job{}, owned.ScheduledJobOwnerKey, owned.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob")); err != nil {
+		return err
+	}
+	return indexer.IndexField(ctx, &v1alpha1.ScheduledJob{}, leadPoolKey, indexLeadPool)
+}
