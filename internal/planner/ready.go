@@ -57,9 +57,9 @@ func (r readiness) conditionStatus() metav1.ConditionStatus {
 // one after it. The returned error retries the reconcile, and a new leader
 // may be the one that retries; had the status written meanwhile announced
 // the following run, notBeforeAnnounced would take the failed run for one
-// the schedule never had, and it would be lost without a trace (a chaos
-// run found this: a create refused while etcd restarted, the next leader
-// never retried it).
+// the schedule never had, and it would be lost without a trace (a create
+// refused while etcd restarts must be retried by whichever leader comes
+// next).
 func (r readiness) retrying(run *Run) readiness {
 	next := r.next
 	if next == nil || run.Scheduled.Before(*next) {
