@@ -91,6 +91,13 @@ func TestCronJobWarmUp(t *testing.T) {
 	if want := 50*time.Minute - 5*time.Second; result.RequeueAfter != want {
 		t.Errorf("requeue %v, want at the next warm-up (%v)", result.RequeueAfter, want)
 	}
+	checkOnlyStateWritten(t, cj, run)
+}
+
+// checkOnlyStateWritten: of the CronJob, only the state annotation was
+// written, and it holds the warm-up of the run.
+func checkOnlyStateWritten(t *testing.T, cj *batchv1.CronJob, run time.Time) {
+	t.Helper()
 	if got := get(t, cj); !equality.Semantic.DeepEqual(got.Spec, cj.Spec) || !equality.Semantic.DeepEqual(withoutState(got).Annotations, cj.Annotations) {
 		t.Errorf("the CronJob was written beyond its state annotation: spec %+v, annotations %v", got.Spec, got.Annotations)
 	}
