@@ -134,7 +134,8 @@ func (sj *ScheduledJob) Meaning(choices []int) (Meaning, error) {
 		settings := w.Settings()
 		m.WarmUp = &settings
 	}
-	r := reading{dialect: cron.Extended, policy: sj.Spec.DSTPolicy.CronPolicy(), key: sj.HashKey(), choices: choices}
+	r := readingOf(KindScheduledJob, sj.HashKey(), sj.Spec.DSTPolicy)
+	r.choices = choices
 	if sj.Spec.RunAt != nil {
 		m.RunAt = sj.Spec.RunAt.Time
 		return m, errors.Join(r.read(&m, sj.Spec.TimeZone, nil)...)
@@ -158,6 +159,47 @@ type reading struct {
 	choices []int
 }
 
+// The kinds of objects whose schedules ontime reads.
+const (
+	KindScheduledJob = "ScheduledJob"
+	KindCronJob      = "CronJob"
+)
+
+// readingOf is how a schedule of kind is read: a ScheduledJob's in the
+// extended dialect under its spec.dstPolicy, H seeded by key (its
+// HashKey); anything else as the CronJob controller reads a CronJob's, in
+// the Kubernetes dialect and DST policy.
+func readingOf(kind, key string, policy DSTPolicy) reading {
+	if kind == KindScheduledJob {
+		return reading{dialect: cron.Extended, policy: policy.CronPolicy(), key: key}
+	}
+	return reading{dialect: cron.Kubernetes, policy: cron.DSTKubernetes, key: key}
+}
+
+// parser reads schedules in loc (nil: UTC) this way.
+func (r reading) parser(loc *time.Location) cron.Parser {
+	return cron.Parser{Dialect: r.dialect, Location: loc, DSTPolicy: r.policy, HashKey: r.key, HashChoices: r.choices}
+}
+
+// ScheduleParser is how a schedule of kind (KindScheduledJob or
+// KindCronJob) is read, as Meaning and CronJobMeaning read it, for what
+// reads schedules without their object: the admission webhook's
+// crowded-minute index, the spread ledgers' members and ontime spread -f.
+// key seeds H fields (a ScheduledJob's HashKey), timeZone is spec.timeZone
+// ("" for UTC) and dstPolicy a ScheduledJob's spec.dstPolicy ("" for the
+// default). An unknown zone is a *SpecError.
+func ScheduleParser(kind, key, timeZone, dstPolicy string) (cron.Parser, error) {
+	r := readingOf(kind, key, DSTPolicy(dstPolicy))
+	if timeZone == "" {
+		return r.parser(nil), nil
+	}
+	loc, err := LoadTimeZone(timeZone)
+	if err != nil {
+		return cron.Parser{}, &SpecError{Field: "spec.timeZone", Value: timeZone, Reason: ReasonUnknownTimeZone, Detail: err.Error(), Err: err}
+	}
+	return r.parser(loc), nil
+}
+
 // read fills in m's zone from timeZone, and its schedule from
 // schedule (nil: a runAt, nothing to parse). It returns a *SpecError for
 // each of the two that cannot be read; a schedule is read in UTC when the
@@ -175,8 +217,7 @@ func (r reading) read(m *Meaning, timeZone *string, schedule *string) []error {
 	if schedule == nil {
 		return errs
 	}
-	parser := cron.Parser{Dialect: r.dialect, Location: m.Location, DSTPolicy: r.policy, HashKey: r.key, HashChoices: r.choices}
-	parsed, err := parseSchedule(parser, *schedule)
+	parsed, err := parseSchedule(r.parser(m.Location), *schedule)
 	if err != nil {
 		return append(errs, err)
 	}
@@ -336,7 +377,7 @@ func CronJobMeaning(cj *batchv1.CronJob, defaults ControllerDefaults) (Meaning, 
 	}
 	settings := (&WarmUp{Lead: FixedLead(lead), Strategy: strategy}).SettingsWith(defaults)
 	m.WarmUp = &settings
-	r := reading{dialect: cron.Kubernetes, policy: cron.DSTKubernetes}
+	r := readingOf(KindCronJob, cj.Namespace+"/"+cj.Name, "")
 	if errs := r.read(&m, cj.Spec.TimeZone, &cj.Spec.Schedule); len(errs) > 0 {
 		return m, errs[0]
 	}

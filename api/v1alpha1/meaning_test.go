@@ -245,3 +245,45 @@ func TestLeadJSON(t *testing.T) {
 		t.Errorf("a lead of \"soon\": %v, want an error naming it", err)
 	}
 }
+
+// TestScheduleParser: a schedule read without its object is read as its
+// kind's Meaning reads it: a ScheduledJob's with H and its DST policy, a
+// CronJob's in the Kubernetes dialect and DST policy; an unknown zone
+// names the field.
+func TestScheduleParser(t *testing.T) {
+	sjParser, err := ScheduleParser(KindScheduledJob, "team/report", "Europe/Amsterdam", string(DSTKubernetes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sjParser.Dialect != cron.Extended || sjParser.DSTPolicy != cron.DSTKubernetes || sjParser.HashKey != "team/report" || sjParser.Location.String() != "Europe/Amsterdam" {
+		t.Errorf("a ScheduledJob's parser %+v", sjParser)
+	}
+	if p, _ := ScheduleParser(KindScheduledJob, "team/report", "", ""); p.DSTPolicy != cron.DSTCron || p.Location != nil {
+		t.Errorf("defaults: %+v, want the default DST policy in UTC", p)
+	}
+	sj := &ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "report"},
+		Spec: ScheduledJobSpec{Schedule: "H 2 * * *", TimeZone: ptr.To("Europe/Amsterdam"), DSTPolicy: DSTKubernetes}}
+	meaning, err := sj.Meaning(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := sjParser.Parse(sj.Spec.Schedule)
+	if err != nil || parsed.Effective() != meaning.Schedule.Effective() || parsed.DSTPolicy() != meaning.Schedule.DSTPolicy() {
+		t.Errorf("parsed %v (%v), want what Meaning reads: %v", parsed, err, meaning.Schedule)
+	}
+	cjParser, err := ScheduleParser(KindCronJob, "team/report", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cjParser.Parse("H * * * *"); err == nil {
+		t.Error("a CronJob's schedule read with H, which the CronJob controller refuses")
+	}
+	if cjParser.DSTPolicy != cron.DSTKubernetes {
+		t.Errorf("a CronJob's DST policy %v, want the Kubernetes one", cjParser.DSTPolicy)
+	}
+	_, err = ScheduleParser(KindScheduledJob, "team/report", "Mars/Olympus", "")
+	var specErr *SpecError
+	if !errors.As(err, &specErr) || specErr.Field != "spec.timeZone" || specErr.Value != "Mars/Olympus" {
+		t.Errorf("unknown zone: %v, want a SpecError naming spec.timeZone", err)
+	}
+}

@@ -12,7 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/spread"
+	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
 // spreadOptions are the flags of ontime spread.
@@ -93,7 +95,7 @@ func spreadKeys(out io.Writer, opts spreadOptions) error {
 	if output != "table" && output != "json" && output != "yaml" && output != "json-map" {
 		return badInput("-o %q: must be table, json, yaml or json-map", output)
 	}
-	assignments, err := spread.Schedules(opts.every, opts.keys, spread.Strategy(opts.strategy))
+	assignments, err := spread.Schedules(opts.every, opts.keys, spread.Strategy(opts.strategy), v1alpha1.ScheduleParser)
 	if err != nil {
 		return inputError{err}
 	}
@@ -129,7 +131,7 @@ func spreadFiles(out io.Writer, opts spreadOptions) error {
 	if err != nil {
 		return err
 	}
-	changed, schedules, err := spread.Manifests(files, spread.ManifestOptions{All: opts.all, Namespace: opts.namespace, Now: now()})
+	changed, schedules, err := spread.Manifests(files, spread.ManifestOptions{All: opts.all, Namespace: opts.namespace, Now: now(), Read: manifestSchedule})
 	if err != nil {
 		return inputError{err}
 	}
@@ -202,4 +204,13 @@ func writeInPlace(f spread.ManifestFile) error {
 		return err
 	}
 	return os.WriteFile(f.Path, f.Content, info.Mode().Perm())
+}
+
+// manifestSchedule reads a manifest's schedule as the controller reads its
+// kind (v1alpha1.ScheduleParser), except that a CronJob's may hold H too:
+// ontime spread replaces it with values the CronJob controller can read.
+func manifestSchedule(kind, key, timeZone, dstPolicy string) (cron.Parser, error) {
+	parser, err := v1alpha1.ScheduleParser(kind, key, timeZone, dstPolicy)
+	parser.Dialect = cron.Extended
+	return parser, err
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/spread"
 )
 
@@ -76,15 +77,15 @@ func rebalance(ctx context.Context, c client.Client, ledger types.NamespacedName
 			return err
 		}
 		now := time.Now()
-		before, err := spread.LedgerLoad(entries, now)
+		before, err := spread.LedgerLoad(entries, now, v1alpha1.ScheduleParser)
 		if err != nil {
 			return err
 		}
-		rebalanced, next, err := spread.RebalanceLedger(entries, epoch, now)
+		rebalanced, next, err := spread.RebalanceLedger(entries, epoch, now, v1alpha1.ScheduleParser)
 		if err != nil {
 			return err
 		}
-		after, err := spread.LedgerLoad(rebalanced, now)
+		after, err := spread.LedgerLoad(rebalanced, now, v1alpha1.ScheduleParser)
 		if err != nil {
 			return err
 		}

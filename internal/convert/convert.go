@@ -140,7 +140,7 @@ func toCronJob(node *yaml.RNode, c *Converted) error {
 		}
 	}
 	schedule := fieldValue(spec, "schedule")
-	if _, err := (cron.Parser{Dialect: cron.Kubernetes}).Parse(schedule); err != nil {
+	if _, err := cron.Parse(schedule); err != nil { // the Kubernetes dialect
 		return fmt.Errorf("spec.schedule %q is not a CronJob schedule; for H, pin it first with ontime spread -f: %w", schedule, err)
 	}
 	if err := dstPolicy(spec, c); err != nil {

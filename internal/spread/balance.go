@@ -29,13 +29,13 @@ const maxCandidates = MinutesPerDay
 
 // Member is one schedule of a balanced group.
 type Member struct {
-	// Key identifies the member and seeds its H terms: a ScheduledJob's
-	// namespace/name.
+	// Key identifies the member: a ScheduledJob's namespace/name.
 	Key string
-	// Schedule is the schedule as written, with H terms (extended
-	// dialect); Location its zone, nil for UTC.
+	// Schedule is the schedule as written, with H terms; Parser reads it
+	// as the controller does (its ScheduleReader's answer: dialect, zone,
+	// DST policy, the key that seeds H).
 	Schedule string
-	Location *time.Location
+	Parser   cron.Parser
 	// Weight is what one start counts for: 1 to balance starts, a run's
 	// requested CPU in millicores to balance capacity. Zero counts as 1.
 	Weight int64
@@ -46,8 +46,26 @@ type Member struct {
 
 // Parse parses the member's schedule with its choices.
 func (m Member) Parse() (*cron.Spec, error) {
-	return cron.Parser{Dialect: cron.Extended, Location: m.Location, HashKey: m.Key, HashChoices: m.Choices}.Parse(m.Schedule)
+	parser := m.Parser
+	parser.HashChoices = m.Choices
+	return parser.Parse(m.Schedule)
 }
+
+// Location is the member's zone; nil is UTC.
+func (m Member) Location() *time.Location { return m.Parser.Location }
+
+// ScheduleReader says how a schedule of kind (KindScheduledJob, KindCronJob)
+// is read, given the key that seeds its H fields, its spec.timeZone ("" for
+// UTC) and a ScheduledJob's spec.dstPolicy ("" for the default). Callers
+// pass v1alpha1.ScheduleParser, so that a member's schedule means here what
+// it means to the controller; this package does not know the API.
+type ScheduleReader func(kind, key, timeZone, dstPolicy string) (cron.Parser, error)
+
+// The kinds a ScheduleReader reads, as the API names them.
+const (
+	KindScheduledJob = "ScheduledJob"
+	KindCronJob      = "CronJob"
+)
 
 func (m Member) weight() int64 { return max(m.Weight, 1) }
 

@@ -11,7 +11,7 @@ import (
 var balanceNow = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 
 func member(i int, schedule string) Member {
-	return Member{Key: fmt.Sprintf("team-%d/job-%d", i%13, i), Schedule: schedule}
+	return testMember(fmt.Sprintf("team-%d/job-%d", i%13, i), schedule)
 }
 
 func loadOf(t *testing.T, members []Member) *Load {
@@ -255,12 +255,13 @@ func TestZonesCountInUTC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := Member{Key: "a/x", Schedule: "0 13 * * *", Location: amsterdam}
+	a := testMember("a/x", "0 13 * * *")
+	a.Parser.Location = amsterdam
 	load := loadOf(t, []Member{a})
 	if load[12*60] != 1 {
 		t.Fatalf("13:00 in Amsterdam in November is not counted at 12:00 UTC")
 	}
-	choices, err := Assign(load, Member{Key: "b/y", Schedule: "0 H(11-13) * * *"}, balanceNow)
+	choices, err := Assign(load, testMember("b/y", "0 H(11-13) * * *"), balanceNow)
 	if err != nil {
 		t.Fatal(err)
 	}

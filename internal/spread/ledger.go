@@ -10,8 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
 // A Balanced group's placements are kept in one ConfigMap, the group's
@@ -33,9 +31,11 @@ func LedgerName(group string) string { return "ontime-spread-" + group }
 type LedgerEntry struct {
 	Schedule string `json:"schedule"`
 	TimeZone string `json:"timeZone,omitempty"`
-	Weight   int64  `json:"weight"`
-	Choices  []int  `json:"choices"`
-	Epoch    int64  `json:"epoch"`
+	// DSTPolicy is the ScheduledJob's spec.dstPolicy ("" for the default).
+	DSTPolicy string `json:"dstPolicy,omitempty"`
+	Weight    int64  `json:"weight"`
+	Choices   []int  `json:"choices"`
+	Epoch     int64  `json:"epoch"`
 	// Placed is when the entry was written; entries of ScheduledJobs
 	// that no longer exist are dropped only after a grace period.
 	Placed metav1.Time `json:"placed"`
@@ -101,11 +101,12 @@ func WriteLedger(cm *corev1.ConfigMap, entries map[string]LedgerEntry, epoch int
 	return nil
 }
 
-// Members turns ledger entries into the balancer's members.
-func Members(entries map[string]LedgerEntry) ([]Member, error) {
+// Members turns ledger entries into the balancer's members, reading their
+// schedules with read.
+func Members(entries map[string]LedgerEntry, read ScheduleReader) ([]Member, error) {
 	members := make([]Member, 0, len(entries))
 	for key, entry := range entries {
-		m, err := MemberOf(key, entry)
+		m, err := MemberOf(key, entry, read)
 		if err != nil {
 			return nil, err
 		}
@@ -116,32 +117,30 @@ func Members(entries map[string]LedgerEntry) ([]Member, error) {
 
 // LedgerLoad adds up the starts of a ledger's entries (LoadOf of their
 // Members).
-func LedgerLoad(entries map[string]LedgerEntry, now time.Time) (*Load, error) {
-	members, err := Members(entries)
+func LedgerLoad(entries map[string]LedgerEntry, now time.Time, read ScheduleReader) (*Load, error) {
+	members, err := Members(entries, read)
 	if err != nil {
 		return nil, err
 	}
 	return LoadOf(members, now)
 }
 
-// MemberOf is the balancer's member for a ledger entry.
-func MemberOf(key string, entry LedgerEntry) (Member, error) {
+// MemberOf is the balancer's member for a ledger entry, a ScheduledJob's.
+func MemberOf(key string, entry LedgerEntry, read ScheduleReader) (Member, error) {
 	nn, _ := ParseLedgerKey(key)
 	m := Member{Key: nn.Namespace + "/" + nn.Name, Schedule: entry.Schedule, Weight: entry.Weight, Choices: entry.Choices}
-	if entry.TimeZone != "" {
-		loc, err := cron.LoadLocation(entry.TimeZone)
-		if err != nil {
-			return m, fmt.Errorf("%s: timeZone %q: %w", key, entry.TimeZone, err)
-		}
-		m.Location = loc
+	parser, err := read(KindScheduledJob, m.Key, entry.TimeZone, entry.DSTPolicy)
+	if err != nil {
+		return m, fmt.Errorf("%s: %w", key, err)
 	}
+	m.Parser = parser
 	return m, nil
 }
 
 // RebalanceLedger places every entry again (Rebalance) and returns the
 // entries of the next epoch.
-func RebalanceLedger(entries map[string]LedgerEntry, epoch int64, now time.Time) (map[string]LedgerEntry, int64, error) {
-	members, err := Members(entries)
+func RebalanceLedger(entries map[string]LedgerEntry, epoch int64, now time.Time, read ScheduleReader) (map[string]LedgerEntry, int64, error) {
+	members, err := Members(entries, read)
 	if err != nil {
 		return nil, 0, err
 	}

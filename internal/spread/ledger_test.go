@@ -1,10 +1,13 @@
 package spread
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
 func TestLedgerRoundTrip(t *testing.T) {
@@ -38,11 +41,11 @@ func TestLedgerKeys(t *testing.T) {
 	if !ok || nn.Namespace != "team-a" || nn.Name != "index.builder-7" {
 		t.Errorf("round trip: %v %v", nn, ok)
 	}
-	m, err := MemberOf("team-a_x", LedgerEntry{Schedule: "H * * * *", TimeZone: "Mars/Olympus"})
+	m, err := MemberOf("team-a_x", LedgerEntry{Schedule: "H * * * *", TimeZone: "Mars/Olympus"}, testRead)
 	if err == nil || !strings.Contains(err.Error(), `timeZone "Mars/Olympus"`) {
 		t.Errorf("unknown zone: %+v %v", m, err)
 	}
-	if m, _ := MemberOf("team-a_x", LedgerEntry{Schedule: "H * * * *"}); m.Key != "team-a/x" {
+	if m, _ := MemberOf("team-a_x", LedgerEntry{Schedule: "H * * * *"}, testRead); m.Key != "team-a/x" {
 		t.Errorf("member key %q, want the hash key namespace/name", m.Key)
 	}
 }
@@ -52,7 +55,7 @@ func TestRebalanceLedger(t *testing.T) {
 	for _, name := range []string{"a", "b", "c", "d"} {
 		entries[LedgerKey("reports", name)] = LedgerEntry{Schedule: "H/30 * * * *", Weight: 1, Choices: []int{3}}
 	}
-	rebalanced, epoch, err := RebalanceLedger(entries, 2, balanceNow)
+	rebalanced, epoch, err := RebalanceLedger(entries, 2, balanceNow, testRead)
 	if err != nil || epoch != 3 {
 		t.Fatalf("epoch %d, %v", epoch, err)
 	}
@@ -62,5 +65,21 @@ func TestRebalanceLedger(t *testing.T) {
 			t.Errorf("%s: %+v", key, entry)
 		}
 		seen[entry.Choices[0]] = true
+	}
+}
+
+// TestLedgerMembersAreReadAsScheduledJobs: an entry's schedule is read as
+// its ScheduledJob's, with its zone and DST policy.
+func TestLedgerMembersAreReadAsScheduledJobs(t *testing.T) {
+	var asked []string
+	read := func(kind, key, timeZone, dstPolicy string) (cron.Parser, error) {
+		asked = []string{kind, key, timeZone, dstPolicy}
+		return testRead(kind, key, timeZone, dstPolicy)
+	}
+	if _, err := MemberOf("team-a_x", LedgerEntry{Schedule: "H * * * *", TimeZone: "Europe/Amsterdam", DSTPolicy: "Kubernetes"}, read); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{KindScheduledJob, "team-a/x", "Europe/Amsterdam", "Kubernetes"}; !slices.Equal(asked, want) {
+		t.Errorf("read %q, want %q", asked, want)
 	}
 }

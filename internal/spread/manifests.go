@@ -37,6 +37,9 @@ type ManifestOptions struct {
 	Namespace string
 	// Now fixes the zones' UTC offsets.
 	Now time.Time
+	// Read says how each object's schedule is read (its kind's way, except
+	// that a CronJob's may hold H, which Manifests replaces).
+	Read ScheduleReader
 }
 
 // ManifestSchedule is one scheduled object's schedule before and after.
@@ -112,16 +115,22 @@ func scheduledObjects(file int, path string, nodes []*yaml.RNode, opts ManifestO
 			source = HashMinute(source)
 		}
 		s.member = Member{Key: s.info.Key, Schedule: source}
-		if zone, _ := node.Pipe(yaml.Lookup("spec", "timeZone")); zone != nil {
-			loc, err := cron.LoadLocation(zone.YNode().Value)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %s %s: spec.timeZone %q: %w", path, kind, s.info.Key, zone.YNode().Value, err)
-			}
-			s.member.Location = loc
+		parser, err := opts.Read(kind, s.info.Key, stringAt(node, "spec", "timeZone"), stringAt(node, "spec", "dstPolicy"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s %s: %w", path, kind, s.info.Key, err)
 		}
+		s.member.Parser = parser
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// stringAt is the string at path in node, "" if there is none.
+func stringAt(node *yaml.RNode, path ...string) string {
+	if value, _ := node.Pipe(yaml.Lookup(path...)); value != nil {
+		return value.YNode().Value
+	}
+	return ""
 }
 
 // HashMinute turns a schedule's minute field into H: one value becomes
@@ -132,7 +141,8 @@ func HashMinute(schedule string) string {
 	if len(fields) != 5 || strings.Contains(fields[0], "H") {
 		return schedule
 	}
-	minutes, err := cron.Parser{Dialect: cron.Extended}.Parse(fields[0] + " * * * *")
+	// Only the minute field, which holds no H here: any dialect reads it.
+	minutes, err := cron.Parse(fields[0] + " * * * *")
 	if err != nil {
 		return schedule
 	}
@@ -176,7 +186,7 @@ func placeManifests(found []*scheduled, now time.Time) error {
 	members := make([]Member, len(found))
 	for i, s := range found {
 		members[i] = s.member
-		spec, err := cron.Parser{Dialect: cron.Extended, Location: s.member.Location, HashKey: s.member.Key}.Parse(s.member.Schedule)
+		spec, err := s.member.Parse()
 		if err != nil {
 			return fmt.Errorf("%s: %s %s: spec.schedule %q: %w", s.info.Path, s.info.Kind, s.info.Key, s.member.Schedule, err)
 		}

@@ -83,7 +83,7 @@ spec:
 
 func TestManifests(t *testing.T) {
 	files := []ManifestFile{{Path: "orgs.yaml", Content: []byte(orgCronJobs)}, {Path: "fixed.yaml", Content: []byte(fixedCronJob)}, {Path: "sj.yaml", Content: []byte(hourlyScheduledJob)}}
-	changed, schedules, err := Manifests(files, ManifestOptions{Now: balanceNow})
+	changed, schedules, err := Manifests(files, ManifestOptions{Now: balanceNow, Read: testRead})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestManifests(t *testing.T) {
 
 	// Run again on the written files: nothing moves.
 	again := []ManifestFile{changed[0], files[1], changed[1]}
-	changedAgain, _, err := Manifests(again, ManifestOptions{Now: balanceNow})
+	changedAgain, _, err := Manifests(again, ManifestOptions{Now: balanceNow, Read: testRead})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func checkRewritten(t *testing.T, text string, after map[string]string) {
 
 func TestManifestsAll(t *testing.T) {
 	files := []ManifestFile{{Path: "fixed.yaml", Content: []byte(fixedCronJob)}}
-	_, schedules, err := Manifests(files, ManifestOptions{All: true, Now: balanceNow})
+	_, schedules, err := Manifests(files, ManifestOptions{All: true, Now: balanceNow, Read: testRead})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestHashMinute(t *testing.T) {
 
 func TestManifestsBadSchedule(t *testing.T) {
 	bad := strings.Replace(fixedCronJob, `"0,30 * * * *"`, `"61 * * * *"`, 1)
-	_, _, err := Manifests([]ManifestFile{{Path: "bad.yaml", Content: []byte(bad)}}, ManifestOptions{Now: balanceNow})
+	_, _, err := Manifests([]ManifestFile{{Path: "bad.yaml", Content: []byte(bad)}}, ManifestOptions{Now: balanceNow, Read: testRead})
 	if err == nil || !strings.Contains(err.Error(), "bad.yaml: CronJob indexing/nightly: spec.schedule \"61 * * * *\"") {
 		t.Errorf("error %v", err)
 	}

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
 // Strategy chooses how keys are placed in the period.
@@ -51,7 +49,10 @@ type period struct {
 // 10m, 12m, 15m, 20m, 30m, 60m) or be whole hours dividing a day (2h, 3h,
 // 4h, 6h, 8h, 12h, 24h); other intervals, such as 45m or 90m, are not one
 // cron schedule.
-func Schedules(every time.Duration, keys []string, strategy Strategy) ([]Assignment, error) {
+//
+// read says how a ScheduledJob reads the hashed schedules of the Hash
+// strategy.
+func Schedules(every time.Duration, keys []string, strategy Strategy, read ScheduleReader) ([]Assignment, error) {
 	p, err := newPeriod(every)
 	if err != nil {
 		return nil, err
@@ -64,7 +65,7 @@ func Schedules(every time.Duration, keys []string, strategy Strategy) ([]Assignm
 	case Even, balancedAlias:
 		slots = evenSlots(keys, p.slots)
 	case Hash:
-		if slots, err = hashSlots(keys, p); err != nil {
+		if slots, err = hashSlots(keys, p, read); err != nil {
 			return nil, err
 		}
 	default:
@@ -143,12 +144,16 @@ func keyHash(key string) uint64 {
 
 // hashSlots asks the schedule engine where Jenkins' H puts each key, so a
 // key lands where "H/D * * * *" (or "H H/k * * *") with that hash key fires.
-func hashSlots(keys []string, p period) ([]int, error) {
+func hashSlots(keys []string, p period, read ScheduleReader) ([]int, error) {
 	expression := p.hashExpression()
 	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) // any midnight: the pattern repeats daily
 	out := make([]int, len(keys))
 	for i, key := range keys {
-		s, err := cron.Parser{Dialect: cron.Extended, HashKey: key}.Parse(expression)
+		parser, err := read(KindScheduledJob, key, "", "")
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %w", key, err)
+		}
+		s, err := parser.Parse(expression)
 		if err != nil {
 			return nil, fmt.Errorf("key %q: %w", key, err)
 		}

@@ -47,7 +47,7 @@ func TestEvenPeakIsMinimal(t *testing.T) {
 			for i := range keys {
 				keys[i] = strconv.Itoa(i * i * i)
 			}
-			assignments, err := Schedules(every, keys, Even)
+			assignments, err := Schedules(every, keys, Even, testRead)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,12 +72,12 @@ func ceilDiv(a, b float64) float64 {
 
 func TestEvenIsDeterministicAndOrderFree(t *testing.T) {
 	keys := []string{"7", "20", "863", "195", "81", "3"}
-	first, err := Schedules(30*time.Minute, keys, Even)
+	first, err := Schedules(30*time.Minute, keys, Even, testRead)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reversed := []string{"3", "81", "195", "863", "20", "7"}
-	second, _ := Schedules(30*time.Minute, reversed, "balanced") // the name it had, still accepted
+	second, _ := Schedules(30*time.Minute, reversed, "balanced", testRead) // the name it had, still accepted
 	byKey := map[string]string{}
 	for _, a := range second {
 		byKey[a.Key] = a.Schedule
@@ -104,11 +104,11 @@ func TestEvenIsDeterministicAndOrderFree(t *testing.T) {
 
 func TestHashDependsOnlyOnTheKey(t *testing.T) {
 	for _, every := range []time.Duration{time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour, 6 * time.Hour, 24 * time.Hour} {
-		few, err := Schedules(every, []string{"a", "b"}, Hash)
+		few, err := Schedules(every, []string{"a", "b"}, Hash, testRead)
 		if err != nil {
 			t.Fatal(err)
 		}
-		many, _ := Schedules(every, []string{"z", "b", "y", "a", "x"}, Hash)
+		many, _ := Schedules(every, []string{"z", "b", "y", "a", "x"}, Hash, testRead)
 		if few[0].Schedule != many[3].Schedule || few[1].Schedule != many[1].Schedule {
 			t.Errorf("every %v: adding keys moved a or b: %v vs %v", every, few, many)
 		}
@@ -123,7 +123,7 @@ func TestHashAgreesWithH(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		key := fmt.Sprintf("team-%d/job-%d", rng.IntN(100), rng.IntN(1000))
 		for every, expression := range map[time.Duration]string{30 * time.Minute: "H/30 * * * *", 4 * time.Hour: "H H/4 * * *"} {
-			got, err := Schedules(every, []string{key}, Hash)
+			got, err := Schedules(every, []string{key}, Hash, testRead)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +158,7 @@ func TestSchedulesRejects(t *testing.T) {
 		{time.Hour, []string{"a"}, "random", `strategy "random"`},
 	}
 	for _, tc := range tests {
-		_, err := Schedules(tc.every, tc.keys, tc.strategy)
+		_, err := Schedules(tc.every, tc.keys, tc.strategy, testRead)
 		if err == nil || !strings.Contains(err.Error(), tc.message) {
 			t.Errorf("Schedules(%v, %q, %q) = %v, want an error containing %q", tc.every, tc.keys, tc.strategy, err, tc.message)
 		}

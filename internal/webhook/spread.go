@@ -24,12 +24,15 @@ func (v *Validator) crowdWarnings(sj *v1alpha1.ScheduledJob, meaning v1alpha1.Me
 	if v.crowdThreshold <= 0 || meaning.Schedule == nil || len(meaning.Schedule.HashTerms()) > 0 {
 		return nil
 	}
-	mine := spread.Member{Key: sj.HashKey(), Schedule: sj.Spec.Schedule, Location: meaning.Location}
+	mine := memberOf(v1alpha1.KindScheduledJob, sj.HashKey(), sj.Spec.Schedule, sj.Spec.TimeZone, string(sj.Spec.DSTPolicy))
+	if !mine.ok {
+		return nil
+	}
 	load, ok := v.starts.othersLoad(objectRef{namespace: sj.Namespace, name: sj.Name}, now)
 	if !ok {
 		return nil
 	}
-	shared, err := load.Shared(mine, now)
+	shared, err := load.Shared(mine.member, now)
 	if err != nil || shared < int64(v.crowdThreshold) {
 		return nil
 	}
@@ -37,17 +40,29 @@ func (v *Validator) crowdWarnings(sj *v1alpha1.ScheduledJob, meaning v1alpha1.Me
 		sj.Spec.Schedule, shared, validation.ProposeH(sj.Spec.Schedule))}
 }
 
-func memberOf(key, schedule string, timeZone *string) (spread.Member, bool) {
+// readMember is an object's schedule as a spread member; ok is false when
+// it has none that can be read.
+type readMember struct {
+	member spread.Member
+	ok     bool
+}
+
+// memberOf reads an object's schedule as the controller reads its kind
+// (v1alpha1.ScheduleParser): a CronJob's in the Kubernetes dialect, a
+// ScheduledJob's under its DST policy, H seeded by key.
+func memberOf(kind, key, schedule string, timeZone *string, dstPolicy string) readMember {
 	m := spread.Member{Key: key, Schedule: schedule}
 	if schedule == "" {
-		return m, false
+		return readMember{member: m}
 	}
+	zone := ""
 	if timeZone != nil {
-		loc, err := v1alpha1.LoadTimeZone(*timeZone)
-		if err != nil {
-			return m, false
-		}
-		m.Location = loc
+		zone = *timeZone
 	}
-	return m, true
+	parser, err := v1alpha1.ScheduleParser(kind, key, zone, dstPolicy)
+	if err != nil {
+		return readMember{member: m}
+	}
+	m.Parser = parser
+	return readMember{member: m, ok: true}
 }

@@ -7,7 +7,9 @@ import (
 
 	"k8s.io/utils/ptr"
 
+	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/spread"
+	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
 // TestStartsIndex: after each informer event, the index's load is the
@@ -69,7 +71,7 @@ func TestStartsIndex(t *testing.T) {
 	cache := map[objectRef]object{}
 	for _, step := range steps {
 		for ref, o := range step.set {
-			index.set(ref, o.key, o.expression, o.timeZone, step.now)
+			index.set(ref, memberOf(kindOf(ref), o.key, o.expression, o.timeZone, ""), step.now)
 			cache[ref] = o
 		}
 		for _, ref := range step.remove {
@@ -85,9 +87,9 @@ func TestStartsIndex(t *testing.T) {
 		synced = true
 		var members []spread.Member
 		for ref, o := range cache {
-			if m, ok := memberOf(o.key, o.expression, o.timeZone); ok && ref != step.without {
-				if _, err := m.Parse(); err == nil {
-					members = append(members, m)
+			if m := memberOf(kindOf(ref), o.key, o.expression, o.timeZone, ""); m.ok && ref != step.without {
+				if _, err := m.member.Parse(); err == nil {
+					members = append(members, m.member)
 				}
 			}
 		}
@@ -127,9 +129,9 @@ func BenchmarkCrowdedMinuteCheck(b *testing.B) {
 		if i%10 == 0 {
 			zone = ptr.To("Europe/Amsterdam")
 		}
-		index.set(objectRef{namespace: "bench", name: strconv.Itoa(i)}, "bench/"+strconv.Itoa(i), strconv.Itoa(i%60)+" * * * *", zone, now)
+		index.set(objectRef{namespace: "bench", name: strconv.Itoa(i)}, memberOf(v1alpha1.KindScheduledJob, "bench/"+strconv.Itoa(i), strconv.Itoa(i%60)+" * * * *", zone, ""), now)
 	}
-	admitted, _ := memberOf("bench/new", "17 * * * *", nil)
+	admitted := memberOf(v1alpha1.KindScheduledJob, "bench/new", "17 * * * *", nil, "").member
 	b.Run("admission", func(b *testing.B) {
 		for b.Loop() {
 			load, _ := index.othersLoad(objectRef{namespace: "bench", name: "new"}, now)
@@ -140,7 +142,36 @@ func BenchmarkCrowdedMinuteCheck(b *testing.B) {
 	})
 	b.Run("schedule change", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
-			index.set(objectRef{namespace: "bench", name: "7"}, "bench/7", strconv.Itoa(i%60)+" * * * *", nil, now)
+			index.set(objectRef{namespace: "bench", name: "7"}, memberOf(v1alpha1.KindScheduledJob, "bench/7", strconv.Itoa(i%60)+" * * * *", nil, ""), now)
 		}
 	})
+}
+
+// kindOf is the kind of the object ref names.
+func kindOf(ref objectRef) string {
+	if ref.cronJob {
+		return v1alpha1.KindCronJob
+	}
+	return v1alpha1.KindScheduledJob
+}
+
+// TestMembersReadAsTheirKind: the crowded-minute index reads a CronJob's
+// schedule as the CronJob controller does (no H, which it refuses), a
+// ScheduledJob's with H, each in its zone.
+func TestMembersReadAsTheirKind(t *testing.T) {
+	if m := memberOf(v1alpha1.KindCronJob, "a/x", "H * * * *", nil, ""); m.ok {
+		if _, err := m.member.Parse(); err == nil {
+			t.Error("a CronJob's H schedule has starts; the CronJob controller never runs it")
+		}
+	}
+	m := memberOf(v1alpha1.KindScheduledJob, "a/x", "H * * * *", ptr.To("Europe/Amsterdam"), string(v1alpha1.DSTKubernetes))
+	if !m.ok || m.member.Location().String() != "Europe/Amsterdam" || m.member.Parser.DSTPolicy != cron.DSTKubernetes {
+		t.Fatalf("a ScheduledJob's member %+v", m)
+	}
+	if _, err := m.member.Parse(); err != nil {
+		t.Errorf("a ScheduledJob's H schedule: %v", err)
+	}
+	if m := memberOf(v1alpha1.KindScheduledJob, "a/x", "0 * * * *", ptr.To("Mars/Olympus"), ""); m.ok {
+		t.Error("a member in an unknown zone has starts")
+	}
 }

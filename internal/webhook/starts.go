@@ -122,9 +122,9 @@ func (ix *startsIndex) setObject(obj any, now time.Time) {
 		if o.Status.EffectiveSchedule != "" {
 			expression = o.Status.EffectiveSchedule
 		}
-		ix.set(objectRef{namespace: o.Namespace, name: o.Name}, o.HashKey(), expression, o.Spec.TimeZone, now)
+		ix.set(objectRef{namespace: o.Namespace, name: o.Name}, memberOf(v1alpha1.KindScheduledJob, o.HashKey(), expression, o.Spec.TimeZone, string(o.Spec.DSTPolicy)), now)
 	case *batchv1.CronJob:
-		ix.set(objectRef{cronJob: true, namespace: o.Namespace, name: o.Name}, o.Namespace+"/"+o.Name, o.Spec.Schedule, o.Spec.TimeZone, now)
+		ix.set(objectRef{cronJob: true, namespace: o.Namespace, name: o.Name}, memberOf(v1alpha1.KindCronJob, o.Namespace+"/"+o.Name, o.Spec.Schedule, o.Spec.TimeZone, ""), now)
 	}
 }
 
@@ -140,15 +140,15 @@ func (ix *startsIndex) removeObject(obj any) {
 	}
 }
 
-// set indexes ref's schedule; key seeds its H fields. A schedule that does
-// not parse (a runAt, an object admitted before a rule changed) has no
-// starts.
-func (ix *startsIndex) set(ref objectRef, key, expression string, timeZone *string, now time.Time) {
-	member, ok := memberOf(key, expression, timeZone)
+// set indexes ref's schedule, read as its kind is read (memberOf). A
+// schedule that does not parse (a runAt, an object admitted before a rule
+// changed) has no starts.
+func (ix *startsIndex) set(ref objectRef, found readMember, now time.Time) {
+	member, ok := found.member, found.ok
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	old := ix.entries[ref]
-	if ok && old != nil && sameSchedule(old.member, member) && old.offset == offsetAt(member.Location, now) {
+	if ok && old != nil && sameSchedule(old.member, member) && old.offset == offsetAt(member.Location(), now) {
 		return // a status write or a label: the same starts
 	}
 	ix.removeLocked(ref)
@@ -161,10 +161,10 @@ func (ix *startsIndex) set(ref objectRef, key, expression string, timeZone *stri
 	}
 	entry.minutes.addTo(&ix.load, 1)
 	ix.entries[ref] = entry
-	if name := zoneName(member.Location); name != "" {
+	if name := zoneName(member.Location()); name != "" {
 		zone, known := ix.zones[name]
 		if !known {
-			zone = zoneOffset{location: member.Location, offset: entry.offset}
+			zone = zoneOffset{location: member.Location(), offset: entry.offset}
 		}
 		zone.mixed = zone.mixed || zone.offset != entry.offset
 		ix.zones[name] = zone
@@ -191,12 +191,12 @@ func (e *startsEntry) compute(now time.Time) bool {
 	if err != nil {
 		return false
 	}
-	e.minutes, e.offset = newMinuteSet(minutes), offsetAt(e.member.Location, now)
+	e.minutes, e.offset = newMinuteSet(minutes), offsetAt(e.member.Location(), now)
 	return true
 }
 
 func sameSchedule(a, b spread.Member) bool {
-	return a.Key == b.Key && a.Schedule == b.Schedule && zoneName(a.Location) == zoneName(b.Location)
+	return a.Key == b.Key && a.Schedule == b.Schedule && zoneName(a.Location()) == zoneName(b.Location())
 }
 
 func zoneName(loc *time.Location) string {
@@ -245,7 +245,7 @@ func (ix *startsIndex) followOffsetChanges(now time.Time) {
 			continue
 		}
 		for _, entry := range ix.entries {
-			if zoneName(entry.member.Location) != name || entry.offset == offset {
+			if zoneName(entry.member.Location()) != name || entry.offset == offset {
 				continue
 			}
 			entry.minutes.addTo(&ix.load, -1)

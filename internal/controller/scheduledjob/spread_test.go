@@ -234,7 +234,7 @@ func TestRebalanceIsTakenUp(t *testing.T) {
 		entry.Choices = []int{7}
 		entries[key] = entry
 	}
-	rebalanced, epoch, err := spread.RebalanceLedger(entries, 0, spreadNow)
+	rebalanced, epoch, err := spread.RebalanceLedger(entries, 0, spreadNow, v1alpha1.ScheduleParser)
 	if err != nil {
 		t.Fatal(err)
 	}

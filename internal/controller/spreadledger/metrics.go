@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/spread"
 )
 
@@ -70,7 +71,7 @@ func startsPerMinuteOfHour(ledger *corev1.ConfigMap, now time.Time) ([60]int64, 
 	if err != nil {
 		return perMinute, err
 	}
-	load, err := spread.LedgerLoad(entries, now)
+	load, err := spread.LedgerLoad(entries, now, v1alpha1.ScheduleParser)
 	if err != nil {
 		return perMinute, err
 	}

@@ -154,7 +154,7 @@ func (l *Store) place(ctx context.Context, sj *v1alpha1.ScheduledJob, settings v
 // else where the balancer puts it.
 func newEntry(sj *v1alpha1.ScheduledJob, others map[string]spread.LedgerEntry, epoch int64, now time.Time) (spread.LedgerEntry, error) {
 	settings := sj.SpreadOf()
-	entry := spread.LedgerEntry{Schedule: sj.Spec.Schedule, Weight: weightOf(sj, settings.Weight), Epoch: epoch, Placed: metav1.NewTime(now)}
+	entry := spread.LedgerEntry{Schedule: sj.Spec.Schedule, DSTPolicy: string(sj.Spec.DSTPolicy), Weight: weightOf(sj, settings.Weight), Epoch: epoch, Placed: metav1.NewTime(now)}
 	if sj.Spec.TimeZone != nil {
 		entry.TimeZone = *sj.Spec.TimeZone
 	}
@@ -162,11 +162,11 @@ func newEntry(sj *v1alpha1.ScheduledJob, others map[string]spread.LedgerEntry, e
 		entry.Choices, entry.Epoch = last.Choices, last.Epoch
 		return entry, nil
 	}
-	load, err := spread.LedgerLoad(others, now)
+	load, err := spread.LedgerLoad(others, now, v1alpha1.ScheduleParser)
 	if err != nil {
 		return entry, err
 	}
-	newcomer, err := spread.MemberOf(spread.LedgerKey(sj.Namespace, sj.Name), entry)
+	newcomer, err := spread.MemberOf(spread.LedgerKey(sj.Namespace, sj.Name), entry, v1alpha1.ScheduleParser)
 	if err != nil {
 		return entry, err
 	}
