@@ -115,10 +115,10 @@ func WarmUpApplied(applied warmup.Applied) Result {
 // results: the one place that says how an executed action changes status
 // and what it reports.
 func (p Plan) Finish(results ...Result) Outcome {
-	out := p.decided
-	out.Status = *p.decided.Status.DeepCopy()
-	out.Events = slices.Clone(p.decided.Events)
-	out.Missed = maps.Clone(p.decided.Missed)
+	out := p.beforeActions
+	out.Status = *p.beforeActions.Status.DeepCopy()
+	out.Events = slices.Clone(p.beforeActions.Events)
+	out.Missed = maps.Clone(p.beforeActions.Missed)
 	if out.Missed == nil {
 		out.Missed = map[MissReason]int{}
 	}
@@ -153,7 +153,7 @@ func (p Plan) Finish(results ...Result) Outcome {
 // Reports reports whether the plan, before any action, emits an event with
 // the reason.
 func (p Plan) Reports(reason string) bool {
-	return slices.ContainsFunc(p.decided.Events, func(e Event) bool { return e.Reason == reason })
+	return slices.ContainsFunc(p.beforeActions.Events, func(e Event) bool { return e.Reason == reason })
 }
 
 // ResultEvents returns only the events the results report (SuccessfulCreate,
@@ -168,7 +168,7 @@ func (p Plan) ResultEvents(results ...Result) []Event {
 			events = append(events, missScheduleEvent(r.run.Skipped))
 		}
 	}
-	return append(events, p.Finish(results...).Events[len(p.decided.Events):]...)
+	return append(events, p.Finish(results...).Events[len(p.beforeActions.Events):]...)
 }
 
 // settled reports whether the results say what became of run: its Job was

@@ -99,9 +99,9 @@ type Plan struct {
 	// object.
 	RequeueAfter time.Duration
 
-	// decided is the status, events and missed runs before any action;
+	// beforeActions is the status, events and missed runs before any action;
 	// Finish adds the actions' effects.
-	decided Outcome
+	beforeActions Outcome
 	// readiness is what Ready and nextScheduleTime say before any action,
 	// and capacity what CapacityReady says; Finish writes them, with what
 	// the actions' results change.
@@ -188,16 +188,16 @@ func Compute(in Input) Plan {
 	if sj.DeletionTimestamp == nil {
 		events = append(events, spec.warnings...)
 	}
-	decided := decideRuns(in, spec, invalid.spec, observed, status)
-	setActive(&status, withoutClaims(status.Active, decided.droppedClaims...))
-	recordMissed(&status, decided.lastMissed)
-	plan.Create, plan.Early, plan.readiness = decided.create, decided.early, decided.readiness
+	runDecision := decideRuns(in, spec, invalid.spec, observed, status)
+	setActive(&status, withoutClaims(status.Active, runDecision.droppedClaims...))
+	recordMissed(&status, runDecision.lastMissed)
+	plan.Create, plan.Early, plan.readiness = runDecision.create, runDecision.early, runDecision.readiness
 	if plan.Create != nil {
 		plan.StandbyUntil = standbyUntil(spec.schedule, plan.Create.Scheduled)
 	}
-	plan.Deletes = append(plan.Deletes, replacements(decided.replace)...)
-	events = append(events, decided.events...)
-	wake, missed, runs := append(decided.wake, heldUntil...), decided.missed, decided.runs
+	plan.Deletes = append(plan.Deletes, replacements(runDecision.replace)...)
+	events = append(events, runDecision.events...)
+	wake, missed, runs := append(runDecision.wake, heldUntil...), runDecision.missed, runDecision.runs
 
 	warm := decideWarmUp(sj, in, runs)
 	setWarmUp(&status, warm.State, warm.NextStart)
@@ -228,11 +228,11 @@ func Compute(in Input) Plan {
 	}
 
 	plan.RequeueAfter = wakeup.Delay(in.Now, wake)
-	plan.decided = Outcome{Status: status, Events: events, Missed: missed, WarmUp: warm.strategy,
+	plan.beforeActions = Outcome{Status: status, Events: events, Missed: missed, WarmUp: warm.strategy,
 		CapacityReadyAfter: warm.ReadyAfter, WarmUpLate: warm.Late}
 	if start := measureStart(RunToMeasure(sj, in.Jobs, in.Now), in.RunPods); start != nil {
-		setLastRunStart(&plan.decided.Status, start)
-		plan.decided.StartLateness = &start.Lateness.Duration
+		setLastRunStart(&plan.beforeActions.Status, start)
+		plan.beforeActions.StartLateness = &start.Lateness.Duration
 	}
 	return plan
 }

@@ -38,19 +38,19 @@ func decideTrigger(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, observed obse
 		// Handled before a crash kept the annotation from being removed.
 		return triggerDecision{consume: true}
 	}
-	decision := triggerDecision{consume: true}
+	trigger := triggerDecision{consume: true}
 	forbid := sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent
 	claims := slices.DeleteFunc(slices.Clone(observed.claims), func(claim string) bool { return claim == name })
 	switch {
 	case forbid && (len(observed.active) > 0 || len(claims) > 0):
-		decision.events = []Event{triggerRefusedEvent()}
-		return decision
+		trigger.events = []Event{triggerRefusedEvent()}
+		return trigger
 	case sj.Spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent && len(observed.active) > 0:
-		decision.replace = true
+		trigger.replace = true
 	}
 	scheduled := now.Truncate(time.Second)
 	job := buildJob(sj, name, scheduled, loc)
 	job.Annotations[v1alpha1.TriggeredAnnotation] = value
-	decision.run = &Run{Job: job, Scheduled: scheduled, Claim: forbid && !slices.Contains(observed.claims, name)}
-	return decision
+	trigger.run = &Run{Job: job, Scheduled: scheduled, Claim: forbid && !slices.Contains(observed.claims, name)}
+	return trigger
 }

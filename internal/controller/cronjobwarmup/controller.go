@@ -120,7 +120,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	d := decide(in)
 	applied, execErr := c.warmUp.Execute(ctx, d.changes)
 	if err := c.writeState(ctx, cj, in.state, d.state); err != nil {
-		// What the decision found is found again by the retry; only what
+		// What the plan found is found again by the retry; only what
 		// was done is reported now.
 		c.emit(cj, applied.Events())
 		return reconcile.Result{}, err

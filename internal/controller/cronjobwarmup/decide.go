@@ -9,10 +9,10 @@ import (
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
-// decision is what to do about a CronJob's warm-up now: the warm-up
+// warmUpPlan is what to do about a CronJob's warm-up now: the warm-up
 // objects to create and delete, the state to record, the events, when to
 // look again, and what the metrics observe.
-type decision struct {
+type warmUpPlan struct {
 	changes warmup.Changes
 	state   v1alpha1.CronJobWarmUpState
 	events  []warmup.Event
@@ -28,8 +28,8 @@ type decision struct {
 // warm-up (no annotation, one that cannot be followed, the CronJob being
 // deleted) every placeholder and CapacityBuffer goes; the state is kept
 // while a buffer remains, so that the next reconcile looks for it again.
-func decide(in gathered) decision {
-	d := decision{state: *in.state.DeepCopy()}
+func decide(in gathered) warmUpPlan {
+	d := warmUpPlan{state: *in.state.DeepCopy()}
 	d.report(in.meaning.err)
 	settings := in.meaning.warmUp
 	if settings == nil || in.cj.DeletionTimestamp != nil {
@@ -53,7 +53,7 @@ func decide(in gathered) decision {
 
 // report warns when the annotations or the schedule cannot be followed,
 // once per problem: the state remembers the last one reported.
-func (d *decision) report(err error) {
+func (d *warmUpPlan) report(err error) {
 	problem := ""
 	if err != nil {
 		problem = err.Error()
@@ -74,9 +74,9 @@ func warmUpInput(in gathered, settings v1alpha1.WarmUpSettings) warmup.Input {
 	return w
 }
 
-// observe records what the decision measured, once its state is written:
+// observe records what the plan measured, once its state is written:
 // the same metrics as a ScheduledJob's, labeled kind="CronJob".
-func (d decision) observe() {
+func (d warmUpPlan) observe() {
 	warmup.Observe(warmup.Observation{Kind: kind, Strategy: d.strategy,
 		CapacityReadyAfter: d.readyAfter, Late: d.late, StartLateness: d.startLateness})
 }
