@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -17,7 +18,7 @@ func newConvertCommand() *cobra.Command {
 	var inPlace bool
 	var output outputFlag
 	cmd := &cobra.Command{
-		Use:   "convert -f FILE|DIR",
+		Use:   "convert -f FILE|DIR|-",
 		Short: "Rewrite CronJob manifests as ScheduledJobs, or back",
 		Long: `Rewrite the batch/v1 CronJobs of YAML manifests as ontime ScheduledJobs
 (--to scheduledjob, the default), or ScheduledJobs as CronJobs (--to cronjob).
@@ -32,8 +33,12 @@ Placeholder warm-up with only a lead. Anything else is an error naming the
 field, and no file is written.
 
 Without --in-place the converted manifests go to stdout; with it the files
-are rewritten and a report is printed (-o table, json or yaml).`,
+are rewritten and a report is printed (-o table, json or yaml). -f - reads
+the manifests from stdin, such as kubectl get -o yaml prints them: what the
+API server set (resourceVersion, uid, managedFields, creationTimestamp,
+generation, status) is dropped, so the result can be created.`,
 		Example: `  ontime convert -f cronjobs/nightly.yaml | kubectl apply --server-side -f -
+  kubectl get sj -A -o yaml | ontime convert -f - --to cronjob | kubectl create -f -
   ontime convert -f deploy/cronjobs/ --in-place
   ontime convert -f deploy/scheduledjobs/ --to cronjob --in-place -o json`,
 		Args: cobra.NoArgs,
@@ -45,6 +50,12 @@ are rewritten and a report is printed (-o table, json or yaml).`,
 			if err := output.check(); err != nil {
 				return err
 			}
+			if slices.Contains(files, "-") {
+				if len(files) > 1 || inPlace {
+					return badInput("-f -: stdin alone, without --in-place")
+				}
+				return convertStdin(cmd.InOrStdin(), cmd.OutOrStdout(), direction)
+			}
 			return convertFiles(cmd.OutOrStdout(), files, direction, inPlace, &output)
 		},
 	}
@@ -54,6 +65,20 @@ are rewritten and a report is printed (-o table, json or yaml).`,
 	output.bind(cmd, "table", "json", "yaml")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
+}
+
+// convertStdin converts the manifests on stdin and prints them.
+func convertStdin(in io.Reader, out io.Writer, to convert.Direction) error {
+	content, err := io.ReadAll(in)
+	if err != nil {
+		return err
+	}
+	converted, _, err := convert.File("stdin", content, to)
+	if err != nil {
+		return inputError{err}
+	}
+	_, err = out.Write(converted)
+	return err
 }
 
 // convertedObject is one line of the report.

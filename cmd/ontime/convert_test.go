@@ -93,3 +93,24 @@ func TestOutputFormats(t *testing.T) {
 		})
 	}
 }
+
+// TestInternalCommandsHidden: the commands that images run (wait in
+// EarlyStart pods, pause as a pause container) work but are not listed by
+// --help.
+func TestInternalCommandsHidden(t *testing.T) {
+	stdout, _, code := runCLI(t, "--help")
+	if code != 0 {
+		t.Fatalf("--help: exit %d", code)
+	}
+	for _, hidden := range []string{"\n  wait ", "\n  pause "} {
+		if strings.Contains(stdout, hidden) {
+			t.Errorf("--help lists %q:\n%s", strings.TrimSpace(hidden), stdout)
+		}
+	}
+	if !strings.Contains(stdout, "\n  convert ") {
+		t.Errorf("--help lists no convert, so the check sees nothing:\n%s", stdout)
+	}
+	if _, _, code := runCLI(t, "wait", "--until", "2000-01-01T00:00:00Z"); code != 0 {
+		t.Errorf("hidden wait: exit %d, want it to run", code)
+	}
+}

@@ -10,6 +10,8 @@ func newPauseCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "pause",
 		Short: "Sleep until SIGTERM or SIGINT, then exit 0 (a pod's pause container)",
+		// An image's command, not a person's: kept out of --help.
+		Hidden: true,
 		Long: `Sleep until the process receives SIGTERM or SIGINT, then exit 0: what a
 pause container does. An image of the ontime binary whose command is
 "pause" is a pause image built without pulling anything; the local

@@ -18,6 +18,8 @@ func newWaitCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "wait --until TIME [--install PATH | -- COMMAND [ARG...]]",
 		Short: "Wait until a time, then exit or run a command (EarlyStart warm-up)",
+		// Run inside EarlyStart pods, not by people: kept out of --help.
+		Hidden: true,
 		Long: `Wait until an RFC 3339 time, then exit 0, or, given a command after --,
 replace itself with that command (exec: same process, so the command gets
 the container's signals and its exit code is the container's).

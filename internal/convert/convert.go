@@ -44,7 +44,8 @@ type Converted struct {
 	Note string `json:"note,omitempty"`
 }
 
-// File rewrites the objects of one YAML file (one or more documents) and
+// File rewrites the objects of one YAML file (one or more documents, each
+// an object or a List of them, as kubectl get -o yaml prints several) and
 // returns the new content and what it converted; objects of other kinds
 // are left untouched. path names the file in errors.
 func File(path string, content []byte, to Direction) ([]byte, []Converted, error) {
@@ -55,7 +56,7 @@ func File(path string, content []byte, to Direction) ([]byte, []Converted, error
 	}
 	var converted []Converted
 	var errs []error
-	for _, node := range nodes {
+	for _, node := range objects(nodes) {
 		c, ok, err := object(node, to)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %s %s: %w", path, node.GetKind(), node.GetName(), err))
@@ -79,6 +80,47 @@ func File(path string, content []byte, to Direction) ([]byte, []Converted, error
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return out.Bytes(), converted, nil
+}
+
+// objects are the documents' objects: a List's items in its place.
+func objects(documents []*yaml.RNode) []*yaml.RNode {
+	var out []*yaml.RNode
+	for _, document := range documents {
+		if document.GetKind() != "List" {
+			out = append(out, document)
+			continue
+		}
+		if items, err := document.Pipe(yaml.Lookup("items")); err == nil && items != nil {
+			elements, _ := items.Elements()
+			out = append(out, elements...)
+		}
+	}
+	return out
+}
+
+// serverSet are the metadata fields the API server sets, which a create
+// of the converted object must not carry (a resourceVersion is refused),
+// and the last applied configuration, which describes the old kind.
+var serverSet = []string{"resourceVersion", "uid", "managedFields", "creationTimestamp", "generation", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"}
+
+// asNewObject drops what the API server set on the object read from it:
+// the converted object is a new one, of another kind.
+func asNewObject(node *yaml.RNode) error {
+	if metadata, err := node.Pipe(yaml.Lookup("metadata")); err == nil && metadata != nil {
+		for _, field := range serverSet {
+			if _, err := metadata.Pipe(yaml.Clear(field)); err != nil {
+				return err
+			}
+		}
+	}
+	// ontime's own state of a CronJob's warm-up, and kubectl's record of
+	// the old kind, belong to the object that goes.
+	for _, annotation := range []string{v1alpha1.WarmUpStateAnnotation, "kubectl.kubernetes.io/last-applied-configuration"} {
+		if err := node.PipeE(yaml.ClearAnnotation(annotation)); err != nil {
+			return err
+		}
+	}
+	return node.PipeE(yaml.Clear("status"))
 }
 
 // object converts one document if it is of the kind converted from.
@@ -125,7 +167,7 @@ func toScheduledJob(node *yaml.RNode, c *Converted) error {
 		}
 		c.note("annotation " + v1alpha1.WarmUpLeadAnnotation + " is now spec.warmUp")
 	}
-	return node.PipeE(yaml.Clear("status"))
+	return asNewObject(node)
 }
 
 // toCronJob refuses what a CronJob cannot say, naming the field.
@@ -152,7 +194,7 @@ func toCronJob(node *yaml.RNode, c *Converted) error {
 	if err := setType(node, cronJobAPIVersion, cronJobKind); err != nil {
 		return err
 	}
-	return node.PipeE(yaml.Clear("status"))
+	return asNewObject(node)
 }
 
 // dstPolicy: a CronJob behaves as dstPolicy Kubernetes. The field goes;

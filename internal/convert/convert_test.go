@@ -127,3 +127,97 @@ func TestCapacityBufferStrategyRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// liveScheduledJobs is what kubectl get sj -A -o yaml prints: a List of
+// objects as the API server has them.
+const liveScheduledJobs = `apiVersion: v1
+items:
+- apiVersion: ontime.dev/v1alpha1
+  kind: ScheduledJob
+  metadata:
+    annotations:
+      kubectl.kubernetes.io/last-applied-configuration: |
+        {"apiVersion":"ontime.dev/v1alpha1","kind":"ScheduledJob"}
+    creationTimestamp: "2026-11-27T02:00:00Z"
+    generation: 3
+    managedFields:
+    - apiVersion: ontime.dev/v1alpha1
+      manager: kubectl
+      operation: Update
+    name: nightly
+    namespace: reports
+    resourceVersion: "4711"
+    uid: 0b6f7c1e-3f0e-4a51-9d7b-0c1d2e3f4a5b
+  spec:
+    schedule: 30 2 * * *
+    jobTemplate:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: report
+              image: report:1
+  status:
+    lastScheduleTime: "2026-11-27T02:30:00Z"
+- apiVersion: ontime.dev/v1alpha1
+  kind: ScheduledJob
+  metadata:
+    name: hourly
+    namespace: reports
+    resourceVersion: "4712"
+  spec:
+    schedule: 0 * * * *
+    jobTemplate:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: hourly
+              image: hourly:1
+kind: List
+metadata:
+  resourceVersion: ""
+`
+
+// TestKubectlListToNewObjects: the documented uninstall recipe (kubectl
+// get sj -A -o yaml | ontime convert -f - --to cronjob) converts every
+// item of the List, and drops what the API server set (a create refuses a
+// resourceVersion), the status and the last applied configuration of the
+// old kind.
+func TestKubectlListToNewObjects(t *testing.T) {
+	out, converted, err := File("-", []byte(liveScheduledJobs), ToCronJob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(converted) != 2 {
+		t.Fatalf("converted %+v, want both items", converted)
+	}
+	text := string(out)
+	if strings.Count(text, "kind: CronJob") != 2 || strings.Contains(text, "kind: ScheduledJob") {
+		t.Errorf("not every item became a CronJob:\n%s", text)
+	}
+	for _, gone := range []string{"resourceVersion: \"4711\"", "resourceVersion: \"4712\"", "uid:", "managedFields", "creationTimestamp", "generation:", "status:", "lastScheduleTime", "last-applied-configuration"} {
+		if strings.Contains(text, gone) {
+			t.Errorf("%q left in the converted objects:\n%s", gone, text)
+		}
+	}
+	if !strings.Contains(text, "kind: List") || !strings.Contains(text, "name: nightly") {
+		t.Errorf("the List or an object's name is lost:\n%s", text)
+	}
+}
+
+// TestCronJobStateDropped: ontime's record of a CronJob's warm-up
+// (warmup.ontime.dev/state) belongs to the CronJob, not to the
+// ScheduledJob made from it.
+func TestCronJobStateDropped(t *testing.T) {
+	withState := strings.Replace(cronJobs, "    team: reports\n", "    team: reports\n    warmup.ontime.dev/state: '{\"problem\":\"x\"}'\n", 1)
+	out, _, err := File("jobs.yaml", []byte(withState), ToScheduledJob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "warmup.ontime.dev/state") || !strings.Contains(string(out), "team: reports") {
+		t.Errorf("the state annotation is kept, or another is lost:\n%s", out)
+	}
+}
