@@ -94,6 +94,7 @@ operator (ontime controller) and offline tools for cron schedules.`,
 		newPauseCommand(),
 		newConvertCommand(),
 		newUninstallPreviewCommand(),
+		newCheckCommand(),
 	)
 	for _, cmd := range root.Commands() {
 		cmd.Args = wrapArgs(cmd.Args)

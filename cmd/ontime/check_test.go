@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/internal/testenv"
+)
+
+// checkAt is the fixed time runCLI's commands see.
+var checkAt = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+// TestCheck: ontime check on an installation that works says so and exits
+// 0; with the webhook not answering, the leader gone, or the CRD missing
+// it exits 1 and names the check that failed, with what to do.
+func TestCheck(t *testing.T) {
+	c, config := startAPIServerConfig(t, "config/crd/bases")
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := testenv.WriteKubeconfig(config, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "ontime-system", Name: leaderElectionID},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("ontime-controller-5d8f_0b6f7c1e"), LeaseDurationSeconds: ptr.To[int32](15),
+			RenewTime: &metav1.MicroTime{Time: checkAt.Add(-2 * time.Second)}}}
+	create(t, c, lease)
+	create(t, c, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "ontime-placeholder"}, Value: -5})
+
+	results := runCheckCLI(t, kubeconfig, 0)
+	want := map[string]checkStatus{"api": checkOK, "webhook": checkWarn, "leader": checkOK, "rbac": checkOK, "warm-up": checkOK}
+	for check, status := range want {
+		expectCheck(t, "healthy", results[check], status, "")
+	}
+
+	// The webhook registered, its Service not answering.
+	create(t, c, brokenWebhook())
+	expectCheck(t, "webhook not answering", runCheckCLI(t, kubeconfig, 1)["webhook"], checkFail, "dry-run create")
+	if err := c.Delete(ctx, brokenWebhook()); err != nil {
+		t.Fatal(err)
+	}
+
+	// The leader gone: its Lease last renewed an hour ago.
+	lease.Spec.RenewTime = &metav1.MicroTime{Time: checkAt.Add(-time.Hour)}
+	if err := c.Update(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	expectCheck(t, "leader gone", runCheckCLI(t, kubeconfig, 1)["leader"], checkFail, "not held")
+
+	// No CRD: a cluster without ontime.
+	_, bare := startAPIServerConfig(t)
+	bareKubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := testenv.WriteKubeconfig(bare, bareKubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	results = runCheckCLI(t, bareKubeconfig, 1)
+	expectCheck(t, "no CRD", results["api"], checkFail, "CRD is not installed")
+	if len(results) != 1 {
+		t.Errorf("no CRD: %+v, want the api check alone", results)
+	}
+}
+
+// expectCheck: the check has the status, its detail says what, and one
+// that is not OK says what to do.
+func expectCheck(t *testing.T, situation string, r checkResult, status checkStatus, detail string) {
+	t.Helper()
+	if r.Status != status || !strings.Contains(r.Detail, detail) || (status != checkOK && r.Fix == "") {
+		t.Errorf("%s: %+v, want %s with %q and a fix", situation, r, status, detail)
+	}
+}
+
+// runCheckCLI runs ontime check -o json and returns its results by check.
+func runCheckCLI(t *testing.T, kubeconfig string, wantCode int) map[string]checkResult {
+	t.Helper()
+	stdout, stderr, code := runCLI(t, "check", "--kubeconfig", kubeconfig, "-n", "default", "-o", "json")
+	if code != wantCode {
+		t.Fatalf("exit %d, want %d; stdout %s, stderr %s", code, wantCode, stdout, stderr)
+	}
+	if wantCode != 0 && !strings.HasPrefix(stderr, "ontime: a check failed: ") {
+		t.Errorf("stderr %q, want one line naming the failed check", stderr)
+	}
+	var results []checkResult
+	if err := json.Unmarshal([]byte(stdout), &results); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	byCheck := map[string]checkResult{}
+	for _, r := range results {
+		byCheck[r.Check] = r
+	}
+	return byCheck
+}
+
+// brokenWebhook is ontime's webhook registration with no Service behind it.
+func brokenWebhook() *admissionregistrationv1.ValidatingWebhookConfiguration {
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "ontime-validating-webhook-configuration"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:                    "vscheduledjob.ontime.dev",
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Namespace: "ontime-system", Name: "ontime-webhook-service", Path: ptr.To("/validate")}},
+			Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}, Rule: admissionregistrationv1.Rule{APIGroups: []string{"ontime.dev"}, APIVersions: []string{"v1alpha1"}, Resources: []string{"scheduledjobs"}}}},
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+}
+
+func create(t *testing.T, c client.Client, obj client.Object) {
+	t.Helper()
+	if err := c.Create(context.Background(), obj); err != nil {
+		t.Fatal(err)
+	}
+}
