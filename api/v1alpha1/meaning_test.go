@@ -271,6 +271,11 @@ func TestScheduleParser(t *testing.T) {
 	if err != nil || parsed.Effective() != meaning.Schedule.Effective() || parsed.DSTPolicy() != meaning.Schedule.DSTPolicy() {
 		t.Errorf("parsed %v (%v), want what Meaning reads: %v", parsed, err, meaning.Schedule)
 	}
+}
+
+// TestScheduleParserOfACronJob: a CronJob's schedule is read as the
+// CronJob controller reads it; an unknown zone names the field.
+func TestScheduleParserOfACronJob(t *testing.T) {
 	cjParser, err := ScheduleParser(KindCronJob, "team/report", "", "")
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 // checkStatus is how one check went: ok, a warning that does not fail the
@@ -299,6 +298,10 @@ func orNothing(verbs []string) string {
 	return strings.Join(verbs, ", ")
 }
 
+// capacityBufferGroup is the API group of SIG Autoscaling's CapacityBuffer
+// (internal/warmup's BufferGroup, which the CLI does not import).
+const capacityBufferGroup = "autoscaling.x-k8s.io"
+
 // warmUp: the placeholders' PriorityClass, and the CapacityBuffer API.
 func (k checker) warmUp(ctx context.Context) checkResult {
 	result := checkResult{Check: "warm-up", Status: checkOK}
@@ -316,7 +319,7 @@ func (k checker) warmUp(ctx context.Context) checkResult {
 	buffers := "CapacityBuffer API not served: CapacityBuffer warm-up runs without it"
 	if groups, err := k.discovery.ServerGroups(); err == nil {
 		for _, group := range groups.Groups {
-			if group.Name == warmup.BufferGroup {
+			if group.Name == capacityBufferGroup {
 				buffers = "CapacityBuffer API " + group.PreferredVersion.GroupVersion
 			}
 		}
