@@ -23,6 +23,8 @@ import (
 // server answers, it runs ScheduledJobs. Before, it exited at once
 // ("creating the manager: failed to get server groups").
 func TestControllerWaitsForTheAPIServer(t *testing.T) {
+	// Its own API server and processes, no package state: beside the others.
+	t.Parallel()
 	c, config := startAPIServerConfig(t, "config/crd/bases")
 	// The controller reaches the API server through a proxy that does not
 	// listen yet: connection refused, as while kube-apiserver is down.

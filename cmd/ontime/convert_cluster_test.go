@@ -25,6 +25,8 @@ import (
 // spec (warm-up as the annotation), and those CronJobs piped back through
 // `ontime convert -f -` are created as ScheduledJobs again.
 func TestConvertRecipesOnACluster(t *testing.T) {
+	// Its own API server and processes, no package state: beside the others.
+	t.Parallel()
 	c, config := startAPIServerConfig(t, "config/crd/bases")
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := testenv.WriteKubeconfig(config, kubeconfig); err != nil {

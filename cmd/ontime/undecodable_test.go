@@ -43,6 +43,8 @@ import (
 // Without ScheduledJob.UnmarshalJSON's tolerance the first controller
 // never syncs, and no Job is created.
 func TestUndecodableScheduledJobStopsNothing(t *testing.T) {
+	// Its own API server and processes, no package state: beside the others.
+	t.Parallel()
 	c, config := startAPIServerConfig(t, unboundedCRD(t))
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := testenv.WriteKubeconfig(config, kubeconfig); err != nil {

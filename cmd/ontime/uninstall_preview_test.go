@@ -19,6 +19,8 @@ import (
 // not a Job that only carries the label) and its warm-up pods by their
 // owner-UID label.
 func TestUninstallPreview(t *testing.T) {
+	// Its own API server and processes, no package state: beside the others.
+	t.Parallel()
 	c := startAPIServer(t, "config/crd/bases")
 	ctx := context.Background()
 	var out bytes.Buffer
