@@ -4,7 +4,7 @@
 # markers they come from.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files=(api/v1alpha1/zz_generated.deepcopy.go docs/reference config/crd/bases config/rbac/role.yaml config/webhook/manifests.yaml config/dev/webhook.yaml charts/ontime/crds charts/ontime/files)
+files=(api/v1alpha1/zz_generated.deepcopy.go docs/reference config/crd/bases config/rbac/role.yaml config/webhook/manifests.yaml config/dev/webhook.yaml charts/ontime/crds charts/ontime/files charts/ontime/README.md charts/ontime/values.schema.json)
 before=$(find "${files[@]}" -type f -exec sha256sum {} + | sort)
 make --no-print-directory generate >/dev/null
 after=$(find "${files[@]}" -type f -exec sha256sum {} + | sort)

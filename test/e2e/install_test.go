@@ -48,7 +48,7 @@ func checkInstallManifests(t *testing.T, cluster *framework.Cluster) {
 	for _, values := range cases {
 		t.Run(strings.TrimSuffix(filepath.Base(values), "-values.yaml"), func(t *testing.T) {
 			rendered := filepath.Join(t.TempDir(), "manifests.yaml")
-			out := framework.Command(t, nil, helm, "template", "ontime", "charts/ontime", "--namespace", "ontime-system", "--include-crds", "-f", values)
+			out := framework.Command(t, nil, helm, "template", "ontime", "charts/ontime", "--kube-version", chartKubeVersion, "--namespace", "ontime-system", "--include-crds", "-f", values)
 			if err := os.WriteFile(rendered, []byte(out), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -67,10 +67,15 @@ func checkInstallManifests(t *testing.T, cluster *framework.Cluster) {
 // checkEditRole proves the aggregated roles: alice, bound to Kubernetes'
 // edit role in one namespace only, creates a ScheduledJob and triggers it
 // there (ontime trigger --as alice), and can do neither in another.
+// chartKubeVersion is the Kubernetes version helm template renders for
+// (the Makefile's CHART_KUBE_VERSION): helm's default, 1.20, is below the
+// chart's kubeVersion.
+const chartKubeVersion = "v1.30.0"
+
 func checkEditRole(t *testing.T, cluster *framework.Cluster, binary string) {
 	helm := framework.Helm(t)
 	roles := filepath.Join(t.TempDir(), "roles.yaml")
-	out := framework.Command(t, nil, helm, "template", "ontime", "charts/ontime", "--namespace", "ontime-system", "--show-only", "templates/aggregated-roles.yaml")
+	out := framework.Command(t, nil, helm, "template", "ontime", "charts/ontime", "--kube-version", chartKubeVersion, "--namespace", "ontime-system", "--show-only", "templates/aggregated-roles.yaml")
 	if err := os.WriteFile(roles, []byte(out), 0o600); err != nil {
 		t.Fatal(err)
 	}
