@@ -3,7 +3,7 @@
 #               "ontime-dev", install ontime's CRD and webhook, start
 #               Karpenter's kwok provider (a real node autoscaler, with a
 #               60 s provisioning delay), run `ontime controller` against
-#               it and apply config/samples.
+#               it and apply config/dev/samples (the samples with the local cluster's additions).
 # make dev IN_CLUSTER=1
 #               the same cluster, but ontime runs in it as users run it:
 #               make image, a real node (hack/real-node.sh) beside the fake
@@ -92,8 +92,8 @@ up() {
     metrics_hint="curl -s \$(kubectl get pod -n ontime-system -l app.kubernetes.io/name=ontime -o jsonpath='{.items[0].status.podIP}'):8080/metrics | grep ^ontime_"
     logs_hint="kubectl logs -n ontime-system -l app.kubernetes.io/name=ontime -f --prefix   # the pods on ontime-real-node"
   fi
-  step "applying config/samples"
-  kubectl --kubeconfig "$kubeconfig" apply -k "$root/config/samples"
+  step "applying config/dev/samples (config/samples with the local cluster's kwok annotations and node pool)"
+  kubectl --kubeconfig "$kubeconfig" apply -k "$root/config/dev/samples"
   cat <<MSG
 
 ontime is running on the local cluster "$cluster".
