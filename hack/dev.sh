@@ -33,7 +33,10 @@ start_controller() {
   step "starting ontime controller (log: .dev/controller.log)"
   stop_controller
   # The webhook is called at localhost: the controller runs on this host.
+  # Leader election as installed (a Lease in ontime-system), so that
+  # ontime check and the standby see what they see in a cluster.
   nohup "$root/bin/ontime" controller --kubeconfig "$kubeconfig" \
+    --leader-elect --leader-election-namespace ontime-system \
     --metrics-bind-address "$metrics_address" --health-probe-bind-address "$probe_address" \
     --webhook-dns-name localhost --webhook-namespace ontime-system \
     --webhook-write-cert-files --webhook-cert-dir "$state/webhook-certs" \

@@ -214,7 +214,7 @@ func (k checker) leader(ctx context.Context) checkResult {
 	err := k.client.Get(ctx, client.ObjectKey{Namespace: k.opts.controllerNamespace, Name: leaderElectionID}, lease)
 	switch {
 	case apierrors.IsNotFound(err):
-		result.Status, result.Detail = checkFail, "no Lease "+leaderElectionID+" in "+k.opts.controllerNamespace+": no controller has run there, so no run starts"
+		result.Status, result.Detail = checkFail, "no Lease "+leaderElectionID+" in "+k.opts.controllerNamespace+": no controller with leader election (as installed) has run there"
 		result.Fix = "kubectl -n " + k.opts.controllerNamespace + " get deploy,pods; or --controller-namespace if ontime runs elsewhere"
 		return result
 	case err != nil:
