@@ -144,21 +144,36 @@ func (e *env) checkInstalled(t *testing.T) {
 	// words, which no schema has) with the field's path; a valid one is
 	// admitted (the runs below).
 	// Ready pods are not yet reachable through the Service until
-	// kube-proxy has programmed their endpoints on the node (the API
-	// server's call is refused meanwhile, as any webhook's is): that
-	// answer is tried again, for at most 30 s.
+	// kube-proxy has programmed it on the node: the API server's call is
+	// refused meanwhile, as any webhook's is, or, before the Service's
+	// own rules exist, goes wherever the node routes its ClusterIP (on
+	// this machine, an egress proxy that answers with a certificate of its
+	// own). Such an answer is tried again, for at most 30 s.
 	bad := writeFile(t, scheduledJob("ontime-bad", "61 * * * *", "", "100m", ""))
 	var out string
 	var err error
 	ready := time.Now()
 	framework.Eventually(t, 30*time.Second, "the webhook to answer through its Service", func() bool {
 		out, err = framework.CommandErr(nil, framework.KubeBin(t, "kubectl"), "--kubeconfig", e.cluster.Kubeconfig, "apply", "-f", bad)
-		return !strings.Contains(out, "connect: connection refused")
+		return !notRoutedYet(out)
 	})
 	framework.Progress("the webhook answered through its Service %s after the pods were ready", time.Since(ready).Round(100*time.Millisecond))
 	if err == nil || !strings.Contains(out, `spec.schedule: Invalid value: "61 * * * *"`) || !strings.Contains(out, "61 is above the maximum 59") {
 		t.Errorf("a schedule of minute 61: want the webhook's refusal naming spec.schedule, got %v: %s", err, out)
 	}
+}
+
+// notRoutedYet reports whether a call through the webhook's Service
+// failed because the Service is not routed to its pods yet: refused, or
+// answered by another server (a certificate that names no ontime Service).
+// A certificate of ontime's for the wrong name is not that, and fails.
+func notRoutedYet(out string) bool {
+	if strings.Contains(out, "connect: connection refused") {
+		return true
+	}
+	_, names, ok := strings.Cut(out, "x509: certificate is valid for ")
+	names, _, _ = strings.Cut(names, ", not ")
+	return ok && !strings.Contains(names, "ontime")
 }
 
 // controllerPods are the controller's running pods.
