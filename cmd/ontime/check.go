@@ -193,10 +193,11 @@ func (k checker) webhook(ctx context.Context) checkResult {
 	return result
 }
 
-// checkSample is a ScheduledJob every rule admits.
+// checkSample is a ScheduledJob every rule admits; a generated name, so
+// that no ScheduledJob of the namespace can make the dry run conflict.
 func checkSample(namespace string) *v1alpha1.ScheduledJob {
 	return &v1alpha1.ScheduledJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "ontime-check"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, GenerateName: "ontime-check-"},
 		Spec: v1alpha1.ScheduledJobSpec{Schedule: "0 0 1 1 *", Suspend: ptrTrue(),
 			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
