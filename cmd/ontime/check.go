@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/spf13/cobra"
@@ -198,15 +199,13 @@ func (k checker) webhook(ctx context.Context) checkResult {
 func checkSample(namespace string) *v1alpha1.ScheduledJob {
 	return &v1alpha1.ScheduledJob{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, GenerateName: "ontime-check-"},
-		Spec: v1alpha1.ScheduledJobSpec{Schedule: "0 0 1 1 *", Suspend: ptrTrue(),
+		Spec: v1alpha1.ScheduledJobSpec{Schedule: "0 0 1 1 *", Suspend: ptr.To(true),
 			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
 				Containers:    []corev1.Container{{Name: "check", Image: "registry.k8s.io/pause:3.10"}},
 			}}}}},
 	}
 }
-
-func ptrTrue() *bool { t := true; return &t }
 
 // leader: a controller holds the Lease and renews it; its version.
 func (k checker) leader(ctx context.Context) checkResult {

@@ -230,7 +230,7 @@ func Compute(in Input) Plan {
 	plan.RequeueAfter = wakeup.Delay(in.Now, wake)
 	plan.beforeActions = Outcome{Status: status, Events: events, Missed: missed, WarmUp: warm.strategy,
 		CapacityReadyAfter: warm.ReadyAfter, WarmUpLate: warm.Late}
-	if start := measureStart(RunToMeasure(sj, in.Jobs, in.Now), in.RunPods); start != nil {
+	if start, ok := warmup.MeasureStart(RunToMeasure(sj, in.Jobs, in.Now), in.RunPods); ok {
 		setLastRunStart(&plan.beforeActions.Status, start)
 		plan.beforeActions.StartLateness = &start.Lateness.Duration
 	}

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -132,14 +131,4 @@ func RunToMeasure(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, now time.Time)
 		measured = s.ScheduledTime.Time
 	}
 	return warmup.RunToMeasure(jobs, measured, now)
-}
-
-// measureStart says when the run of job first ran, from its pods; nil
-// until it has.
-func measureStart(job *batchv1.Job, pods []*corev1.Pod) *v1alpha1.RunStart {
-	start, ok := warmup.MeasureStart(job, pods)
-	if !ok {
-		return nil
-	}
-	return start
 }

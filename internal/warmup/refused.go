@@ -21,3 +21,13 @@ func Refused(err error) bool {
 // RefusedRetry is how often refused warm-up pods are tried again: quota
 // may be freed, a policy changed.
 const RefusedRetry = 30 * time.Second
+
+// RetryAfterRefusal is when a reconcile whose warm-up was refused looks
+// again: at its planned wake-up if that comes sooner (0: none), else at
+// RefusedRetry.
+func RetryAfterRefusal(requeueAfter time.Duration) time.Duration {
+	if requeueAfter == 0 {
+		return RefusedRetry
+	}
+	return min(requeueAfter, RefusedRetry)
+}

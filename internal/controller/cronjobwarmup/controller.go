@@ -131,10 +131,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if applied.Refused {
 		// Tried again soon, not at the backoff; kube-controller-manager
 		// starts the run whatever becomes of its warm-up.
-		requeueAfter = min(requeueAfter, warmup.RefusedRetry)
-		if requeueAfter == 0 {
-			requeueAfter = warmup.RefusedRetry
-		}
+		requeueAfter = warmup.RetryAfterRefusal(requeueAfter)
 	}
 	return reconcile.Result{RequeueAfter: requeueAfter}, execErr
 }

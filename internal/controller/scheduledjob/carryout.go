@@ -67,7 +67,7 @@ func (c *Controller) finish(ctx context.Context, key types.NamespacedName, p pla
 	warm, warmErr := c.warmUp.Execute(ctx, plan.WarmUp)
 	results = append(results, planner.WarmUpApplied(warm))
 	if warm.Refused {
-		requeueAfter = min(cmp.Or(requeueAfter, warmup.RefusedRetry), warmup.RefusedRetry)
+		requeueAfter = warmup.RetryAfterRefusal(requeueAfter)
 	}
 	if runErr == nil && warmErr == nil && plan.ConsumeTrigger {
 		runErr = c.consumeTrigger(ctx, p.sj)

@@ -51,7 +51,7 @@ func (e *Executor) Execute(ctx context.Context, changes warmup.Changes) (warmup.
 	}
 	for _, request := range changes.CreateBuffers {
 		if e.buffers == nil {
-			break
+			break // no CapacityBuffers in this process: nothing to ask
 		}
 		if createErr := e.buffers.Create(ctx, request); createErr != nil {
 			applied.Failed = append(applied.Failed, warmup.Failure{Object: "CapacityBuffer " + request.Buffer.GetName(), Err: createErr})
