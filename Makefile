@@ -8,6 +8,37 @@ GO ?= go
 help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+# Tools are cached outside the repository, keyed by version, like the
+# control plane (hack/kube-binaries.sh).
+ONTIME_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ontime
+GOLANGCI_LINT_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/golangci/golangci-lint/v2" {print $$3}' hack/tools/golangci-lint/go.mod)
+GOLANGCI_LINT := $(ONTIME_CACHE_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
+
+$(GOLANGCI_LINT):
+	@echo "==> building golangci-lint $(GOLANGCI_LINT_VERSION) (first time only, about 2 minutes; cached in $(@D))"
+	cd hack/tools/golangci-lint && GOBIN=$(@D) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+HELM_VERSION := $(shell awk '$$1 == "require" && $$2 == "helm.sh/helm/v3" {print $$3}' hack/tools/helm/go.mod)
+HELM := $(ONTIME_CACHE_DIR)/helm-$(HELM_VERSION)/helm
+
+$(HELM):
+	@echo "==> building helm $(HELM_VERSION) (first time only, about 3 minutes; cached in $(@D))"
+	cd hack/tools/helm && GOBIN=$(@D) $(GO) install helm.sh/helm/v3/cmd/helm
+
+CRANE_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/google/go-containerregistry" {print $$3}' hack/tools/crane/go.mod)
+CRANE := $(ONTIME_CACHE_DIR)/crane-$(CRANE_VERSION)/crane
+
+$(CRANE):
+	@echo "==> building crane $(CRANE_VERSION) (first time only; cached in $(@D))"
+	cd hack/tools/crane && GOBIN=$(@D) $(GO) install github.com/google/go-containerregistry/cmd/crane
+
+ACTIONLINT_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/rhysd/actionlint" {print $$3}' hack/tools/actionlint/go.mod)
+ACTIONLINT := $(ONTIME_CACHE_DIR)/actionlint-$(ACTIONLINT_VERSION)/actionlint
+
+$(ACTIONLINT):
+	@echo "==> building actionlint $(ACTIONLINT_VERSION) (first time only; cached in $(@D))"
+	cd hack/tools/actionlint && GOBIN=$(@D) $(GO) install github.com/rhysd/actionlint/cmd/actionlint
+
 .PHONY: build
 build: ## Build bin/ontime.
 	$(GO) build -o bin/ontime ./cmd/ontime
@@ -44,18 +75,12 @@ CLI_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 ARCHIVE = tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=$(IMAGE_CREATED) -cf - -C $(1) $(2) | gzip -n > $(3)
 
 .PHONY: release
-release: $(HELM) ## Write every release artifact for VERSION=vX.Y.Z into $(DIST): install.yaml (image by digest), the image, the chart, CLI binaries, kubectl-ontime and its krew manifest, SHA256SUMS.
+release: $(HELM) ## Write every release artifact for VERSION=vX.Y.Z and REGISTRY into $(DIST): install.yaml (image by digest), the image, the chart, CLI binaries, kubectl-ontime and its krew manifest, SHA256SUMS.
 	@[[ "$(VERSION)" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$ ]] || { echo "VERSION=$(VERSION): a release needs a semantic version such as v0.1.0" >&2; exit 1; }
 	rm -rf $(DIST) && mkdir -p $(DIST)
 	$(MAKE) --no-print-directory image VERSION=$(VERSION) IMAGE_DIR=$(DIST)/image
 	cp $(DIST)/image/ontime-image.tar $(DIST)/ontime-image-$(VERSION).tar
-	$(MAKE) --no-print-directory install-yaml VERSION=$(VERSION) DIST=$(DIST) IMAGE_DIR=$(DIST)/image
-	@# helm package stamps the time into the archive; repacked like the
-	@# other archives, the chart is reproducible too.
-	$(HELM) package charts/ontime --version $(VERSION:v%=%) --app-version $(VERSION) --destination $(DIST)/chart >/dev/null
-	tar -xzf $(DIST)/chart/ontime-$(VERSION:v%=%).tgz -C $(DIST)/chart
-	$(call ARCHIVE,$(DIST)/chart,ontime,$(DIST)/ontime-$(VERSION:v%=%).tgz)
-	rm -rf $(DIST)/chart
+	$(MAKE) --no-print-directory install-yaml chart-package VERSION=$(VERSION) DIST=$(DIST) IMAGE_DIR=$(DIST)/image
 	@echo "==> CLI binaries and the kubectl plugin"
 	@for platform in $(CLI_PLATFORMS); do \
 	  os=$${platform%/*} arch=$${platform#*/}; \
@@ -68,16 +93,57 @@ release: $(HELM) ## Write every release artifact for VERSION=vX.Y.Z into $(DIST)
 	done
 	$(GO) run ./hack/krew-manifest -version $(VERSION) -dir $(DIST) > $(DIST)/ontime.krew.yaml
 	cd $(DIST) && sha256sum install.yaml ontime-*.tgz ontime-image-$(VERSION).tar ontime-linux-* ontime-darwin-* kubectl-ontime-*.tar.gz ontime.krew.yaml > SHA256SUMS
-	@echo "==> $(DIST): image $$(cat $(DIST)/image/digest)"; ls $(DIST)
+	@echo "==> $(DIST): image $(IMAGE_REPOSITORY)@$$(cat $(DIST)/image/digest)"; ls $(DIST)
+
+# Where a release is published: the image is $(REGISTRY)/ontime, the chart
+# oci://$(REGISTRY)/charts/ontime. install.yaml and the packaged chart name
+# the image there, by digest.
+REGISTRY ?= ghcr.io/ontime-dev
+IMAGE_REPOSITORY = $(REGISTRY)/ontime
+CHART_VERSION = $(VERSION:v%=%)
+CHART_PACKAGE = $(DIST)/ontime-$(CHART_VERSION).tgz
+# The chart to package: another directory only in tests (the real-node
+# upgrade publishes a chart whose CRD has one more field).
+CHART ?= charts/ontime
+# Helm speaks plain HTTP only when told; crane does on its own to loopback.
+HELM_PLAIN_HTTP = $(if $(filter 127.0.0.1:% localhost:% [::1]:%,$(REGISTRY)),--plain-http)
 
 .PHONY: install-yaml
-install-yaml: $(HELM) ## Write $(DIST)/install.yaml alone: the chart rendered for VERSION with the image of $(IMAGE_DIR) by digest.
-	@echo "==> install.yaml: the chart rendered with the image by digest"
+install-yaml: $(HELM) ## Write $(DIST)/install.yaml alone: the chart rendered for VERSION with the image of $(IMAGE_DIR) in REGISTRY, by digest.
+	@echo "==> install.yaml: the chart rendered with $(IMAGE_REPOSITORY) by digest"
 	@mkdir -p $(DIST)
 	{ echo "# ontime $(VERSION): kubectl apply --server-side -f install.yaml (docs/install.md)"; \
-	  $(HELM) template ontime charts/ontime --kube-version $(CHART_KUBE_VERSION) --namespace ontime-system --include-crds \
-	    --set image.tag=$(VERSION) --set image.digest=$$(cat $(IMAGE_DIR)/digest) --set namespace.create=true; \
+	  $(HELM) template ontime $(CHART) --kube-version $(CHART_KUBE_VERSION) --namespace ontime-system --include-crds \
+	    --set image.repository=$(IMAGE_REPOSITORY) --set image.tag=$(VERSION) --set image.digest=$$(cat $(IMAGE_DIR)/digest) --set namespace.create=true; \
 	} > $(DIST)/install.yaml
+
+.PHONY: chart-package
+chart-package: $(HELM) ## Write $(DIST)/ontime-X.Y.Z.tgz: the chart for VERSION whose default image is the one of $(IMAGE_DIR) in REGISTRY, by digest.
+	@echo "==> the chart $(CHART_VERSION), its image $(IMAGE_REPOSITORY) by digest"
+	rm -rf $(DIST)/chart && mkdir -p $(DIST)/chart
+	$(HELM) package $(CHART) --version $(CHART_VERSION) --app-version $(VERSION) --destination $(DIST)/chart >/dev/null
+	tar -xzf $(DIST)/chart/ontime-$(CHART_VERSION).tgz -C $(DIST)/chart
+	@# The packaged values name the release's image, so that helm install
+	@# from the registry needs no --set; the repository's stay generic.
+	awk -v repository=$(IMAGE_REPOSITORY) -v digest=$$(cat $(IMAGE_DIR)/digest) \
+	  '/^[^ #]/ {block = $$1} block == "image:" && /^  repository: / {$$0 = "  repository: " repository; n++} \
+	   block == "image:" && /^  digest: / {$$0 = "  digest: " digest; n++} {print} END {exit n != 2}' \
+	  $(DIST)/chart/ontime/values.yaml > $(DIST)/chart/values.yaml || { echo "charts/ontime/values.yaml: image.repository or image.digest not found" >&2; exit 1; }
+	mv $(DIST)/chart/values.yaml $(DIST)/chart/ontime/values.yaml
+	@# helm package stamps the time into the archive; repacked like the
+	@# other archives, the chart is reproducible too.
+	$(call ARCHIVE,$(DIST)/chart,ontime,$(CHART_PACKAGE))
+	rm -rf $(DIST)/chart
+
+.PHONY: publish
+publish: $(HELM) $(CRANE) ## Push what make release wrote for VERSION to REGISTRY: the image (tag VERSION, checked by digest), then the chart as an OCI artifact.
+	@[[ -f $(IMAGE_DIR)/digest && -f $(CHART_PACKAGE) && -f $(DIST)/install.yaml ]] || { echo "publish: no $(IMAGE_DIR)/digest, $(CHART_PACKAGE) or $(DIST)/install.yaml: make release VERSION=$(VERSION) REGISTRY=$(REGISTRY) first" >&2; exit 1; }
+	@grep -q "image: $(IMAGE_REPOSITORY):$(VERSION)@$$(cat $(IMAGE_DIR)/digest)" $(DIST)/install.yaml || { echo "publish: $(DIST)/install.yaml does not name $(IMAGE_REPOSITORY):$(VERSION)@$$(cat $(IMAGE_DIR)/digest): make release with REGISTRY=$(REGISTRY)" >&2; exit 1; }
+	@echo "==> pushing the image to $(IMAGE_REPOSITORY):$(VERSION)"
+	@pushed=$$($(CRANE) push --index $(IMAGE_DIR)/oci $(IMAGE_REPOSITORY):$(VERSION)) && echo "$$pushed" && \
+	  [[ $$pushed == "$(IMAGE_REPOSITORY)@$$(cat $(IMAGE_DIR)/digest)" ]] || { echo "publish: the registry holds another digest than $(IMAGE_DIR)/digest" >&2; exit 1; }
+	@echo "==> pushing the chart to oci://$(REGISTRY)/charts"
+	$(HELM) push $(CHART_PACKAGE) oci://$(REGISTRY)/charts $(HELM_PLAIN_HTTP)
 
 .PHONY: kube-binaries
 kube-binaries: ## Build the local control plane into ~/.cache/ontime (first time ~15 min).
@@ -124,29 +190,16 @@ generate: ## Regenerate deepcopy code, CRDs, RBAC and webhook manifests from the
 verify-generated: ## Fail if generated code or manifests are out of date.
 	@hack/verify-generated.sh
 
-# Tools are cached outside the repository, keyed by version, like the
-# control plane (hack/kube-binaries.sh).
-ONTIME_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ontime
-GOLANGCI_LINT_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/golangci/golangci-lint/v2" {print $$3}' hack/tools/golangci-lint/go.mod)
-GOLANGCI_LINT := $(ONTIME_CACHE_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
-
-$(GOLANGCI_LINT):
-	@echo "==> building golangci-lint $(GOLANGCI_LINT_VERSION) (first time only, about 2 minutes; cached in $(@D))"
-	cd hack/tools/golangci-lint && GOBIN=$(@D) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint
-
-HELM_VERSION := $(shell awk '$$1 == "require" && $$2 == "helm.sh/helm/v3" {print $$3}' hack/tools/helm/go.mod)
-HELM := $(ONTIME_CACHE_DIR)/helm-$(HELM_VERSION)/helm
-
-$(HELM):
-	@echo "==> building helm $(HELM_VERSION) (first time only, about 3 minutes; cached in $(@D))"
-	cd hack/tools/helm && GOBIN=$(@D) $(GO) install helm.sh/helm/v3/cmd/helm
-
 .PHONY: tools
-tools: $(GOLANGCI_LINT) $(HELM) ## Build the pinned golangci-lint and Helm into the cache.
+tools: $(GOLANGCI_LINT) $(HELM) $(CRANE) $(ACTIONLINT) ## Build the pinned golangci-lint, Helm, crane and actionlint into the cache.
 
 .PHONY: helm
 helm: $(HELM) ## Build the pinned Helm (hack/tools/helm) into the cache and print its path.
 	@echo $(HELM)
+
+.PHONY: crane
+crane: $(CRANE) ## Build the pinned crane (hack/tools/crane) into the cache and print its path.
+	@echo $(CRANE)
 
 # Every file in charts/ontime/ci is a case of the chart's values matrix.
 CHART_VALUES := $(wildcard charts/ontime/ci/*-values.yaml)
@@ -170,8 +223,9 @@ chart: $(HELM) ## helm lint and helm template over the values matrix (charts/ont
 	@cd hack/tools/promcheck && $(GO) run . -rules $(abspath config/prometheus/rules.yaml) -dashboard $(abspath config/prometheus/dashboard.json)
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## golangci-lint with .golangci.yml (gofmt, goimports, errorlint, gocyclo, revive, misspell, …).
+lint: $(GOLANGCI_LINT) $(ACTIONLINT) ## golangci-lint with .golangci.yml (gofmt, goimports, errorlint, gocyclo, revive, misspell, …); actionlint over .github/workflows.
 	$(GOLANGCI_LINT) run ./...
+	$(ACTIONLINT) -no-color
 
 .PHONY: unit
 unit: vet unit-tests ## The edit-test loop: go vet, unit and envtest tests with the race detector (no e2e, no full-size engine checks).

@@ -59,7 +59,8 @@ func newCheckCommand() *cobra.Command {
 		Use:   "check",
 		Short: "Check that ontime is installed and working in the cluster",
 		Long: `Check an installation of ontime, after installing it or in any trouble:
-the ScheduledJob API is served; the admission webhook answers (a dry-run
+the ScheduledJob API is served; the controller's pods are ready (if not,
+why: an image the nodes cannot pull, a crash, no node); the admission webhook answers (a dry-run
 create of a ScheduledJob in the namespace); a controller leads (its Lease is
 held and renewed) and its version against this CLI's; what you may do with
 ScheduledJobs in the namespace; and what warm-up finds in the cluster (the
@@ -142,7 +143,7 @@ func (k checker) run(ctx context.Context) []checkResult {
 		// Nothing else can be checked without the API.
 		return results
 	}
-	return append(results, k.webhook(ctx), k.leader(ctx), k.rbac(ctx), k.warmUp(ctx))
+	return append(results, k.controller(ctx), k.webhook(ctx), k.leader(ctx), k.rbac(ctx), k.warmUp(ctx))
 }
 
 // api: the ScheduledJob API this CLI speaks is served.

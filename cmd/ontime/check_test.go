@@ -10,6 +10,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -37,10 +38,27 @@ func TestCheck(t *testing.T) {
 	create(t, c, lease)
 	create(t, c, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "ontime-placeholder"}, Value: -5})
 
+	ready := controllerPod(t, c, "ontime-controller-5d8f", "registry.example/ontime:"+version, corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}})
+
 	results := runCheckCLI(t, kubeconfig, 0)
-	want := map[string]checkStatus{"api": checkOK, "webhook": checkWarn, "leader": checkOK, "rbac": checkOK, "warm-up": checkOK}
+	want := map[string]checkStatus{"api": checkOK, "controller": checkOK, "webhook": checkWarn, "leader": checkOK, "rbac": checkOK, "warm-up": checkOK}
 	for check, status := range want {
 		expectCheck(t, "healthy", results[check], status, "")
+	}
+
+	// A second pod whose image cannot be pulled: a warning while one
+	// serves, a failure that names the image once none does.
+	pulling := corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "controller", Image: "registry.example/ontime:v9",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "registry.example/ontime:v9"`}}}}}
+	controllerPod(t, c, "ontime-controller-7c4b", "registry.example/ontime:v9", pulling)
+	expectCheck(t, "one pod not pulled", runCheckCLI(t, kubeconfig, 0)["controller"], checkWarn, "1/2 pods ready; ontime-controller-7c4b: ImagePullBackOff")
+	if err := c.Delete(ctx, ready); err != nil {
+		t.Fatal(err)
+	}
+	notPulled := runCheckCLI(t, kubeconfig, 1)["controller"]
+	expectCheck(t, "no pod pulled", notPulled, checkFail, `0/1 pods ready; ontime-controller-7c4b: ImagePullBackOff: Back-off pulling image "registry.example/ontime:v9"`)
+	if !strings.Contains(notPulled.Fix, "cannot pull registry.example/ontime:v9") {
+		t.Errorf("no pod pulled: fix %q, want it to name the image", notPulled.Fix)
 	}
 
 	// The webhook registered, its Service not answering.
@@ -113,6 +131,19 @@ func brokenWebhook() *admissionregistrationv1.ValidatingWebhookConfiguration {
 			AdmissionReviewVersions: []string{"v1"},
 		}},
 	}
+}
+
+// controllerPod creates a pod labelled as the controller's, with status.
+func controllerPod(t *testing.T, c client.Client, name, image string, status corev1.PodStatus) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ontime-system", Name: name, Labels: map[string]string{"app.kubernetes.io/name": "ontime"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "controller", Image: image}}}}
+	create(t, c, pod)
+	pod.Status = status
+	if err := c.Status().Update(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
 }
 
 func create(t *testing.T, c client.Client, obj client.Object) {

@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
@@ -97,16 +95,8 @@ func explainLive(cmd *cobra.Command, cluster *clusterFlags, arg string, output *
 	if err := output.check(); err != nil {
 		return err
 	}
-	name, err := scheduledJobName(arg)
+	sj, err := getScheduledJob(cmd.Context(), cluster, arg)
 	if err != nil {
-		return err
-	}
-	c, ns, err := cluster.client()
-	if err != nil {
-		return err
-	}
-	sj := &v1alpha1.ScheduledJob{}
-	if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: name}, sj); err != nil {
 		return err
 	}
 	explanation, err := explainScheduledJob(sj, now())

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
@@ -17,9 +20,9 @@ var liveObject = regexp.MustCompile(`^(?i:sj|scheduledjobs?(\.ontime\.dev)?)/[a-
 // zone and daylight-saving policy), its next runs, and its warm-up's lead
 // as the controller chose it (status.warmUp.lead, status.nextWarmUpTime).
 func explainScheduledJob(sj *v1alpha1.ScheduledJob, at time.Time) (explanation, error) {
-	m, err := sj.Meaning(v1alpha1.PlacementChoices(sj.RecordedPlacement()))
+	m, err := meaningOfLive(sj)
 	if err != nil {
-		return explanation{}, inputError{fmt.Errorf("scheduledjob %s/%s: %w", sj.Namespace, sj.Name, err)}
+		return explanation{}, err
 	}
 	e := explanation{ScheduledJob: sj.Namespace + "/" + sj.Name, TimeZone: m.Location.String()}
 	if m.Schedule != nil {
@@ -27,21 +30,60 @@ func explainScheduledJob(sj *v1alpha1.ScheduledJob, at time.Time) (explanation, 
 	} else {
 		e.Description = "Once, at " + m.RunAt.In(m.Location).Format(time.RFC3339)
 	}
-	anchor := sj.CreationTimestamp.Time
-	if last := sj.Status.LastScheduleTime; last != nil {
-		anchor = last.Time
-	}
-	runs := m.Runs(anchor)
-	for t := at; len(e.Next) < 5; {
-		if t = runs.Next(t); t.IsZero() {
-			break
-		}
-		e.Next = append(e.Next, explainedRun{Run: t.In(m.Location).Format(time.RFC3339), Weekday: t.In(m.Location).Format("Mon")})
+	for _, t := range nextRuns(sj, m, at, 5) {
+		e.Next = append(e.Next, explainedRun{Run: t.Format(time.RFC3339), Weekday: t.Format("Mon")})
 	}
 	if w := m.WarmUp; w != nil {
 		explainLead(&e, sj, w, m.Location)
 	}
 	return e, nil
+}
+
+// nextRuns are a live ScheduledJob's next runs after from, at most count,
+// in its time zone: anchored where the controller anchors them (the last
+// scheduled run, else the creation), so @every and runAt read as it runs
+// them.
+func nextRuns(sj *v1alpha1.ScheduledJob, m v1alpha1.Meaning, from time.Time, count int) []time.Time {
+	var last *time.Time
+	if sj.Status.LastScheduleTime != nil {
+		last = &sj.Status.LastScheduleTime.Time
+	}
+	runs := m.RunsSince(sj.CreationTimestamp.Time, last)
+	var times []time.Time
+	for t := from; len(times) < count; {
+		if t = runs.Next(t); t.IsZero() {
+			break
+		}
+		times = append(times, t.In(m.Location))
+	}
+	return times
+}
+
+// meaningOfLive reads a live ScheduledJob as the controller does: with its
+// recorded placement under a Balanced spread.
+func meaningOfLive(sj *v1alpha1.ScheduledJob) (v1alpha1.Meaning, error) {
+	m, err := sj.Meaning(v1alpha1.PlacementChoices(sj.RecordedPlacement()))
+	if err != nil {
+		return v1alpha1.Meaning{}, inputError{fmt.Errorf("scheduledjob %s/%s: %w", sj.Namespace, sj.Name, err)}
+	}
+	return m, nil
+}
+
+// getScheduledJob reads the ScheduledJob arg names (sj/NAME).
+func getScheduledJob(ctx context.Context, cluster *clusterFlags, arg string) (*v1alpha1.ScheduledJob, error) {
+	name, err := scheduledJobName(arg)
+	if err != nil {
+		return nil, err
+	}
+	c, ns, err := cluster.client()
+	if err != nil {
+		return nil, err
+	}
+	sj := &v1alpha1.ScheduledJob{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sj); err != nil {
+		return nil, err
+	}
+	return sj, nil
 }
 
 // explainLead says how the next warm-up's lead is chosen, and when each

@@ -66,3 +66,43 @@ func TestLiveObjectArgument(t *testing.T) {
 		}
 	}
 }
+
+// TestNextRunsOfAScheduledJob: ontime next sj/NAME reads runs as the
+// controller does: @every from the last scheduled run (else the creation),
+// in the ScheduledJob's time zone, stopping where a runAt does.
+func TestNextRunsOfAScheduledJob(t *testing.T) {
+	created := time.Date(2026, 11, 26, 8, 10, 0, 0, time.UTC)
+	at := time.Date(2026, 11, 26, 9, 30, 0, 0, time.UTC)
+	lastRun := metav1.NewTime(time.Date(2026, 11, 26, 9, 25, 0, 0, time.UTC))
+	for _, tc := range []struct {
+		name string
+		spec v1alpha1.ScheduledJobSpec
+		last *metav1.Time
+		want []string
+	}{
+		{"every from creation", v1alpha1.ScheduledJobSpec{Schedule: "@every 1h"}, nil,
+			[]string{"2026-11-26T10:10:00Z", "2026-11-26T11:10:00Z"}},
+		{"every from the last run", v1alpha1.ScheduledJobSpec{Schedule: "@every 1h"}, &lastRun,
+			[]string{"2026-11-26T10:25:00Z", "2026-11-26T11:25:00Z"}},
+		{"time zone", v1alpha1.ScheduledJobSpec{Schedule: "0 12 * * *", TimeZone: ptr.To("Asia/Tokyo")}, nil,
+			[]string{"2026-11-27T12:00:00+09:00", "2026-11-28T12:00:00+09:00"}},
+		{"run once", v1alpha1.ScheduledJobSpec{RunAt: &metav1.Time{Time: at.Add(time.Hour)}}, nil,
+			[]string{"2026-11-26T10:30:00Z"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "reports", Name: "nightly", CreationTimestamp: metav1.NewTime(created)},
+				Spec: tc.spec, Status: v1alpha1.ScheduledJobStatus{LastScheduleTime: tc.last}}
+			m, err := meaningOfLive(sj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, run := range nextRuns(sj, m, at, 2) {
+				got = append(got, run.Format(time.RFC3339))
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("next runs %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

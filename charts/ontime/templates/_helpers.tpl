@@ -13,10 +13,14 @@ app.kubernetes.io/name: ontime
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
-{{/* The controller image: by digest when one is given. */}}
+{{/*
+The controller image: by digest when one is given, the tag kept beside it
+(repository:tag@digest) so that the version shows; the digest decides what
+runs.
+*/}}
 {{- define "ontime.image" -}}
 {{- if .Values.image.digest -}}
-{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}@{{ .Values.image.digest }}
 {{- else -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
