@@ -60,13 +60,14 @@ func newCheckCommand() *cobra.Command {
 		Short: "Check that ontime is installed and working in the cluster",
 		Long: `Check an installation of ontime, after installing it or in any trouble:
 the ScheduledJob API is served; the controller's pods are ready (if not,
-why: an image the nodes cannot pull, a crash, no node); the admission webhook answers (a dry-run
-create of a ScheduledJob in the namespace); a controller leads (its Lease is
-held and renewed) and its version against this CLI's; what you may do with
-ScheduledJobs in the namespace; and what warm-up finds in the cluster (the
-placeholders' PriorityClass, the CapacityBuffer API). Each line says OK,
-WARN or FAIL, and what to do when it is not OK. The exit code is 1 when a
-check fails.`,
+why: an image the nodes cannot pull, a crash, no node); the admission
+webhook answers (a dry-run create of a ScheduledJob in the namespace; a
+refused connection is retried for 15 s, the time a new Service can take to
+be routed); a controller leads (its Lease is held and renewed) and its
+version against this CLI's; what you may do with ScheduledJobs in the
+namespace; and what warm-up finds in the cluster (the placeholders'
+PriorityClass, the CapacityBuffer API). Each line says OK, WARN or FAIL, and
+what to do when it is not OK. The exit code is 1 when a check fails.`,
 		Example: `  ontime check
   ontime check -n reports -o json`,
 		Args: cobra.NoArgs,
@@ -177,8 +178,7 @@ func (k checker) webhook(ctx context.Context) checkResult {
 		result.Fix = "install with the chart or install.yaml, which register the webhook"
 		return result
 	}
-	sample := checkSample(k.namespace)
-	if err := k.client.Create(ctx, sample, client.DryRunAll); err != nil {
+	if err := k.dryRunCreate(ctx); err != nil {
 		result.Status, result.Detail = checkFail, "a dry-run create of a ScheduledJob in "+k.namespace+" failed: "+err.Error()
 		result.Fix = "kubectl -n " + k.opts.controllerNamespace + " get pods,endpoints: the controller serves the webhook; with failurePolicy Fail, no ScheduledJob can be written while it does not answer"
 		if !strings.Contains(err.Error(), "webhook") {
@@ -193,6 +193,28 @@ func (k checker) webhook(ctx context.Context) checkResult {
 		result.Detail += " (the webhook configuration could not be read: " + err.Error() + ")"
 	}
 	return result
+}
+
+// routingGrace is how long the webhook check retries a refused connection:
+// right after an install the controller's pods are ready before the
+// node's kube-proxy routes the webhook's Service to them (any webhook's
+// first moments). Other errors are not retried.
+const routingGrace = 15 * time.Second
+
+// dryRunCreate creates a ScheduledJob in dry-run, through the webhook.
+func (k checker) dryRunCreate(ctx context.Context) error {
+	deadline := time.Now().Add(routingGrace)
+	for {
+		err := k.client.Create(ctx, checkSample(k.namespace), client.DryRunAll)
+		if err == nil || !strings.Contains(err.Error(), "connect: connection refused") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // checkSample is a ScheduledJob every rule admits; a generated name, so

@@ -32,7 +32,8 @@ and applies the history limits. It works while the ScheduledJob is
 suspended. The request is the annotation ontime.dev/trigger, which the
 controller removes when it has handled it; asking twice makes two runs,
 handling one request twice (after a crash) makes one.`,
-		Example: `  ontime trigger sj/nightly-report -n reports --wait`,
+		Example: `  ontime trigger sj/nightly-report -n reports --wait
+  kubectl logs -f $(ontime trigger sj/nightly-report -n reports --wait -o name)`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := scheduledJobName(args[0])
@@ -54,7 +55,10 @@ handling one request twice (after a crash) makes one.`,
 			}
 			result := triggerResult{ScheduledJob: name, Namespace: ns, Request: value, Job: jobName}
 			out := cmd.OutOrStdout()
-			if !output.structured() {
+			// For people, each step as it happens; -o name prints the
+			// Job alone, for kubectl (kubectl logs $(ontime trigger … -o name)).
+			text := output.format == "text"
+			if text {
 				fmt.Fprintf(out, "scheduledjob.ontime.dev/%s triggered (request %s); its job is %s\n", name, value, jobName)
 			}
 			if waitFor {
@@ -62,12 +66,15 @@ handling one request twice (after a crash) makes one.`,
 					return err
 				}
 				result.Started = true
-				if !output.structured() {
+				if text {
 					fmt.Fprintf(out, "job.batch/%s started\n", jobName)
 				}
 			}
-			if output.structured() {
+			switch {
+			case output.structured():
 				return output.write(out, result)
+			case output.format == "name":
+				fmt.Fprintf(out, "job.batch/%s\n", jobName)
 			}
 			return nil
 		},
@@ -75,7 +82,7 @@ handling one request twice (after a crash) makes one.`,
 	cluster.bind(cmd, "", "namespace of the ScheduledJob (default: the kubeconfig context's)")
 	cmd.Flags().BoolVar(&waitFor, "wait", false, "wait until the controller has started the Job or refused the run")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long --wait waits")
-	output.bind(cmd, "text", "json", "yaml")
+	output.bind(cmd, "text", "name", "json", "yaml")
 	return cmd
 }
 
