@@ -269,7 +269,7 @@ IDLE := nice -n 19
 # come after the real node's, beside the lead test and the image test
 # alone. If a foreground step fails, make stops; the background tests
 # finish and clean up on their own.
-test: kube-binaries node-binaries autoscaler ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image, e2e, the real node, lead Auto against Karpenter, a short chaos run.
+test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image, e2e, the real node, lead Auto against Karpenter, a short chaos run.
 	@# Before anything reads config/ and charts/: make generate rewrites them.
 	@$(MAKE) --no-print-directory verify-generated
 	@echo "==> compiling the end-to-end tests and the ontime binary once, for the three background tests"
@@ -280,7 +280,7 @@ test: kube-binaries node-binaries autoscaler ## Everything CI runs: generated fi
 	@hack/background.sh start $(BACKGROUND_DIR) lead $(GO) test -tags e2e,lead -count=1 -timeout 40m -v -run '^TestAutoLeadAgainstKarpenterQuick$$' ./test/e2e/
 	@echo "==> in the background, [e2e] end-to-end on local kwok clusters, side by side: next to native CronJobs, warm-up with Karpenter, EarlyStart under its consolidation (about 8 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) e2e $(GO) test -tags e2e -count=1 -parallel 3 -timeout 30m -v ./test/e2e/
-	@echo "==> in the background once [e2e] has ended, [real-node] (kubelet, containerd, runc): installed with Helm and install.yaml, real runs, leader killed, upgraded, uninstalled (about 8 minutes)"
+	@echo "==> in the background once [e2e] has ended, [real-node] (kubelet, containerd, runc): published to a registry on loopback and installed from it: docs/getting-started.md run, Helm with real runs, leader killed, upgraded; install.yaml with ontime check on broken installs; an image the registry lacks (about 7 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) real-node --after e2e $(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/
 	@echo "==> meanwhile, at the lowest CPU priority: lint, unit and envtest, chart"
 	$(IDLE) $(MAKE) --no-print-directory lint unit-tests chart
@@ -307,7 +307,7 @@ e2e-lead: kube-binaries autoscaler ## lead: Auto against Karpenter whose provisi
 	$(GO) test -tags e2e,lead -count=1 -timeout 70m -v -run '^TestAutoLeadAgainstKarpenter$$' ./test/e2e/
 
 .PHONY: e2e-real-node
-e2e-real-node: kube-binaries node-binaries $(HELM) ## Only the real-node test: ontime installed as users do on a kubelet with containerd and runc (root; about 5 minutes).
+e2e-real-node: kube-binaries node-binaries $(HELM) $(CRANE) ## Only the real-node test: ontime published to a registry on loopback and installed from it as users do, on a kubelet with containerd and runc (root; about 6 minutes).
 	$(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/
 
 .PHONY: dev

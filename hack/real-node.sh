@@ -2,12 +2,16 @@
 # A real node beside kwok's fake ones: a kubelet with containerd and runc,
 # CNI bridge networking and kube-proxy, running on this machine as root and
 # registered with a local cluster (hack/cluster.sh). Its pods run real
-# containers from images imported from tarballs: nothing is pulled.
+# containers: from images imported from tarballs, or pulled from a
+# registry on loopback (containerd speaks plain HTTP to 127.0.0.1), as the
+# real-node test does; no public registry is reached.
 #
 #   hack/real-node.sh packages          install the Debian packages it needs
 #   hack/real-node.sh up KUBECONFIG     start the node "ontime-real-node"
 #   hack/real-node.sh import TAR NAME   import an OCI image tarball (make
 #                                       image's ontime-image.tar) as NAME
+#   hack/real-node.sh pause-layout      print the directory of the pause
+#                                       image's OCI layout (after up)
 #   hack/real-node.sh down              stop everything it started and undo
 #                                       what it changed on the host
 #
@@ -301,6 +305,7 @@ case ${1:-} in
   packages) install_packages ;;
   up) shift; up "$@" ;;
   import) shift; import "$@" ;;
+  pause-layout) echo "$state/images/pause/oci" ;;
   down) down ;;
-  *) echo "usage: $0 packages | up KUBECONFIG | import TAR NAME | down" >&2; exit 2 ;;
+  *) echo "usage: $0 packages | up KUBECONFIG | import TAR NAME | pause-layout | down" >&2; exit 2 ;;
 esac

@@ -2,11 +2,17 @@
 
 // Package realnode installs ontime as users do on a local cluster whose
 // only node is real (hack/real-node.sh: a kubelet with containerd, runc,
-// CNI bridge networking and kube-proxy): the image built by make image,
-// imported into containerd; the Helm chart, then dist/install.yaml, with the
-// shipped RBAC and nothing added. The controller runs in its pods, reaches
-// the API server through the kubernetes Service, and the API server calls
-// its webhook through the webhook's Service. The runs are real containers.
+// CNI bridge networking and kube-proxy): released with make release and
+// make publish to a registry on loopback, then installed from it, with no
+// image imported by hand (containerd pulls the controller's, the wait
+// container's and the placeholders' images). First docs/getting-started.md,
+// run block by block; then the Helm chart from the registry (real runs,
+// the leader killed, an upgrade to the next version published the same
+// way); then the released install.yaml (ontime check on it healthy, with
+// the webhook scaled to zero and with the CRD gone); then an image the
+// registry lacks. With the shipped RBAC and nothing added: the controller
+// runs in its pods, reaches the API server through the kubernetes Service,
+// and the API server calls its webhook through the webhook's Service.
 //
 //	go test -tags realnode -count=1 -v ./test/realnode/   (make e2e-real-node; root)
 package realnode
@@ -17,7 +23,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -35,9 +40,8 @@ import (
 const (
 	clusterName = "ontime-real"
 	nodeName    = "ontime-real-node"
-	// version is the image's version, as make image stamps it.
+	// version is the release's version, as make release stamps it.
 	version   = "v0.0.0-realnode"
-	imageRepo = "ghcr.io/ontime-dev/ontime"
 	namespace = "ontime-system"
 	leaseName = "ontime-controller.ontime.dev"
 	// workloads is where the test's ScheduledJobs run.
@@ -49,9 +53,15 @@ const (
 type env struct {
 	cluster *framework.Cluster
 	client  client.Client
-	ontime  string // the ontime CLI, built from this checkout
+	ontime  string // the ontime CLI of the release, built from this checkout
 	helm    string
-	image   string // the image's directory from make image
+	// registry is where releases are published: HOST:PORT/ontime-dev on
+	// loopback, as ghcr.io/ontime-dev is for a real one.
+	registry string
+	// release is version's, published before the first install.
+	release release
+	// pauseImage is the placeholders' image, in the registry.
+	pauseImage string
 	// nodeLogs holds the kubelet's, containerd's and kube-proxy's logs.
 	nodeLogs string
 }
@@ -80,20 +90,21 @@ func TestInstallOnRealNode(t *testing.T) {
 	framework.Command(t, []string{"ONTIME_REAL_NODE_TAINT=", "ONTIME_REAL_NODE_LOGS=" + nodeLogs},
 		"hack/real-node.sh", "up", cluster.Kubeconfig)
 
-	e := &env{cluster: cluster, client: framework.NewClient(t, cluster.Kubeconfig), helm: framework.Helm(t),
-		image: filepath.Join(cluster.Work, "image"), nodeLogs: nodeLogs}
-	framework.Progress("make image (%s) and importing it into the node's containerd", runtime.GOARCH)
-	framework.Command(t, nil, "make", "--no-print-directory", "image", "IMAGE_PLATFORMS=linux/"+runtime.GOARCH,
-		"IMAGE_DIR="+e.image, "VERSION="+version)
-	framework.Command(t, nil, "hack/real-node.sh", "import", filepath.Join(e.image, "ontime-image.tar"), imageRepo+":"+version)
-	e.ontime = framework.BuildOntime(t, cluster.Work)
+	e := &env{cluster: cluster, client: framework.NewClient(t, cluster.Kubeconfig), helm: framework.Helm(t), nodeLogs: nodeLogs}
+	e.registry = startRegistry(t)
+	e.release = e.publish(t, version, "charts/ontime")
+	e.pauseImage = e.pushPauseImage(t)
+	e.ontime = filepath.Join(cluster.Work, "ontime")
+	framework.Command(t, nil, "go", "build", "-ldflags", "-X main.version="+version, "-o", e.ontime, "./cmd/ontime")
 
-	// install.yaml goes where the chart was: only after a clean uninstall.
+	// Each install goes where the last was: only after a clean uninstall.
+	if !t.Run("getting started", e.runGettingStarted) {
+		return
+	}
 	if !t.Run("helm", func(t *testing.T) {
-		framework.Progress("helm install")
-		framework.Command(t, nil, e.helm, "--kubeconfig", cluster.Kubeconfig, "install", "ontime", "charts/ontime",
-			"--namespace", namespace, "--create-namespace", "--set", "image.tag="+version, "--wait", "--timeout", "3m")
-		e.checkInstalled(t)
+		framework.Progress("helm install from oci://%s/charts/ontime", e.registry)
+		e.helmInstall(t, "install", e.release, "--create-namespace")
+		e.checkInstalled(t, e.release)
 		e.checkRuns(t)
 		e.checkUpgrade(t)
 		framework.Progress("uninstalling as docs/install.md says")
@@ -104,28 +115,41 @@ func TestInstallOnRealNode(t *testing.T) {
 	}) {
 		return
 	}
-
-	t.Run("install.yaml", func(t *testing.T) {
-		dist := filepath.Join(cluster.Work, "dist")
-		framework.Command(t, nil, "make", "--no-print-directory", "install-yaml", "VERSION="+version, "DIST="+dist, "IMAGE_DIR="+e.image)
-		framework.Progress("kubectl apply --server-side -f dist/install.yaml")
-		cluster.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(dist, "install.yaml"))
-		e.checkInstalled(t)
+	if !t.Run("install.yaml", func(t *testing.T) {
+		framework.Progress("kubectl apply --server-side -f install.yaml (the release's, its image by digest)")
+		cluster.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(e.release.dist, "install.yaml"))
+		e.checkInstalled(t, e.release)
 		e.checkTriggeredRun(t)
-		framework.Progress("uninstalling as docs/install.md says")
+		e.checkBadRollout(t)
+		framework.Progress("uninstalling as docs/install.md says, with ontime check between the steps")
 		e.deleteWorkloads(t)
+		e.checkWebhookDown(t)
 		cluster.Kubectl(t, "delete", "validatingwebhookconfiguration,priorityclass,clusterrole,clusterrolebinding",
 			"-l", "app.kubernetes.io/name=ontime", "--wait")
 		cluster.Kubectl(t, "delete", "-n", namespace, "deploy,svc,secret,sa,role,rolebinding,pdb",
 			"-l", "app.kubernetes.io/name=ontime", "--wait")
-		e.deleteCRDAndNamespace(t)
+		e.checkCRDMissing(t)
+		cluster.Kubectl(t, "delete", "namespace", namespace, "--wait", "--timeout=2m")
 		e.checkNothingLeft(t)
-	})
+	}) {
+		return
+	}
+	t.Run("unpullable image", e.checkUnpullableImage)
+}
+
+// helmInstall runs helm install or upgrade of the release's chart from the
+// registry, with the placeholders' image from it too, and waits for the
+// rollout.
+func (e *env) helmInstall(t *testing.T, verb string, r release, args ...string) {
+	t.Helper()
+	framework.Command(t, nil, e.helm, append([]string{"--kubeconfig", e.cluster.Kubeconfig, verb, "ontime",
+		"oci://" + e.registry + "/charts/ontime", "--plain-http", "--version", r.chartVersion(), "--namespace", namespace,
+		"--set", "controller.placeholderImage=" + e.pauseImage, "--wait", "--timeout", "3m"}, args...)...)
 }
 
 // checkInstalled waits for two ready replicas on the real node, a leader,
 // and the webhook answering through its Service.
-func (e *env) checkInstalled(t *testing.T) {
+func (e *env) checkInstalled(t *testing.T, r release) {
 	t.Helper()
 	e.cluster.Kubectl(t, "rollout", "status", "-n", namespace, "deployment/ontime-controller", "--timeout=3m")
 	pods := e.controllerPods(t)
@@ -135,6 +159,10 @@ func (e *env) checkInstalled(t *testing.T) {
 	for _, pod := range pods {
 		if pod.Spec.NodeName != nodeName || !podReady(pod) {
 			t.Errorf("pod %s on node %q, ready %v: want ready on %s", pod.Name, pod.Spec.NodeName, podReady(pod), nodeName)
+		}
+		// Pulled from the registry: nothing else has an image of that name.
+		if image := pod.Spec.Containers[0].Image; image != e.image(r) {
+			t.Errorf("pod %s runs %s, want the published %s", pod.Name, image, e.image(r))
 		}
 	}
 	leader, _ := e.waitForLeader(t, "", time.Minute)
@@ -149,7 +177,7 @@ func (e *env) checkInstalled(t *testing.T) {
 	// own rules exist, goes wherever the node routes its ClusterIP (on
 	// this machine, an egress proxy that answers with a certificate of its
 	// own). Such an answer is tried again, for at most 30 s.
-	bad := writeFile(t, scheduledJob("ontime-bad", "61 * * * *", "", "100m", ""))
+	bad := writeFile(t, e.scheduledJob("ontime-bad", "61 * * * *", "", "100m", ""))
 	var out string
 	var err error
 	ready := time.Now()
@@ -220,9 +248,9 @@ func podReady(pod corev1.Pod) bool {
 	return false
 }
 
-// scheduledJob is a ScheduledJob whose pods run the ontime image's
-// `ontime version` (it prints the version and exits 0), asking cpu.
-func scheduledJob(name, schedule, warmUp, cpu, extra string) string {
+// scheduledJob is a ScheduledJob whose pods run the published ontime
+// image's `ontime version` (it prints the version and exits 0), asking cpu.
+func (e *env) scheduledJob(name, schedule, warmUp, cpu, extra string) string {
 	if warmUp != "" {
 		warmUp = "\n  warmUp: " + warmUp
 	}
@@ -239,10 +267,10 @@ spec:
           restartPolicy: Never
           containers:
           - name: main
-            image: %s:%s
+            image: %s/ontime:%s
             args: [version]
             resources: {requests: {cpu: %s}}
-`, name, workloads, schedule, warmUp, extra, imageRepo, version, cpu)
+`, name, workloads, schedule, warmUp, extra, e.registry, version, cpu)
 }
 
 func writeFile(t *testing.T, content string) string {
@@ -258,7 +286,7 @@ func writeFile(t *testing.T, content string) string {
 // through the API (ontime trigger) and checks its container's exit and log.
 func (e *env) checkTriggeredRun(t *testing.T) {
 	t.Helper()
-	e.cluster.Kubectl(t, "apply", "-f", writeFile(t, scheduledJob("ontime-yearly", "0 0 1 1 *", "", "100m", "")))
+	e.cluster.Kubectl(t, "apply", "-f", writeFile(t, e.scheduledJob("ontime-yearly", "0 0 1 1 *", "", "100m", "")))
 	job := e.trigger(t, "ontime-yearly")
 	pod := e.waitForRunPod(t, job, 2*time.Minute)
 	e.checkRunPod(t, pod, "main")
@@ -353,6 +381,13 @@ func (e *env) deleteWorkloads(t *testing.T) {
 			len(preview.ScheduledJobs), preview.Jobs, len(sjs.Items), len(jobs.Items), err, out)
 	}
 	e.cluster.Kubectl(t, "delete", "scheduledjobs", "--all", "-n", workloads, "--wait")
+	e.waitForNoPods(t)
+}
+
+// waitForNoPods waits until the garbage collector has deleted the pods of
+// deleted ScheduledJobs' Jobs.
+func (e *env) waitForNoPods(t *testing.T) {
+	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		var pods corev1.PodList

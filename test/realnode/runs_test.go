@@ -54,15 +54,15 @@ const lead = 50 * time.Second
 func (e *env) checkRuns(t *testing.T) {
 	t.Helper()
 	// Its Jobs are kept for checkNoRunLost, here and after the upgrade.
-	objects := []string{scheduledJob("ontime-plain", "* * * * *", "", "100m", "\n  successfulJobsHistoryLimit: 20")}
+	objects := []string{e.scheduledJob("ontime-plain", "* * * * *", "", "100m", "\n  successfulJobsHistoryLimit: 20")}
 	earlyStart := fmt.Sprintf("{lead: %s, strategy: EarlyStart}", lead)
 	for i := range earlyStarts {
-		objects = append(objects, withCommand(scheduledJob(fmt.Sprintf("ontime-early-%d", i), "* * * * *", earlyStart, "50m", "")))
+		objects = append(objects, withCommand(e.scheduledJob(fmt.Sprintf("ontime-early-%d", i), "* * * * *", earlyStart, "50m", "")))
 	}
-	objects = append(objects, scheduledJob("ontime-early-held", "* * * * *", earlyStart, "50m", ""))
+	objects = append(objects, e.scheduledJob("ontime-early-held", "* * * * *", earlyStart, "50m", ""))
 	// 1 CPU: the node (2 CPUs, 0.45 requested by the rest) cannot hold the
 	// placeholder and the run's pod at once.
-	objects = append(objects, scheduledJob("ontime-placeholder", "* * * * *",
+	objects = append(objects, e.scheduledJob("ontime-placeholder", "* * * * *",
 		fmt.Sprintf("{lead: %s, strategy: Placeholder}", lead), "1", ""))
 	created := time.Now()
 	e.cluster.Kubectl(t, "apply", "-f", writeFile(t, strings.Join(objects, "---\n")))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -36,18 +35,18 @@ const probeField = "upgradeProbe"
 // missed or duplicated.
 func (e *env) checkUpgrade(t *testing.T) {
 	t.Helper()
-	image := filepath.Join(e.cluster.Work, "image-next")
-	framework.Command(t, nil, "make", "--no-print-directory", "image", "IMAGE_PLATFORMS=linux/"+runtime.GOARCH,
-		"IMAGE_DIR="+image, "VERSION="+nextVersion)
-	framework.Command(t, nil, "hack/real-node.sh", "import", filepath.Join(image, "ontime-image.tar"), imageRepo+":"+nextVersion)
 	chart := nextChart(t)
+	next := e.publish(t, nextVersion, chart, thisArch)
 
-	churn := startChurn(e.client)
+	churn := startChurn(e.client, e.registry+"/ontime:"+version)
 	began := time.Now()
 	framework.Progress("upgrading to %s while a client writes ScheduledJobs", nextVersion)
-	e.cluster.Kubectl(t, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(chart, "crds"))
-	framework.Command(t, nil, e.helm, "--kubeconfig", e.cluster.Kubeconfig, "upgrade", "ontime", chart,
-		"--namespace", namespace, "--set", "image.tag="+nextVersion, "--wait", "--timeout", "3m")
+	// As docs/install.md says: helm show crds … | kubectl apply --server-side -f -
+	// (--force-conflicts: Helm's first install owns the CRD's fields).
+	framework.Command(t, nil, "bash", "-euo", "pipefail", "-c", fmt.Sprintf(
+		"%s show crds oci://%s/charts/ontime --plain-http --version %s | %s --kubeconfig %s apply --server-side --force-conflicts -f -",
+		e.helm, e.registry, next.chartVersion(), framework.KubeBin(t, "kubectl"), e.cluster.Kubeconfig))
+	e.helmInstall(t, "upgrade", next)
 	rolledOut := time.Now()
 	// Past the old pods' shutdown and the next minute's runs.
 	sleepUntil(rolledOut.Truncate(time.Minute).Add(time.Minute + 20*time.Second))
@@ -61,8 +60,8 @@ func (e *env) checkUpgrade(t *testing.T) {
 	}
 
 	for _, pod := range e.controllerPods(t) {
-		if image := pod.Spec.Containers[0].Image; image != imageRepo+":"+nextVersion || !podReady(pod) {
-			t.Errorf("controller pod %s runs %s (ready %v), want %s:%s", pod.Name, image, podReady(pod), imageRepo, nextVersion)
+		if image := pod.Spec.Containers[0].Image; image != e.image(next) || !podReady(pod) {
+			t.Errorf("controller pod %s runs %s (ready %v), want %s", pod.Name, image, podReady(pod), e.image(next))
 		}
 	}
 	// The every-minute runs from the one before the upgrade to the one after.
@@ -126,14 +125,16 @@ func dig(t *testing.T, object map[string]any, keys ...string) any {
 // churn creates, updates and deletes ScheduledJobs one after the other,
 // through the webhook, until stopped.
 type churn struct {
+	// image is the ScheduledJobs' (never run).
+	image    string
 	done     chan struct{}
 	finished chan struct{}
 	writes   int
 	failures []error
 }
 
-func startChurn(c client.Client) *churn {
-	ch := &churn{done: make(chan struct{}), finished: make(chan struct{})}
+func startChurn(c client.Client, image string) *churn {
+	ch := &churn{image: image, done: make(chan struct{}), finished: make(chan struct{})}
 	go func() {
 		defer close(ch.finished)
 		for i := 0; ; i++ {
@@ -159,7 +160,7 @@ func (ch *churn) write(c client.Client, i int) {
 		Spec: v1alpha1.ScheduledJobSpec{Schedule: "0 0 1 1 *", JobTemplate: batchv1.JobTemplateSpec{
 			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
-				Containers:    []corev1.Container{{Name: "main", Image: imageRepo + ":" + version}},
+				Containers:    []corev1.Container{{Name: "main", Image: ch.image}},
 			}}},
 		}},
 	}
