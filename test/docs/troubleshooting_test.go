@@ -1,6 +1,9 @@
 // Package docs checks that the user documentation keeps up with the code:
 // every condition and event reason, and every alert, has its section in
-// docs/troubleshooting.md, and each alert's runbook_url points there.
+// docs/troubleshooting.md, and each alert's runbook_url points there;
+// every metric has its row in docs/operations.md; config/samples run on
+// any cluster; and docs/getting-started.md's commands, which the real-node
+// test runs, cover what the page promises.
 package docs
 
 import (

@@ -1,0 +1,57 @@
+package docs
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ontime-dev/ontime/test/framework"
+)
+
+// metricName is a metric ontime defines: a string literal that names one.
+var metricName = regexp.MustCompile(`"(ontime_[a-z_]+)"`)
+
+// TestEveryMetricIsDocumented fails when a metric the code defines has no
+// row in docs/operations.md's metrics table (the metrics reference), and
+// when a row names a metric the code no longer has.
+func TestEveryMetricIsDocumented(t *testing.T) {
+	root := framework.RepoRoot()
+	page, err := os.ReadFile(filepath.Join(root, "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `(ontime_[a-z_]+)[{`]").FindAllStringSubmatch(string(page), -1) {
+		rows[m[1]] = true
+	}
+	defined := map[string]bool{}
+	err = filepath.WalkDir(filepath.Join(root, "internal"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		source, err := os.ReadFile(path)
+		for _, m := range metricName.FindAllStringSubmatch(string(source), -1) {
+			defined[m[1]] = true
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(defined) < 7 {
+		t.Fatalf("found %d metrics in internal/: the search is broken", len(defined))
+	}
+	for name := range defined {
+		if !rows[name] {
+			t.Errorf("metric %s has no row in docs/operations.md's metrics table", name)
+		}
+	}
+	for name := range rows {
+		if !defined[name] {
+			t.Errorf("docs/operations.md documents %s, which the code does not define", name)
+		}
+	}
+}
