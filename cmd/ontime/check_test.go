@@ -133,7 +133,7 @@ func brokenWebhook() *admissionregistrationv1.ValidatingWebhookConfiguration {
 	}
 }
 
-// controllerPod creates a pod labelled as the controller's, with status.
+// controllerPod creates a pod labeled as the controller's, with status.
 func controllerPod(t *testing.T, c client.Client, name, image string, status corev1.PodStatus) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ontime-system", Name: name, Labels: map[string]string{"app.kubernetes.io/name": "ontime"}},

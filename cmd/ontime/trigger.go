@@ -34,7 +34,7 @@ controller removes when it has handled it; asking twice makes two runs,
 handling one request twice (after a crash) makes one.`,
 		Example: `  ontime trigger sj/nightly-report -n reports --wait
   kubectl logs -f $(ontime trigger sj/nightly-report -n reports --wait -o name)`,
-		Args:    cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := scheduledJobName(args[0])
 			if err != nil {

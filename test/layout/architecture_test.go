@@ -44,37 +44,55 @@ func TestArchitecturePageNamesWhatExists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	declared, files := declarations(t, root)
+	code := readCode(t, root)
 	checked := 0
 	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(string(page), -1) {
-		ref := m[1]
-		switch {
-		case repoPath.MatchString(ref):
-			matches, _ := filepath.Glob(filepath.Join(root, strings.TrimSuffix(ref, "/")))
-			if len(matches) == 0 {
-				t.Errorf("docs/architecture.md names %s, which does not exist", ref)
-			}
-		case strings.HasSuffix(ref, ".go") && !strings.Contains(ref, " "):
-			if !files[filepath.Base(ref)] {
-				t.Errorf("docs/architecture.md names the file %s, which no package has", ref)
-			}
-		case goName.MatchString(ref) && !isAPIPath(ref) && !notCode[ref]:
-			parts := strings.Split(ref, ".")
-			if len(parts) > 2 {
-				parts = parts[len(parts)-2:]
-			}
-			name := strings.Join(parts, ".")
-			if !declared[name] && !(len(parts) == 2 && declared[parts[1]]) {
-				t.Errorf("docs/architecture.md names %s, which the code does not declare", ref)
-			}
-		default:
-			continue
+		isReference, problem := code.resolve(m[1])
+		if isReference {
+			checked++
 		}
-		checked++
+		if problem != "" {
+			t.Errorf("docs/architecture.md names %s, %s", m[1], problem)
+		}
 	}
 	if checked < 60 {
 		t.Errorf("checked %d references of docs/architecture.md: the reading is broken", checked)
 	}
+}
+
+// code is what the repository holds, as a reader looks it up.
+type code struct {
+	root string
+	// declared are the names its Go code declares (declarations).
+	declared map[string]bool
+	// files are its Go files' base names.
+	files map[string]bool
+}
+
+// resolve reports whether ref is a reference to the code (a path, a Go
+// file, a Go name) and, when it is, what is wrong with it.
+func (c code) resolve(ref string) (isReference bool, problem string) {
+	switch {
+	case repoPath.MatchString(ref):
+		if matches, _ := filepath.Glob(filepath.Join(c.root, strings.TrimSuffix(ref, "/"))); len(matches) == 0 {
+			return true, "which does not exist"
+		}
+	case strings.HasSuffix(ref, ".go") && !strings.Contains(ref, " "):
+		if !c.files[filepath.Base(ref)] {
+			return true, "a file no package has"
+		}
+	case goName.MatchString(ref) && !isAPIPath(ref) && !notCode[ref]:
+		parts := strings.Split(ref, ".")
+		if len(parts) > 2 {
+			parts = parts[len(parts)-2:]
+		}
+		if !c.declared[strings.Join(parts, ".")] && (len(parts) != 2 || !c.declared[parts[1]]) {
+			return true, "which the code does not declare"
+		}
+	default:
+		return false, ""
+	}
+	return true, ""
 }
 
 func isAPIPath(ref string) bool {
@@ -86,76 +104,92 @@ func isAPIPath(ref string) bool {
 	return false
 }
 
-// declarations are the names the repository's Go code declares: each
+// readCode reads the names the repository's Go code declares: each
 // package's name, top-level names as NAME and PACKAGE.NAME, methods and
 // fields as TYPE.NAME and NAME, fields' JSON names (the API's), the string
 // values of constants and variables (event reasons, metric names), and
 // the base names of its Go files.
-func declarations(t *testing.T, root string) (map[string]bool, map[string]bool) {
+func readCode(t *testing.T, root string) code {
 	t.Helper()
-	declared, files := map[string]bool{}, map[string]bool{}
+	c := code{root: root, declared: map[string]bool{}, files: map[string]bool{}}
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
 			return err
 		}
-		files[filepath.Base(path)] = true
+		c.files[filepath.Base(path)] = true
 		file, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
-		pkg := file.Name.Name
-		declared[pkg] = true
-		add := func(names ...string) {
-			for _, n := range names {
-				declared[n] = true
-			}
-		}
+		c.declared[file.Name.Name] = true
 		for _, decl := range file.Decls {
-			switch decl := decl.(type) {
-			case *ast.FuncDecl:
-				add(decl.Name.Name, pkg+"."+decl.Name.Name)
-				if decl.Recv != nil && len(decl.Recv.List) == 1 {
-					add(receiverType(decl.Recv.List[0].Type) + "." + decl.Name.Name)
-				}
-			case *ast.GenDecl:
-				for _, spec := range decl.Specs {
-					switch spec := spec.(type) {
-					case *ast.TypeSpec:
-						add(spec.Name.Name, pkg+"."+spec.Name.Name)
-						if st, ok := spec.Type.(*ast.StructType); ok {
-							for _, field := range st.Fields.List {
-								for _, n := range field.Names {
-									add(n.Name, spec.Name.Name+"."+n.Name)
-								}
-								if field.Tag != nil {
-									tag, _ := strconv.Unquote(field.Tag.Value)
-									name, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
-									add(name)
-								}
-							}
-						}
-					case *ast.ValueSpec:
-						for _, n := range spec.Names {
-							add(n.Name, pkg+"."+n.Name)
-						}
-						ast.Inspect(spec, func(n ast.Node) bool {
-							if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-								value, _ := strconv.Unquote(lit.Value)
-								add(value)
-							}
-							return true
-						})
-					}
-				}
-			}
+			c.declare(file.Name.Name, decl)
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return declared, files
+	return c
+}
+
+func (c code) add(names ...string) {
+	for _, n := range names {
+		c.declared[n] = true
+	}
+}
+
+// declare adds the names one declaration of package pkg declares.
+func (c code) declare(pkg string, decl ast.Decl) {
+	switch decl := decl.(type) {
+	case *ast.FuncDecl:
+		c.add(decl.Name.Name, pkg+"."+decl.Name.Name)
+		if decl.Recv != nil && len(decl.Recv.List) == 1 {
+			c.add(receiverType(decl.Recv.List[0].Type) + "." + decl.Name.Name)
+		}
+	case *ast.GenDecl:
+		for _, spec := range decl.Specs {
+			switch spec := spec.(type) {
+			case *ast.TypeSpec:
+				c.add(spec.Name.Name, pkg+"."+spec.Name.Name)
+				if st, ok := spec.Type.(*ast.StructType); ok {
+					c.declareFields(spec.Name.Name, st)
+				}
+			case *ast.ValueSpec:
+				c.declareValues(pkg, spec)
+			}
+		}
+	}
+}
+
+// declareFields adds a struct's fields, by name and by JSON name.
+func (c code) declareFields(typeName string, st *ast.StructType) {
+	for _, field := range st.Fields.List {
+		for _, n := range field.Names {
+			c.add(n.Name, typeName+"."+n.Name)
+		}
+		if field.Tag != nil {
+			tag, _ := strconv.Unquote(field.Tag.Value)
+			name, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
+			c.add(name)
+		}
+	}
+}
+
+// declareValues adds constants' and variables' names and the strings
+// they hold.
+func (c code) declareValues(pkg string, spec *ast.ValueSpec) {
+	for _, n := range spec.Names {
+		c.add(n.Name, pkg+"."+n.Name)
+	}
+	ast.Inspect(spec, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			value, _ := strconv.Unquote(lit.Value)
+			c.add(value)
+		}
+		return true
+	})
 }
 
 // receiverType is a method receiver's type name, without * or type
