@@ -105,6 +105,7 @@ func TestInstallOnRealNode(t *testing.T) {
 		framework.Progress("helm install from oci://%s/charts/ontime", e.registry)
 		e.helmInstall(t, "install", e.release, "--create-namespace")
 		e.checkInstalled(t, e.release)
+		e.checkSamplesAdmitted(t)
 		e.checkRuns(t)
 		e.checkUpgrade(t)
 		framework.Progress("uninstalling as docs/install.md says")
@@ -189,6 +190,19 @@ func (e *env) checkInstalled(t *testing.T, r release) {
 	if err == nil || !strings.Contains(out, `spec.schedule: Invalid value: "61 * * * *"`) || !strings.Contains(out, "61 is above the maximum 59") {
 		t.Errorf("a schedule of minute 61: want the webhook's refusal naming spec.schedule, got %v: %s", err, out)
 	}
+}
+
+// checkSamplesAdmitted: config/samples, which the README says run on any
+// cluster, are admitted as they are by a cluster with no kwok and no
+// Karpenter (a server-side dry run: the webhook and the API server's
+// validation, nothing created).
+func (e *env) checkSamplesAdmitted(t *testing.T) {
+	t.Helper()
+	out := e.cluster.Kubectl(t, "apply", "--server-side", "--dry-run=server", "-n", workloads, "-k", "config/samples")
+	if n := strings.Count(out, "serverside-applied (server dry run)"); n < 11 {
+		t.Errorf("config/samples: %d objects admitted, want every one:\n%s", n, out)
+	}
+	framework.Progress("config/samples admitted (server dry run): %d objects", strings.Count(out, "(server dry run)"))
 }
 
 // notRoutedYet reports whether a call through the webhook's Service
