@@ -155,17 +155,20 @@ type gathered struct {
 	now      time.Time
 }
 
-// gather reads the CronJob's warm-up objects, Jobs and state, and the pods
-// of the run whose start is being measured.
+// gather reads the CronJob's warm-up objects (Executor.Gather, as for a
+// ScheduledJob), Jobs and state, and the pods of the run whose start is
+// being measured.
 func (c *Controller) gather(ctx context.Context, cj *batchv1.CronJob) (gathered, error) {
 	in := gathered{cj: cj, state: c.written.stateOf(cj), meaning: meaningOf(cj, c.defaults), now: c.clock.Now()}
-	var err error
-	if in.pods, err = warmupobjects.Pods(ctx, c.kubeClient, cj); err != nil {
+	var wanted v1alpha1.WarmUpStrategy
+	if w := in.meaning.warmUp; w != nil {
+		wanted = w.Strategy
+	}
+	observed, err := c.warmUp.Gather(ctx, cj, wanted, warmupobjects.LastStrategy(in.state.WarmUp))
+	if err != nil {
 		return in, err
 	}
-	if in.api, in.buffers, err = c.gatherBuffers(ctx, in); err != nil {
-		return in, err
-	}
+	in.pods, in.api, in.buffers = observed.Pods, observed.BufferAPI, observed.Buffers
 	var list batchv1.JobList
 	if err := c.kubeClient.List(ctx, &list, client.InNamespace(cj.Namespace), client.MatchingFields{jobOwnerKey: string(cj.UID)}); err != nil {
 		return in, err
@@ -178,20 +181,6 @@ func (c *Controller) gather(ctx context.Context, cj *batchv1.CronJob) (gathered,
 		in.runPods, err = owned.RunPods(ctx, c.apiReader, in.measured)
 	}
 	return in, err
-}
-
-// gatherBuffers reads the CronJob's CapacityBuffers, and which version of
-// their API to use, when it warms up with them or its last warm-up did (to
-// clean up after the strategy changed or the annotation went); nothing
-// otherwise.
-func (c *Controller) gatherBuffers(ctx context.Context, in gathered) (warmup.BufferAPI, []warmup.Buffer, error) {
-	uses := in.meaning.warmUp != nil && in.meaning.warmUp.Strategy == v1alpha1.WarmUpCapacityBuffer
-	used := in.state.WarmUp != nil && in.state.WarmUp.Strategy == v1alpha1.WarmUpCapacityBuffer
-	buffers := c.warmUp.Buffers()
-	if buffers == nil || (!uses && !used) {
-		return warmup.BufferAPI{}, nil, nil
-	}
-	return buffers.Read(ctx, in.cj)
 }
 
 func (c *Controller) emit(cj *batchv1.CronJob, events []warmup.Event) {

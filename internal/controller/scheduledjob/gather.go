@@ -14,7 +14,6 @@ import (
 	"github.com/ontime-dev/ontime/internal/controller/owned"
 	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 	"github.com/ontime-dev/ontime/internal/planner"
-	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 // Gathering: what the planner reads, from the cache, and from the API
@@ -27,9 +26,15 @@ func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now 
 	if err != nil {
 		return in, err
 	}
-	if in.BufferAPI, in.WarmUpBuffers, err = c.gatherBuffers(ctx, sj); err != nil {
+	var wanted v1alpha1.WarmUpStrategy
+	if sj.Spec.WarmUp != nil {
+		wanted = sj.Spec.WarmUp.Strategy
+	}
+	observed, err := c.warmUp.Gather(ctx, sj, wanted, warmupobjects.LastStrategy(sj.Status.WarmUp))
+	if err != nil {
 		return in, err
 	}
+	in.WarmUpPods, in.BufferAPI, in.WarmUpBuffers = observed.Pods, observed.BufferAPI, observed.Buffers
 	if job := planner.RunToMeasure(sj, in.Jobs, now); job != nil {
 		in.RunPods, err = owned.RunPods(ctx, c.apiReader, job)
 	}
@@ -37,7 +42,7 @@ func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now 
 }
 
 // gatherRuns reads what deciding the runs needs: the ScheduledJob's Jobs and
-// its warm-up pods.
+// the ScheduledJobs whose warm-up leads it learns from.
 func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time, liveJobs bool) (planner.Input, error) {
 	in := planner.Input{ScheduledJob: sj, Now: now, EarlyStartImage: c.earlyStartImage, Defaults: c.defaults}
 	var cached client.Reader = c.kubeClient
@@ -51,9 +56,6 @@ func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 	}
 	in.Jobs, in.Deleted = c.known.withoutDeleted(sj, jobs, now)
 	if in.Jobs, err = c.withoutSuperseded(ctx, sj, in.Jobs); err != nil {
-		return in, err
-	}
-	if in.WarmUpPods, err = warmupobjects.Pods(ctx, c.kubeClient, sj); err != nil {
 		return in, err
 	}
 	in.LeadPeers, err = c.gatherLeadPeers(ctx, sj)
@@ -121,17 +123,4 @@ func (c *Controller) withoutSuperseded(ctx context.Context, sj *v1alpha1.Schedul
 		}
 	}
 	return kept, nil
-}
-
-// gatherBuffers reads the ScheduledJob's CapacityBuffers, and which version
-// of their API to use, when it warms up with them or its last warm-up did
-// (to clean up after the strategy changed); nothing otherwise.
-func (c *Controller) gatherBuffers(ctx context.Context, sj *v1alpha1.ScheduledJob) (warmup.BufferAPI, []warmup.Buffer, error) {
-	usesBuffers := sj.Spec.WarmUp != nil && sj.Spec.WarmUp.Strategy == v1alpha1.WarmUpCapacityBuffer
-	usedBuffers := sj.Status.WarmUp != nil && sj.Status.WarmUp.Strategy == v1alpha1.WarmUpCapacityBuffer
-	buffers := c.warmUp.Buffers()
-	if buffers == nil || (!usesBuffers && !usedBuffers) {
-		return warmup.BufferAPI{}, nil, nil
-	}
-	return buffers.Read(ctx, sj)
 }

@@ -25,9 +25,6 @@ func NewExecutor(c client.Client, buffers *Buffers) *Executor {
 	return &Executor{client: c, buffers: buffers}
 }
 
-// Buffers reads the owners' CapacityBuffers; nil without them.
-func (e *Executor) Buffers() *Buffers { return e.buffers }
-
 // Execute deletes, then creates, the changes' pods and CapacityBuffers.
 // A refused creation (warmup.Refused: quota, admission policy) is
 // reported in Applied, not returned: the reconcile that starts the run
