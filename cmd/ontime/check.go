@@ -61,9 +61,9 @@ func newCheckCommand() *cobra.Command {
 		Long: `Check an installation of ontime, after installing it or in any trouble:
 the ScheduledJob API is served; the controller's pods are ready (if not,
 why: an image the nodes cannot pull, a crash, no node); the admission
-webhook answers (a dry-run create of a ScheduledJob in the namespace; a
-refused connection is retried for 15 s, the time a new Service can take to
-be routed); a controller leads (its Lease is held and renewed) and its
+webhook answers (a dry-run create of a ScheduledJob in the namespace; while
+a controller pod is ready, a refused connection is retried for 15 s, the
+time a new Service can take to be routed); a controller leads (its Lease is held and renewed) and its
 version against this CLI's; what you may do with ScheduledJobs in the
 namespace; and what warm-up finds in the cluster (the placeholders'
 PriorityClass, the CapacityBuffer API). Each line says OK, WARN or FAIL, and
@@ -144,7 +144,11 @@ func (k checker) run(ctx context.Context) []checkResult {
 		// Nothing else can be checked without the API.
 		return results
 	}
-	return append(results, k.controller(ctx), k.webhook(ctx), k.leader(ctx), k.rbac(ctx), k.warmUp(ctx))
+	controller := k.controller(ctx)
+	// With no controller pod ready, a refused connection is no Service
+	// being routed: nothing is worth waiting for.
+	routing := controller.Status != checkFail
+	return append(results, controller, k.webhook(ctx, routing), k.leader(ctx), k.rbac(ctx), k.warmUp(ctx))
 }
 
 // api: the ScheduledJob API this CLI speaks is served.
@@ -168,7 +172,7 @@ func (k checker) api() checkResult {
 
 // webhook: the admission webhook answers a dry-run create through its
 // Service.
-func (k checker) webhook(ctx context.Context) checkResult {
+func (k checker) webhook(ctx context.Context, retryRefused bool) checkResult {
 	result := checkResult{Check: "webhook"}
 	configuration := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 	err := k.client.Get(ctx, client.ObjectKey{Name: k.opts.webhook}, configuration)
@@ -178,7 +182,11 @@ func (k checker) webhook(ctx context.Context) checkResult {
 		result.Fix = "install with the chart or install.yaml, which register the webhook"
 		return result
 	}
-	if err := k.dryRunCreate(ctx); err != nil {
+	grace := time.Duration(0)
+	if retryRefused {
+		grace = routingGrace
+	}
+	if err := k.dryRunCreate(ctx, grace); err != nil {
 		result.Status, result.Detail = checkFail, "a dry-run create of a ScheduledJob in "+k.namespace+" failed: "+err.Error()
 		result.Fix = "kubectl -n " + k.opts.controllerNamespace + " get pods,endpoints: the controller serves the webhook; with failurePolicy Fail, no ScheduledJob can be written while it does not answer"
 		if !strings.Contains(err.Error(), "webhook") {
@@ -195,15 +203,16 @@ func (k checker) webhook(ctx context.Context) checkResult {
 	return result
 }
 
-// routingGrace is how long the webhook check retries a refused connection:
-// right after an install the controller's pods are ready before the
-// node's kube-proxy routes the webhook's Service to them (any webhook's
-// first moments). Other errors are not retried.
+// routingGrace is how long the webhook check retries a refused connection
+// while a controller pod is ready: right after an install the pods are
+// ready before the node's kube-proxy routes the webhook's Service to them
+// (any webhook's first moments). Other errors are not retried.
 const routingGrace = 15 * time.Second
 
-// dryRunCreate creates a ScheduledJob in dry-run, through the webhook.
-func (k checker) dryRunCreate(ctx context.Context) error {
-	deadline := time.Now().Add(routingGrace)
+// dryRunCreate creates a ScheduledJob in dry-run, through the webhook,
+// retrying a refused connection for grace.
+func (k checker) dryRunCreate(ctx context.Context, grace time.Duration) error {
+	deadline := time.Now().Add(grace)
 	for {
 		err := k.client.Create(ctx, checkSample(k.namespace), client.DryRunAll)
 		if err == nil || !strings.Contains(err.Error(), "connect: connection refused") || time.Now().After(deadline) {
