@@ -32,7 +32,11 @@ func (e *env) check(t *testing.T) (results map[string]checkResult, failed bool, 
 	out, err := framework.CommandErr(nil, e.ontime, "check", "--kubeconfig", e.cluster.Kubeconfig, "-n", workloads, "-o", "json")
 	var list []checkResult
 	// The JSON is stdout's first line on; a failure adds its reason after.
-	if jerr := json.NewDecoder(strings.NewReader(out[strings.Index(out, "["):])).Decode(&list); jerr != nil {
+	start := strings.Index(out, "[")
+	if start < 0 {
+		t.Fatalf("ontime check -o json printed no JSON (%v): %s", err, out)
+	}
+	if jerr := json.NewDecoder(strings.NewReader(out[start:])).Decode(&list); jerr != nil {
 		t.Fatalf("ontime check -o json: %v: %s", jerr, out)
 	}
 	results = map[string]checkResult{}
