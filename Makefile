@@ -139,8 +139,10 @@ chart-package: $(HELM) ## Write $(DIST)/ontime-X.Y.Z.tgz: the chart for VERSION 
 publish: $(HELM) $(CRANE) ## Push what make release wrote for VERSION to REGISTRY: the image (tag VERSION, checked by digest), then the chart as an OCI artifact.
 	@[[ -f $(IMAGE_DIR)/digest && -f $(CHART_PACKAGE) && -f $(DIST)/install.yaml ]] || { echo "publish: no $(IMAGE_DIR)/digest, $(CHART_PACKAGE) or $(DIST)/install.yaml: make release VERSION=$(VERSION) REGISTRY=$(REGISTRY) first" >&2; exit 1; }
 	@grep -q "image: $(IMAGE_REPOSITORY):$(VERSION)@$$(cat $(IMAGE_DIR)/digest)" $(DIST)/install.yaml || { echo "publish: $(DIST)/install.yaml does not name $(IMAGE_REPOSITORY):$(VERSION)@$$(cat $(IMAGE_DIR)/digest): make release with REGISTRY=$(REGISTRY)" >&2; exit 1; }
-	@tar -xzOf $(CHART_PACKAGE) ontime/values.yaml | grep -q "^  digest: $$(cat $(IMAGE_DIR)/digest)$$" && \
-	  tar -xzOf $(CHART_PACKAGE) ontime/values.yaml | grep -q "^  repository: $(IMAGE_REPOSITORY)$$" || { echo "publish: $(CHART_PACKAGE) does not default to $(IMAGE_REPOSITORY)@$$(cat $(IMAGE_DIR)/digest): make release with REGISTRY=$(REGISTRY)" >&2; exit 1; }
+	@# Read whole, then searched: grep -q in a pipe would end tar early,
+	@# and pipefail would take tar's SIGPIPE for a failure.
+	@values=$$(tar -xzOf $(CHART_PACKAGE) ontime/values.yaml) && grep -q "^  digest: $$(cat $(IMAGE_DIR)/digest)$$" <<<"$$values" && \
+	  grep -q "^  repository: $(IMAGE_REPOSITORY)$$" <<<"$$values" || { echo "publish: $(CHART_PACKAGE) does not default to $(IMAGE_REPOSITORY)@$$(cat $(IMAGE_DIR)/digest): make release with REGISTRY=$(REGISTRY)" >&2; exit 1; }
 	@echo "==> pushing the image to $(IMAGE_REPOSITORY):$(VERSION)"
 	@pushed=$$($(CRANE) push --index $(IMAGE_DIR)/oci $(IMAGE_REPOSITORY):$(VERSION)) && echo "$$pushed" && \
 	  [[ $$pushed == "$(IMAGE_REPOSITORY)@$$(cat $(IMAGE_DIR)/digest)" ]] || { echo "publish: the registry holds another digest than $(IMAGE_DIR)/digest" >&2; exit 1; }
