@@ -153,6 +153,9 @@ func printUninstallPreview(out io.Writer, preview uninstallPreview) error {
 			fmt.Fprintln(out, "  "+job)
 		}
 	}
-	_, err := fmt.Fprintln(out, "\nTo keep the workloads, suspend the ScheduledJobs and let running Jobs finish, or convert them first (ontime convert --to cronjob); docs/install.md#uninstalling.")
+	// The garbage collector cannot resolve the owner of a Job whose
+	// owner's kind has gone: Jobs still there when the CRD goes stay.
+	fmt.Fprintln(out, "\nTo remove them, delete the ScheduledJobs before the CRD (kubectl delete sj --all -A --cascade=foreground): Jobs still there when the CRD goes are left behind.")
+	_, err := fmt.Fprintln(out, "To keep the workloads, suspend the ScheduledJobs and let running Jobs finish, or convert them first (ontime convert --to cronjob); docs/install.md#uninstalling.")
 	return err
 }
