@@ -1,7 +1,6 @@
 package docs
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -74,9 +73,5 @@ func TestGettingStartedIsRunnable(t *testing.T) {
 
 func write(t *testing.T, content string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "page.md")
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return framework.WriteTempFile(t, "page.md", content)
 }

@@ -19,16 +19,9 @@ var metricName = regexp.MustCompile(`"(ontime_[a-z_]+)"`)
 // when a row names a metric the code no longer has.
 func TestEveryMetricIsDocumented(t *testing.T) {
 	root := framework.RepoRoot()
-	page, err := os.ReadFile(filepath.Join(root, "docs", "operations.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := map[string]bool{}
-	for _, m := range regexp.MustCompile("(?m)^\\| `(ontime_[a-z_]+)[{`]").FindAllStringSubmatch(string(page), -1) {
-		rows[m[1]] = true
-	}
+	rows := namesOnPage(t, "operations.md", "(?m)^\\| `(ontime_[a-z_]+)[{`]")
 	defined := map[string]bool{}
-	err = filepath.WalkDir(filepath.Join(root, "internal"), func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(root, "internal"), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err
 		}
@@ -54,4 +47,19 @@ func TestEveryMetricIsDocumented(t *testing.T) {
 			t.Errorf("docs/operations.md documents %s, which the code does not define", name)
 		}
 	}
+}
+
+// namesOnPage reads docs/PAGE and returns what pattern's first group
+// matches in it.
+func namesOnPage(t *testing.T, page, pattern string) map[string]bool {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "docs", page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(string(text), -1) {
+		names[m[1]] = true
+	}
+	return names
 }

@@ -12,7 +12,6 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,14 +29,7 @@ const runbookBase = "https://github.com/ontime-dev/ontime/blob/main/docs/trouble
 // when an alert's runbook_url is not its section.
 func TestEveryReasonAndAlertHasASection(t *testing.T) {
 	root := framework.RepoRoot()
-	page, err := os.ReadFile(filepath.Join(root, "docs", "troubleshooting.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sections := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^### (\w+)\s*$`).FindAllStringSubmatch(string(page), -1) {
-		sections[m[1]] = true
-	}
+	sections := namesOnPage(t, "troubleshooting.md", `(?m)^### (\w+)\s*$`)
 	reasons := reasonsOf(t, filepath.Join(root, "api", "v1alpha1"))
 	alerts := alertsOf(t, filepath.Join(root, "config", "prometheus", "rules.yaml"))
 	if len(reasons) < 20 || len(alerts) < 5 {

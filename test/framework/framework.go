@@ -268,3 +268,14 @@ func ModuleDir(tb testing.TB, moduleVersion string) string {
 	}
 	return module.Dir
 }
+
+// WriteTempFile writes content to a file named name in a directory of the
+// test's own (removed after it) and returns its path.
+func WriteTempFile(tb testing.TB, name, content string) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}

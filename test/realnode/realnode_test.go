@@ -55,6 +55,7 @@ type env struct {
 	client  client.Client
 	ontime  string // the ontime CLI of the release, built from this checkout
 	helm    string
+	crane   string // the pinned crane, which serves the registry and pushes to it
 	// registry is where releases are published: HOST:PORT/ontime-dev on
 	// loopback, as ghcr.io/ontime-dev is for a real one.
 	registry string
@@ -91,7 +92,8 @@ func TestInstallOnRealNode(t *testing.T) {
 		"hack/real-node.sh", "up", cluster.Kubeconfig)
 
 	e := &env{cluster: cluster, client: framework.NewClient(t, cluster.Kubeconfig), helm: framework.Helm(t), nodeLogs: nodeLogs}
-	e.registry = startRegistry(t)
+	e.crane = cranePath(t)
+	e.registry = startRegistry(t, e.crane)
 	e.release = e.publish(t, version, "charts/ontime")
 	e.pauseImage = e.pushPauseImage(t)
 	e.ontime = filepath.Join(cluster.Work, "ontime")
@@ -289,11 +291,7 @@ spec:
 
 func writeFile(t *testing.T, content string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "object.yaml")
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return framework.WriteTempFile(t, "object.yaml", content)
 }
 
 // checkTriggeredRun triggers a ScheduledJob whose schedule is far away

@@ -25,9 +25,8 @@ var servingOn = regexp.MustCompile(`serving on port (\d+)`)
 // and returns where a release is published in it: HOST:PORT/ontime-dev, as
 // REGISTRY=ghcr.io/ontime-dev is for a real release. The node's containerd
 // pulls from it over plain HTTP, which it speaks to 127.0.0.1.
-func startRegistry(t *testing.T) string {
+func startRegistry(t *testing.T, crane string) string {
 	t.Helper()
-	crane := cranePath(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, crane, "registry", "serve", "--address", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
@@ -105,10 +104,9 @@ func (e *env) image(r release) string {
 // the sandboxes' copy of it is the node's own, imported when it starts.
 func (e *env) pushPauseImage(t *testing.T) string {
 	t.Helper()
-	crane := cranePath(t)
 	layout := strings.TrimSpace(framework.Command(t, nil, "hack/real-node.sh", "pause-layout"))
 	image := e.registry + "/pause:3.10"
-	framework.Command(t, nil, crane, "push", "--index", layout, image)
+	framework.Command(t, nil, e.crane, "push", "--index", layout, image)
 	return image
 }
 
