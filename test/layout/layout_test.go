@@ -28,13 +28,16 @@ const module = "github.com/ontime-dev/ontime/"
 var allowed = map[string][]string{
 	"cmd/ontime":          {"internal/controller", "internal/controller/recovery", "internal/webhook", "internal/scheme", "internal/spread", "internal/convert", "api/v1alpha1", "pkg/cron"},
 	"internal/controller": {"internal/controller/*", "internal/warmup", "api/v1alpha1"},
-	"internal/controller/*": {"internal/controller/owned", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
+	"internal/controller/*": {"internal/controller/owned", "internal/controller/owners", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
 		"api/v1alpha1", "pkg/cron"},
 	// The ScheduledJob controller asks the spread ledgers where a
 	// ScheduledJob is placed before it plans.
-	"internal/controller/scheduledjob": {"internal/controller/owned", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/controller/spreadledger", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
+	"internal/controller/scheduledjob": {"internal/controller/owned", "internal/controller/owners", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/controller/spreadledger", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
 		"api/v1alpha1", "pkg/cron"},
 	"internal/controller/owned": {"internal/warmup", "api/v1alpha1"},
+	// The one reconciler of every owner of warm-up: the loop, over each
+	// kind's plan.
+	"internal/controller/owners": {"internal/controller/warmupobjects", "internal/controller/recovery", "internal/warmup"},
 	// The one executor of warm-up, for every kind of owner.
 	"internal/controller/warmupobjects": {"internal/controller/owned", "internal/warmup", "api/v1alpha1"},
 	// Retrying after an API outage, for the controllers and the

@@ -7,10 +7,12 @@
 // events on it, and keeps the warm-up's state in one annotation of its own
 // (warmup.ontime.dev/state), where a ScheduledJob keeps it in its status.
 //
-// A reconcile has the ScheduledJob controller's shape: gather, decide
-// (decide, a pure function of what was gathered and now), carry out the
-// warm-up changes with the one executor both share
-// (warmupobjects.Executor), then write the state and emit the events once.
+// A CronJob is reconciled by the one reconciler of every owner of warm-up
+// (owners.Reconciler), as a ScheduledJob is: this package is its CronJob
+// kind. It gathers (gather), decides (decide, a pure function of what was
+// gathered and now), and records the state and the events once (Record);
+// the reconciler carries out the warm-up changes with the one executor.
+// There are no runs to start: kube-controller-manager starts them.
 package cronjobwarmup
 
 import (
@@ -19,21 +21,18 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller/owned"
-	"github.com/ontime-dev/ontime/internal/controller/recovery"
+	"github.com/ontime-dev/ontime/internal/controller/owners"
 	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
-	"github.com/ontime-dev/ontime/internal/wakeup"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
@@ -52,8 +51,11 @@ type Controller struct {
 	recorder  record.EventRecorder
 	// defaults are the controller-wide defaults of warm-up.
 	defaults v1alpha1.ControllerDefaults
-	// warmUp carries out warm-up's changes, for ScheduledJobs too.
+	// warmUp reads the CronJob's warm-up objects; the loop carries its
+	// warm-up changes out with it, as it does a ScheduledJob's.
 	warmUp *warmupobjects.Executor
+	// loop is the reconciler of every owner of warm-up, over this kind.
+	loop *owners.Reconciler[*batchv1.CronJob]
 	// written is the state this controller last wrote on each CronJob,
 	// for a cache that does not show the write yet.
 	written writtenStates
@@ -67,7 +69,9 @@ func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.
 	if warmUp == nil {
 		warmUp = warmupobjects.NewExecutor(kubeClient, nil)
 	}
-	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, defaults: defaults, warmUp: warmUp}
+	c := &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, defaults: defaults, warmUp: warmUp}
+	c.loop = owners.NewReconciler[*batchv1.CronJob](cronJobs{c}, kubeClient, clk, warmUp)
+	return c
 }
 
 // Name identifies the controller in logs and metrics.
@@ -83,19 +87,13 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 	if err := IndexJobs(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	retrier, err := recovery.AddRetrier(mgr)
-	if err != nil {
-		return err
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(c.Name()).
+	return c.loop.Register(mgr, owners.Registration{
+		Name:      c.Name(),
+		OwnerKind: kind,
 		// Its own state writes are not a change to look at.
-		For(&batchv1.CronJob{}, builder.WithPredicates(notOnlyStateWritten)).
-		Owns(&batchv1.Job{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(warmupobjects.PodOwner(kind))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		WatchesRawSource(retrier.Source()).
-		Complete(retrier.Reconciler(c))
+		Predicates: []predicate.Predicate{notOnlyStateWritten},
+		Options:    controller.Options{MaxConcurrentReconciles: workers},
+	})
 }
 
 // IndexJobs adds the index of Jobs by their CronJob that the controller
@@ -106,34 +104,7 @@ func IndexJobs(ctx context.Context, indexer client.FieldIndexer) error {
 
 // Reconcile brings one CronJob's warm-up up to date.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	cj := &batchv1.CronJob{}
-	if err := c.kubeClient.Get(ctx, req.NamespacedName, cj); err != nil {
-		if apierrors.IsNotFound(err) {
-			c.written.forget(req.NamespacedName) // its warm-up objects go with it
-		}
-		return reconcile.Result{}, client.IgnoreNotFound(err)
-	}
-	in, err := c.gather(ctx, cj)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	d := decide(in)
-	applied, execErr := c.warmUp.Execute(ctx, d.changes)
-	if err := c.writeState(ctx, cj, in.state, d.state); err != nil {
-		// What the plan found is found again by the retry; only what
-		// was done is reported now.
-		c.emit(cj, applied.Events())
-		return reconcile.Result{}, err
-	}
-	c.emit(cj, append(d.events, applied.Events()...))
-	d.observe()
-	requeueAfter := wakeup.Delay(in.now, d.wake)
-	if applied.Refused {
-		// Tried again soon, not at the backoff; kube-controller-manager
-		// starts the run whatever becomes of its warm-up.
-		requeueAfter = warmup.RetryAfterRefusal(requeueAfter)
-	}
-	return reconcile.Result{RequeueAfter: requeueAfter}, execErr
+	return c.loop.Reconcile(ctx, req)
 }
 
 // gathered is what deciding about a CronJob's warm-up reads.
@@ -158,8 +129,8 @@ type gathered struct {
 // gather reads the CronJob's warm-up objects (Executor.Gather, as for a
 // ScheduledJob), Jobs and state, and the pods of the run whose start is
 // being measured.
-func (c *Controller) gather(ctx context.Context, cj *batchv1.CronJob) (gathered, error) {
-	in := gathered{cj: cj, state: c.written.stateOf(cj), meaning: meaningOf(cj, c.defaults), now: c.clock.Now()}
+func (c *Controller) gather(ctx context.Context, cj *batchv1.CronJob, now time.Time) (gathered, error) {
+	in := gathered{cj: cj, state: c.written.stateOf(cj), meaning: meaningOf(cj, c.defaults), now: now}
 	var wanted v1alpha1.WarmUpStrategy
 	if w := in.meaning.warmUp; w != nil {
 		wanted = w.Strategy

@@ -14,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller/owned"
@@ -24,27 +22,28 @@ import (
 )
 
 // Carrying out a plan, in the order the invariants of docs/reliability.md
-// ("Exactly once") need: claims, runs, warm-up, the trigger, the status,
-// then history cleanup.
+// ("Exactly once") need: claims and runs (StartRuns), warm-up (the loop,
+// owners.Reconciler), then the trigger's removal, the status and only then
+// the history cleanup (Record).
 
-// carryOut carries out the plan in the order the invariants need: claims,
-// the runs, warm-up, the trigger's removal, the status, and only then the
-// history cleanup. When it started a scheduled run it may stop after the
-// runs and leave the rest to the next reconcile (deferStatus).
-func (c *Controller) carryOut(ctx context.Context, key types.NamespacedName, p planned, now time.Time) (reconcile.Result, error) {
-	results, err := c.claim(ctx, key, &p)
+// StartRuns writes the claims of the plan's Forbid runs, then creates the
+// runs' Jobs. When it started a scheduled run it stops there and leaves
+// the rest to the next reconcile (deferStatus).
+func (p *runPlan) StartRuns(ctx context.Context) (stop bool, err error) {
+	claims, err := p.c.claim(ctx, p.key, &p.planned)
 	if err != nil {
-		return reconcile.Result{}, err
+		return true, err
 	}
-	started, runErr := c.startRuns(ctx, p.sj, p.plan)
-	results = append(results, started...)
-	requeueAfter := c.remaining(now, p.plan.RequeueAfter)
-	if runErr == nil && p.placeErr == nil && !p.plan.ConsumeTrigger && startedScheduledRun(results) {
-		outcome := p.plan.Finish(results...)
-		c.emit(p.sj, outcome.Events)
-		return c.deferStatus(p.sj, outcome, requeueAfter), nil
+	started, runErr := p.c.startRuns(ctx, p.sj, p.plan)
+	p.results = append(claims, started...)
+	if runErr == nil && p.placeErr == nil && !p.plan.ConsumeTrigger && startedScheduledRun(p.results) {
+		outcome := p.plan.Finish(p.results...)
+		p.c.emit(p.sj, outcome.Events)
+		p.c.deferStatus(p.sj, outcome)
+		p.deferred = true
+		return true, nil
 	}
-	return c.finish(ctx, key, p, results, runErr, requeueAfter)
+	return false, runErr
 }
 
 // claim writes the status that claims the plan's Forbid runs, if any, and
@@ -60,19 +59,18 @@ func (c *Controller) claim(ctx context.Context, key types.NamespacedName, p *pla
 	return claims, c.refresh(ctx, key, p)
 }
 
-// finish carries out the rest of the plan after its runs: warm-up, the
-// trigger's removal, the status, then the history cleanup.
-func (c *Controller) finish(ctx context.Context, key types.NamespacedName, p planned, results []planner.Result, runErr error, requeueAfter time.Duration) (reconcile.Result, error) {
-	plan := p.plan
-	warm, warmErr := c.warmUp.Execute(ctx, plan.WarmUp)
-	results = append(results, planner.WarmUpApplied(warm))
-	if warm.Refused {
-		requeueAfter = warmup.RetryAfterRefusal(requeueAfter)
-	}
-	if runErr == nil && warmErr == nil && plan.ConsumeTrigger {
-		runErr = c.consumeTrigger(ctx, p.sj)
-		if err := c.refresh(ctx, key, &p); err != nil {
-			return reconcile.Result{}, err
+// Record carries out the rest of the plan after its runs and warm-up:
+// the trigger's removal, the status, then the history cleanup. failed is
+// the runs' or warm-up's error: a trigger is removed only when its run
+// started and nothing failed.
+func (p *runPlan) Record(ctx context.Context, warm warmup.Applied, failed error) error {
+	c, plan := p.c, p.plan
+	results := append(p.results, planner.WarmUpApplied(warm))
+	var consumeErr error
+	if failed == nil && plan.ConsumeTrigger {
+		consumeErr = c.consumeTrigger(ctx, p.sj)
+		if err := c.refresh(ctx, p.key, &p.planned); err != nil {
+			return err
 		}
 	}
 	outcome := plan.Finish(results...)
@@ -81,21 +79,17 @@ func (c *Controller) finish(ctx context.Context, key types.NamespacedName, p pla
 		// What the plan found (SawCompletedJob, MissSchedule, …) is found
 		// again by the retry; only what was done is reported now.
 		c.emit(p.sj, plan.ResultEvents(results...))
-		return reconcile.Result{}, err
+		return err
 	}
 	c.emit(p.sj, outcome.Events)
-	c.known.undefer(key)
+	c.known.undefer(p.key)
 	if written {
 		recordMetrics(outcome)
 	}
 	// The status just written records every run whose Job goes now.
 	cleaned := c.deleteHistory(ctx, p.sj, plan)
 	c.emit(p.sj, plan.Finish(append(results, cleaned...)...).Events[len(outcome.Events):])
-	if err := cmp.Or(runErr, warmErr, p.placeErr); err != nil {
-		return reconcile.Result{}, err
-	}
-	log.FromContext(ctx).V(1).Info("reconciled", "requeueAfter", requeueAfter, "active", len(outcome.Status.Active))
-	return reconcile.Result{RequeueAfter: requeueAfter}, nil
+	return cmp.Or(failed, consumeErr, p.placeErr)
 }
 
 // refresh views the ScheduledJob again after the reconcile wrote to it:
@@ -231,13 +225,9 @@ const statusDeferral = time.Second
 // Job carries its scheduled time, from which the next leader rebuilds
 // status. The metrics count the outcome now, as the remembered status says
 // it is counted.
-func (c *Controller) deferStatus(sj *v1alpha1.ScheduledJob, outcome planner.Outcome, requeueAfter time.Duration) reconcile.Result {
+func (c *Controller) deferStatus(sj *v1alpha1.ScheduledJob, outcome planner.Outcome) {
 	c.known.deferStatus(sj, outcome.Status)
 	recordMetrics(outcome)
-	if requeueAfter == 0 || requeueAfter > statusDeferral {
-		requeueAfter = statusDeferral
-	}
-	return reconcile.Result{RequeueAfter: requeueAfter}
 }
 
 // emit records events on the ScheduledJob.

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -16,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/owners"
 	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
 	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 	"github.com/ontime-dev/ontime/internal/planner"
@@ -32,9 +32,8 @@ type Controller struct {
 	// known holds what this controller read or wrote of each ScheduledJob
 	// that its cache may not show yet.
 	known knownObjects
-	// reconciled are the ScheduledJobs reconciled since the controller
-	// started (types.NamespacedName -> struct{}).
-	reconciled sync.Map
+	// loop is the reconciler of every owner of warm-up, over this kind.
+	loop *owners.Reconciler[*v1alpha1.ScheduledJob]
 	// listed are the namespaces whose ScheduledJobs it has listed from the
 	// API server (string -> *namespaceListing).
 	listed sync.Map
@@ -47,7 +46,8 @@ type Controller struct {
 	// undecodable are the ScheduledJobs stored with values this version
 	// cannot decode, reported and left alone.
 	undecodable undecodables
-	// warmUp carries out warm-up's changes, for CronJobs too.
+	// warmUp reads the ScheduledJob's warm-up objects; the loop carries
+	// its warm-up changes out with it, as it does a CronJob's.
 	warmUp *warmupobjects.Executor
 }
 
@@ -73,53 +73,20 @@ func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.
 	if warmUp == nil {
 		warmUp = warmupobjects.NewExecutor(kubeClient, nil)
 	}
-	return &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, earlyStartImage: opts.EarlyStartImage, defaults: opts.Defaults,
+	c := &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, earlyStartImage: opts.EarlyStartImage, defaults: opts.Defaults,
 		ledgers: spreadledger.NewStore(kubeClient, apiReader, opts.SpreadNamespace), warmUp: warmUp}
+	c.loop = owners.NewReconciler[*v1alpha1.ScheduledJob](kind{c}, kubeClient, clk, warmUp)
+	return c
 }
 
 // Name identifies the controller in logs and metrics.
 func (c *Controller) Name() string { return "scheduledjob.run" }
 
-// Reconcile brings one ScheduledJob up to date. Its steps keep the
-// invariants of docs/reliability.md ("Exactly once"): a run is started
-// only from a status confirmed with the API server since this controller
-// started; a Forbid run is claimed in status before its Job is created;
-// and the status recording every run is written before any of their Jobs
-// is deleted for history.
+// Reconcile brings one ScheduledJob up to date, with the one reconciler of
+// every owner of warm-up (owners.Reconciler): this package is its
+// ScheduledJob kind (kind.go).
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	cached := &v1alpha1.ScheduledJob{}
-	if err := c.kubeClient.Get(ctx, req.NamespacedName, cached); err != nil {
-		if apierrors.IsNotFound(err) {
-			c.known.forget(req.NamespacedName)
-			c.undecodable.forget(req.NamespacedName)
-			c.reconciled.Delete(req.NamespacedName)
-			return reconcile.Result{}, c.ledgers.ForgetDeleted(ctx, req.NamespacedName)
-		}
-		return reconcile.Result{}, err
-	}
-	if cached.DecodeError != "" {
-		c.undecodable.report(ctx, c, cached)
-		return reconcile.Result{}, nil
-	}
-	c.undecodable.forget(req.NamespacedName)
-	now := c.clock.Now()
-	p, err := c.plan(ctx, cached, now, false)
-	if err == nil && needsConfirmation(p.plan) && !c.known.isConfirmed(req.NamespacedName) {
-		p, err = c.confirm(ctx, cached, now)
-	}
-	if err == nil && p.sj != nil && p.plan.Reports(v1alpha1.ReasonMissingJob) {
-		// A Job reported missing is one the API server does not have; what
-		// replaced it, if anything, must not be judged from a cache behind.
-		p, err = c.plan(ctx, cached, now, true)
-	}
-	if err != nil || p.sj == nil {
-		return reconcile.Result{}, err
-	}
-	result, err := c.carryOut(ctx, req.NamespacedName, p, now)
-	if err == nil {
-		c.reconciled.Store(req.NamespacedName, struct{}{})
-	}
-	return result, err
+	return c.loop.Reconcile(ctx, req)
 }
 
 // planned is a plan and what it was made from: the ScheduledJob as the API
@@ -174,17 +141,5 @@ func (c *Controller) view(ctx context.Context, key types.NamespacedName) (stored
 // ScheduledJob since it started: the standby of the same replica leaves it
 // to the controller from then on.
 func (c *Controller) Reconciled(key types.NamespacedName) bool {
-	_, ok := c.reconciled.Load(key)
-	return ok
-}
-
-// remaining is what is left of the plan's requeue delay, planned at now,
-// once the reconcile's requests are done: the wake-up then comes at the
-// planned time however long they took, and the ScheduledJobs due at one
-// instant come due together.
-func (c *Controller) remaining(now time.Time, requeueAfter time.Duration) time.Duration {
-	if requeueAfter == 0 {
-		return 0
-	}
-	return max(requeueAfter-c.clock.Since(now), time.Millisecond)
+	return c.loop.Reconciled(key)
 }

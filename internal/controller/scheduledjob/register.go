@@ -18,9 +18,8 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller/owned"
-	"github.com/ontime-dev/ontime/internal/controller/recovery"
+	"github.com/ontime-dev/ontime/internal/controller/owners"
 	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
-	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 )
 
 // Registration: what the controller watches, its RBAC, its indexes and
@@ -47,33 +46,26 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 	}); err != nil {
 		return err
 	}
-	retrier, err := recovery.AddRetrier(mgr)
-	if err != nil {
-		return err
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(c.Name()).
+	return c.loop.Register(mgr, owners.Registration{
+		Name:      c.Name(),
+		OwnerKind: "ScheduledJob",
 		// Status writes change neither generation nor annotations, so they
 		// do not trigger another reconcile (upstream re-syncs on every one
 		// of its own status updates).
-		For(&v1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Owns(&batchv1.Job{}).
-		// Warm-up pods only: the manager's cache holds no other pods.
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(warmupobjects.PodOwner("ScheduledJob"))).
-		// A measurement of a lead pool's provisioning time: its peers'
-		// next warm-ups may begin earlier or later.
-		Watches(&v1alpha1.ScheduledJob{}, handler.EnqueueRequestsFromMapFunc(c.leadPeersOf), builder.WithPredicates(leadMeasured)).
-		// Spread groups' ledgers: a rebalance moves their members.
-		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(spreadledger.Members), builder.WithPredicates(spreadledger.Rebalanced)).
-		WithOptions(controller.Options{
+		Predicates: []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})},
+		Options: controller.Options{
 			MaxConcurrentReconciles: workers,
 			RateLimiter:             FailureBackoff(),
-		}).
-		// After an API outage, the failed reconciles are retried when the
-		// API server answers, not up to 30 s later.
-		WatchesRawSource(retrier.Source()).
-		Complete(retrier.Reconciler(c))
+		},
+		Watch: func(b *builder.Builder) *builder.Builder {
+			return b.
+				// A measurement of a lead pool's provisioning time: its
+				// peers' next warm-ups may begin earlier or later.
+				Watches(&v1alpha1.ScheduledJob{}, handler.EnqueueRequestsFromMapFunc(c.leadPeersOf), builder.WithPredicates(leadMeasured)).
+				// Spread groups' ledgers: a rebalance moves their members.
+				Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(spreadledger.Members), builder.WithPredicates(spreadledger.Rebalanced))
+		},
+	})
 }
 
 // FailureBackoff retries a failed reconcile quickly and never waits longer
