@@ -80,9 +80,14 @@ func ScheduledJobJobs(ctx context.Context, cached, live client.Reader, sj *v1alp
 		cachedNames[list.Items[i].Name] = true
 	}
 	for _, ref := range recorded {
-		// A claim (no UID) names a Job that may not exist yet: the
-		// planner creates it, or finds it by name when the create fails.
-		if cachedNames[ref.Name] || ref.UID == "" {
+		// A claim (no UID) names a Job that may not exist yet, and is read
+		// all the same: one that does is a run under way, whatever the
+		// status says of it. Its claimer may have died between creating it
+		// and recording it, after removing the trigger a triggered run
+		// served, and a claim without its request looks like one replaced
+		// by hand: from a cache behind, it would no longer block a Forbid
+		// run.
+		if cachedNames[ref.Name] {
 			continue
 		}
 		job := &batchv1.Job{}

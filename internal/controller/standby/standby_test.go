@@ -368,3 +368,41 @@ func (c *refusingCreates) CreateJob(ctx context.Context, job *batchv1.Job) error
 	}
 	return c.Cluster.CreateJob(ctx, job)
 }
+
+// TestStandbyReadsAClaimedJobLive: a leader claimed a triggered Forbid
+// run, created its Job, removed the trigger and died before recording the
+// Job's UID. A standby whose cache does not show that Job yet must not
+// take the claim, now without its request, for one replaced by hand: it
+// reads the Job live, finds it running, and starts nothing beside it.
+func TestStandbyReadsAClaimedJobLive(t *testing.T) {
+	sj := scheduledJob(v1alpha1.ForbidConcurrent)
+	triggered := sj.TriggeredJobName("request-1")
+	sj.Status.Active = []corev1.ObjectReference{{Kind: "Job", Namespace: "ns", Name: triggered}}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: triggered, UID: "job-uid",
+		Labels:          map[string]string{v1alpha1.ScheduledJobLabel: sj.Name},
+		Annotations:     map[string]string{v1alpha1.TriggerAnnotation: "request-1"},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sj, v1alpha1.GroupVersion.WithKind("ScheduledJob"))}}}
+	w := newWorld(t, sj, job)
+	w.standby.cluster = NewCluster(jobsHidden{Client: w.client, name: triggered}, w.client)
+	w.reconcileAt(t, run.Add(time.Second))
+	if jobs := w.jobs(t); len(jobs) != 1 {
+		t.Errorf("%d Jobs, want only the triggered run's: a Forbid run started beside it", len(jobs))
+	}
+}
+
+// jobsHidden is a cache behind the API server: it lists the Jobs without
+// the one named.
+type jobsHidden struct {
+	client.Client
+	name string
+}
+
+func (c jobsHidden) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := c.Client.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	if jobs, ok := list.(*batchv1.JobList); ok {
+		jobs.Items = slices.DeleteFunc(jobs.Items, func(job batchv1.Job) bool { return job.Name == c.name })
+	}
+	return nil
+}
