@@ -176,6 +176,10 @@ func runController(ctx context.Context, opts controllerOptions) error {
 		return err
 	}
 	config.QPS, config.Burst = opts.qps, opts.burst
+	// Every request of the process goes through it: the caches' watches
+	// too, whose failures say the cache may be behind.
+	registration.Unanswered = recovery.NewUnanswered(clock.RealClock{})
+	config.Wrap(registration.Unanswered.Wrap)
 	if err := waitForAPI(ctx, config, opts.probeAddress); err != nil {
 		return err
 	}

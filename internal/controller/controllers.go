@@ -21,6 +21,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller/cronjobwarmup"
+	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
 	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
 	"github.com/ontime-dev/ontime/internal/controller/standby"
@@ -55,6 +56,11 @@ type Options struct {
 	// LeaderLease, with StandbyGrace, is the leader election Lease: while
 	// it is released the standby acts at once (nil: it always waits).
 	LeaderLease *types.NamespacedName
+	// Unanswered, wrapped around the manager's transport, says when the
+	// API server last failed to answer the process: for a while after, a
+	// run Forbid holds back is judged from the API server's Jobs, not the
+	// cache (nil: always from the cache).
+	Unanswered *recovery.Unanswered
 }
 
 // Leader election keeps a Lease, and records events, in the manager's
@@ -146,7 +152,8 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 	}
 	warmUp := warmupobjects.NewExecutor(mgr.GetClient(), buffers)
 	scheduledJobs := scheduledjob.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("scheduledjob-controller"),
-		scheduledjob.Options{EarlyStartImage: opts.EarlyStartImage, SpreadNamespace: opts.SpreadNamespace, Defaults: opts.Defaults(), WarmUpObjects: warmUp})
+		scheduledjob.Options{EarlyStartImage: opts.EarlyStartImage, SpreadNamespace: opts.SpreadNamespace, Defaults: opts.Defaults(), WarmUpObjects: warmUp,
+			Unanswered: opts.Unanswered})
 	if err := scheduledJobs.Register(ctx, mgr, opts.Workers); err != nil {
 		return err
 	}

@@ -147,6 +147,9 @@ func TestForbidWaitsThenStartsLate(t *testing.T) {
 	if plan.Create != nil {
 		t.Fatalf("created %s while Forbid holds the run back", plan.Create.Job.Name)
 	}
+	if !plan.Held.Equal(topOfTheHour) {
+		t.Errorf("Held %v, want the run at 10:00", plan.Held)
+	}
 	if got := strings.Join(reasons(out), ","); got != v1alpha1.ReasonJobAlreadyActive {
 		t.Errorf("events %s, want JobAlreadyActive", got)
 	}
@@ -170,6 +173,9 @@ func TestForbidWaitsThenStartsLate(t *testing.T) {
 	plan = Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{finished}, Now: topOfTheHour.Add(5 * time.Minute)})
 	if plan.Create == nil || plan.Create.Job.Name != "mycronjob-24394200" {
 		t.Fatalf("the waiting run did not start: %+v", plan.Create)
+	}
+	if !plan.Held.IsZero() {
+		t.Errorf("Held %v once the run before finished", plan.Held)
 	}
 	// Had it finished after the deadline, the run would be recorded missed.
 	plan = Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{finished}, Now: topOfTheHour.Add(11 * time.Minute)})

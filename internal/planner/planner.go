@@ -91,6 +91,10 @@ type Plan struct {
 	StandbyUntil time.Time
 	// ConsumeTrigger removes the trigger annotation (handled or refused).
 	ConsumeTrigger bool
+	// Held is the due run that concurrencyPolicy Forbid holds back until
+	// the active one finishes (zero: none). It starts on that Job's
+	// update, which a cache behind the API server may not show in time.
+	Held time.Time
 	// WarmUp are the placeholder pods and CapacityBuffers to create and
 	// delete.
 	WarmUp warmup.Changes
@@ -191,7 +195,7 @@ func Compute(in Input) Plan {
 	runDecision := decideRuns(in, spec, invalid.spec, observed, status)
 	setActive(&status, withoutClaims(status.Active, runDecision.droppedClaims...))
 	recordMissed(&status, runDecision.lastMissed)
-	plan.Create, plan.Early, plan.readiness = runDecision.create, runDecision.early, runDecision.readiness
+	plan.Create, plan.Early, plan.Held, plan.readiness = runDecision.create, runDecision.early, runDecision.held, runDecision.readiness
 	if plan.Create != nil {
 		plan.StandbyUntil = standbyUntil(spec.schedule, plan.Create.Scheduled)
 	}
@@ -253,6 +257,8 @@ type runsDecision struct {
 	// remove from status.active; lastMissed is the latest run found missed.
 	droppedClaims []string
 	lastMissed    time.Time
+	// held is the due run Forbid holds back.
+	held time.Time
 }
 
 // decideRuns decides about the scheduled runs: none while the ScheduledJob
@@ -287,6 +293,7 @@ func decideRuns(in Input, spec specSchedule, invalid field.ErrorList, observed o
 		due := s.decideDueRun(handledUntil(sj, status.LastScheduleTime, later(status.LastMissedTime, d.lastMissed)))
 		d.lastMissed = latest(d.lastMissed, due.record(d.missed))
 		d.create, d.replace, d.events = due.create, due.replace, append(d.events, due.events...)
+		d.held = due.blocked
 		next := s.announce(due.blocked, status.LastScheduleTime)
 		d.readiness, d.wake = next.readiness, append(d.wake, next.wake...)
 		if next.eventIfChanged != nil && next.readiness.changes(&sj.Status) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller/owners"
+	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
 	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 	"github.com/ontime-dev/ontime/internal/planner"
@@ -46,6 +47,9 @@ type Controller struct {
 	// undecodable are the ScheduledJobs stored with values this version
 	// cannot decode, reported and left alone.
 	undecodable undecodables
+	// unanswered says when the API server last failed to answer this
+	// process (nil: never).
+	unanswered *recovery.Unanswered
 	// warmUp reads the ScheduledJob's warm-up objects; the loop carries
 	// its warm-up changes out with it, as it does a CronJob's.
 	warmUp *warmupobjects.Executor
@@ -61,6 +65,9 @@ type Options struct {
 	// SpreadNamespace is the namespace of the Balanced spread groups'
 	// ConfigMaps: the controller's own.
 	SpreadNamespace string
+	// Unanswered records when the API server last failed to answer the
+	// process (nil: the controller never suspects its cache is behind).
+	Unanswered *recovery.Unanswered
 	// WarmUpObjects is the process's executor of warm-up (one
 	// CapacityBuffer discovery cache for every controller); nil warms up
 	// without CapacityBuffers.
@@ -74,7 +81,7 @@ func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.
 		warmUp = warmupobjects.NewExecutor(kubeClient, nil)
 	}
 	c := &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, earlyStartImage: opts.EarlyStartImage, defaults: opts.Defaults,
-		ledgers: spreadledger.NewStore(kubeClient, apiReader, opts.SpreadNamespace), warmUp: warmUp}
+		ledgers: spreadledger.NewStore(kubeClient, apiReader, opts.SpreadNamespace), warmUp: warmUp, unanswered: opts.Unanswered}
 	c.loop = owners.NewReconciler[*v1alpha1.ScheduledJob](kind{c}, kubeClient, clk, warmUp)
 	return c
 }

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/planner"
 	"github.com/ontime-dev/ontime/internal/testenv"
 )
@@ -579,4 +580,77 @@ func (c *failingJobCreates) Create(ctx context.Context, obj client.Object, opts 
 		return apierrors.NewInternalError(errors.New("rpc error: code = Unavailable desc = error reading from server"))
 	}
 	return c.Client.Create(ctx, obj, opts...)
+}
+
+// TestForbidAfterAnOutageAsksTheAPIServer: after an outage, a replica's
+// cache can show a Job running for up to a minute after it finished (its
+// watch waits out client-go's backoff). While the API server failed to
+// answer the process recently, a run Forbid holds back is judged from the
+// API server's Jobs, and looked at again every second; otherwise from the
+// cache, waiting for the Job's update.
+func TestForbidAfterAnOutageAsksTheAPIServer(t *testing.T) {
+	for name, tc := range map[string]struct {
+		outageAgo time.Duration // 0: none
+		running   bool          // the Job has not finished
+		started   bool
+		// recheck: the held run is looked at again within heldRecheck.
+		recheck bool
+	}{
+		"no outage: the cache is trusted":                     {},
+		"an outage 30 s ago: the API server's Jobs":           {outageAgo: 30 * time.Second, started: true},
+		"an outage 30 s ago, the Job still runs: again in 1s": {outageAgo: 30 * time.Second, running: true, recheck: true},
+		"an outage long ago: the cache is trusted":            {outageAgo: recovery.CacheCatchUp + time.Second},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ns := newNamespace(t)
+			sj := newScheduledJob(ns, "forbidden", "* * * * *")
+			sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
+			create(t, sj)
+			sj = get(t, sj)
+			run := firstRun(sj)
+			reconcileAt(t, sj, run.Add(100*time.Millisecond))
+			first := jobs(t, ns)[0]
+			running := first.DeepCopy()
+			if !tc.running {
+				finish(t, &first, true, run.Add(70*time.Second))
+			}
+
+			opts := testOptions
+			now := run.Add(75 * time.Second)
+			if tc.outageAgo > 0 {
+				opts.Unanswered = recovery.NewUnanswered(env.Clock)
+				env.Clock.SetTime(now.Add(-tc.outageAgo))
+				opts.Unanswered.Failed()
+			}
+			behind := NewController(staleJobs{Client: env.Cached, stale: running}, env.Reader, env.Clock, env.Recorder, opts)
+			result := reconcileWith(t, behind, get(t, sj), now)
+			if started := len(jobs(t, ns)) == 2; started != tc.started {
+				t.Errorf("the held run started: %v, want %v", started, tc.started)
+			}
+			if recheck := result.RequeueAfter <= heldRecheck; !tc.started && recheck != tc.recheck {
+				t.Errorf("requeue after %v: a held run is looked at again every %v only after an outage", result.RequeueAfter, heldRecheck)
+			}
+		})
+	}
+}
+
+// staleJobs is a cache behind the API server: it lists one Job as it was
+// before it finished.
+type staleJobs struct {
+	client.Client
+	stale *batchv1.Job
+}
+
+func (c staleJobs) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := c.Client.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	if jobs, ok := list.(*batchv1.JobList); ok {
+		for i := range jobs.Items {
+			if jobs.Items[i].UID == c.stale.UID {
+				jobs.Items[i] = *c.stale.DeepCopy()
+			}
+		}
+	}
+	return nil
 }

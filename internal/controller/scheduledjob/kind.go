@@ -9,6 +9,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller/owners"
+	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/planner"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
@@ -41,8 +42,16 @@ func (k kind) Plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.
 	}
 	k.undecodable.forget(key)
 	p, err := k.plan(ctx, cached, now, false)
+	liveJobs := false
+	if err == nil && p.sj != nil && !p.plan.Held.IsZero() && k.cacheMayBeBehind(now) {
+		// Forbid holds a due run back for a Job the cache shows running,
+		// and the cache may be behind after an outage: whether that Job
+		// has finished is asked of the API server.
+		liveJobs = true
+		p, err = k.plan(ctx, cached, now, liveJobs)
+	}
 	if err == nil && needsConfirmation(p.plan) && !k.known.isConfirmed(key) {
-		p, err = k.confirm(ctx, cached, now)
+		p, err = k.confirm(ctx, cached, now, liveJobs)
 	}
 	if err == nil && p.sj != nil && p.plan.Reports(v1alpha1.ReasonMissingJob) {
 		// A Job reported missing is one the API server does not have; what
@@ -52,7 +61,19 @@ func (k kind) Plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.
 	if err != nil || p.sj == nil {
 		return nil, err
 	}
-	return &runPlan{c: k.Controller, key: key, planned: p}, nil
+	return &runPlan{c: k.Controller, key: key, planned: p, recheckHeld: !p.plan.Held.IsZero() && k.cacheMayBeBehind(now)}, nil
+}
+
+// heldRecheck is how often a run Forbid holds back is looked at again
+// while the cache may be behind (cacheMayBeBehind): the update of the Job
+// it waits for may not reach the cache before the run's minute is over.
+const heldRecheck = time.Second
+
+// cacheMayBeBehind reports whether the API server failed to answer this
+// process recently enough that a cache's watch may not have caught up yet
+// (recovery.CacheCatchUp).
+func (c *Controller) cacheMayBeBehind(now time.Time) bool {
+	return c.unanswered.Within(now, recovery.CacheCatchUp)
 }
 
 // runPlan is a ScheduledJob's plan as the loop carries it out
@@ -66,15 +87,30 @@ type runPlan struct {
 	// deferred is set when the runs were started and the status left to
 	// the next reconcile (deferStatus).
 	deferred bool
+	// recheckHeld looks again at a held run soon: the cache may not show
+	// the Job it waits for finishing.
+	recheckHeld bool
 }
 
 func (p *runPlan) WarmUp() warmup.Changes { return p.plan.WarmUp }
 
 // Wake is the plan's requeue, bounded by statusDeferral when the status
-// was deferred.
+// was deferred, and by heldRecheck when a held run is looked at again.
 func (p *runPlan) Wake() time.Duration {
-	if p.deferred && (p.plan.RequeueAfter == 0 || p.plan.RequeueAfter > statusDeferral) {
-		return statusDeferral
+	wake := p.plan.RequeueAfter
+	if p.deferred {
+		wake = atMost(wake, statusDeferral)
 	}
-	return p.plan.RequeueAfter
+	if p.recheckHeld {
+		wake = atMost(wake, heldRecheck)
+	}
+	return wake
+}
+
+// atMost bounds a wake-up delay (0: none) by bound.
+func atMost(wake, bound time.Duration) time.Duration {
+	if wake == 0 || wake > bound {
+		return bound
+	}
+	return wake
 }
