@@ -17,10 +17,10 @@ import (
 // confirm reads the ScheduledJob from the API server and plans again: the
 // first run this controller starts for it, or Job it reports missing, must
 // be planned from a status no older than what the last leader wrote (a nil
-// sj: it is gone). liveJobs plans again from the API server's Jobs, as the
-// plan being confirmed was. The first time, it lists the whole namespace instead:
+// sj: it is gone). read says where the Jobs are read from, as for the plan
+// being confirmed. The first time, it lists the whole namespace instead:
 // a new leader confirms all its ScheduledJobs with one request.
-func (c *Controller) confirm(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time, liveJobs bool) (planned, error) {
+func (c *Controller) confirm(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time, read jobsRead) (planned, error) {
 	key := client.ObjectKeyFromObject(cached)
 	if err := c.confirmNamespace(ctx, cached.Namespace); err != nil {
 		return planned{}, err
@@ -35,7 +35,7 @@ func (c *Controller) confirm(ctx context.Context, cached *v1alpha1.ScheduledJob,
 	if !c.known.isConfirmed(key) {
 		return planned{}, nil // gone, or re-created: the next reconcile sees it
 	}
-	return c.plan(ctx, cached, now, liveJobs)
+	return c.plan(ctx, cached, now, read)
 }
 
 // confirmNamespace lists the namespace's ScheduledJobs from the API server

@@ -109,12 +109,12 @@ type planned struct {
 // plan gathers what the planner reads and plans. It reads the ScheduledJob
 // from the cache again: the copy the reconcile began with may be older
 // than one the controller has since forgotten because the cache caught up.
-func (c *Controller) plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time, liveJobs bool) (planned, error) {
+func (c *Controller) plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time, read jobsRead) (planned, error) {
 	stored, sj, err := c.view(ctx, client.ObjectKeyFromObject(cached))
 	if err != nil || sj.UID != cached.UID || sj.DecodeError != "" {
 		return planned{}, client.IgnoreNotFound(err) // gone or replaced: the next reconcile
 	}
-	in, err := c.gather(ctx, sj, now, liveJobs)
+	in, err := c.gather(ctx, sj, now, read)
 	if err != nil {
 		return planned{}, err
 	}

@@ -19,10 +19,25 @@ import (
 // Gathering: what the planner reads, from the cache, and from the API
 // server where a cache behind would mislead it.
 
+// jobsRead says where a plan reads a ScheduledJob's Jobs from.
+type jobsRead int
+
+const (
+	// cachedJobs: the cache, and the API server for the Jobs status.active
+	// names that the cache lacks (owned.ScheduledJobJobs).
+	cachedJobs jobsRead = iota
+	// liveActiveJobs: as cachedJobs, then the Jobs the cache shows
+	// running that status.active names are read again from the API
+	// server, one by name: whether a held run may start.
+	liveActiveJobs
+	// liveJobs: every Job from the API server (a Job reported missing).
+	liveJobs
+)
+
 // gather reads what the planner looks at: the ScheduledJob's Jobs, its
 // warm-up pods, and the pods of the run whose start is being measured.
-func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time, liveJobs bool) (planner.Input, error) {
-	in, err := c.gatherRuns(ctx, sj, now, liveJobs)
+func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time, read jobsRead) (planner.Input, error) {
+	in, err := c.gatherRuns(ctx, sj, now, read)
 	if err != nil {
 		return in, err
 	}
@@ -43,13 +58,16 @@ func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now 
 
 // gatherRuns reads what deciding the runs needs: the ScheduledJob's Jobs and
 // the ScheduledJobs whose warm-up leads it learns from.
-func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time, liveJobs bool) (planner.Input, error) {
+func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time, read jobsRead) (planner.Input, error) {
 	in := planner.Input{ScheduledJob: sj, Now: now, EarlyStartImage: c.earlyStartImage, Defaults: c.defaults}
 	var cached client.Reader = c.kubeClient
-	if liveJobs {
+	if read == liveJobs {
 		cached = liveOwnedJobs{Reader: c.apiReader, name: sj.Name}
 	}
 	jobs, err := owned.ScheduledJobJobs(ctx, cached, c.apiReader, sj, sj.Status.Active)
+	if err == nil && read == liveActiveJobs {
+		jobs, err = c.liveActive(ctx, sj, jobs)
+	}
 	if err != nil {
 		c.emit(sj, []planner.Event{planner.FailedGetEvent(err)})
 		return in, err
@@ -87,6 +105,33 @@ func (r liveOwnedJobs) List(ctx context.Context, list client.ObjectList, opts ..
 		}
 	}
 	return nil
+}
+
+// liveActive reads again from the API server each Job that status.active
+// lists and the cache shows running: one GET by name each, where a list
+// of the namespace's Jobs would read them all. A Job the API server no
+// longer has is left out, as a deleted one is.
+func (c *Controller) liveActive(ctx context.Context, sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job) ([]*batchv1.Job, error) {
+	recorded := map[types.UID]bool{}
+	for _, ref := range sj.Status.Active {
+		recorded[ref.UID] = ref.UID != ""
+	}
+	read := make([]*batchv1.Job, 0, len(jobs))
+	for _, job := range jobs {
+		if _, done := v1alpha1.JobFinished(job); done || !recorded[job.UID] {
+			read = append(read, job)
+			continue
+		}
+		live := &batchv1.Job{}
+		switch err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(job), live); {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		case live.UID == job.UID:
+			read = append(read, live)
+		}
+	}
+	return read, nil
 }
 
 // withoutSuperseded reads from the API server the running Jobs the cache

@@ -41,22 +41,22 @@ func (k kind) Plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.
 		return nil, nil
 	}
 	k.undecodable.forget(key)
-	p, err := k.plan(ctx, cached, now, false)
-	liveJobs := false
+	read := cachedJobs
+	p, err := k.plan(ctx, cached, now, read)
 	if err == nil && p.sj != nil && !p.plan.Held.IsZero() && k.cacheMayBeBehind(now) {
 		// Forbid holds a due run back for a Job the cache shows running,
 		// and the cache may be behind after an outage: whether that Job
 		// has finished is asked of the API server.
-		liveJobs = true
-		p, err = k.plan(ctx, cached, now, liveJobs)
+		read = liveActiveJobs
+		p, err = k.plan(ctx, cached, now, read)
 	}
 	if err == nil && needsConfirmation(p.plan) && !k.known.isConfirmed(key) {
-		p, err = k.confirm(ctx, cached, now, liveJobs)
+		p, err = k.confirm(ctx, cached, now, read)
 	}
 	if err == nil && p.sj != nil && p.plan.Reports(v1alpha1.ReasonMissingJob) {
 		// A Job reported missing is one the API server does not have; what
 		// replaced it, if anything, must not be judged from a cache behind.
-		p, err = k.plan(ctx, cached, now, true)
+		p, err = k.plan(ctx, cached, now, liveJobs)
 	}
 	if err != nil || p.sj == nil {
 		return nil, err
