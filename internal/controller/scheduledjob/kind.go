@@ -29,11 +29,13 @@ func (k kind) Forget(ctx context.Context, key types.NamespacedName) error {
 }
 
 // Plan gathers and plans. Its steps keep the invariants of
-// docs/reliability.md ("Exactly once"): a run is started only from a
-// status confirmed with the API server since this controller started (a
-// second plan, after confirm), and a Job reported missing is judged from
-// the API server's Jobs, not a cache behind (a third). An undecodable
-// ScheduledJob is reported and left alone: no plan.
+// docs/reliability.md ("Exactly once"): a run Forbid holds back is judged
+// from the API server's copies of the Jobs holding it while the cache may
+// be behind after an outage; a run is started only from a status confirmed
+// with the API server since this controller started (a plan again, after
+// confirm); and a Job reported missing is judged from the API server's
+// Jobs, not a cache behind. An undecodable ScheduledJob is reported and
+// left alone: no plan.
 func (k kind) Plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time) (owners.Plan, error) {
 	key := client.ObjectKeyFromObject(cached)
 	if cached.DecodeError != "" {
