@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -62,17 +61,16 @@ func checkSuspendedAfterFailures(t *testing.T, c client.Client, firstRun time.Ti
 	if ready := meta.FindStatusCondition(sj.Status.Conditions, v1alpha1.ConditionReady); ready == nil || ready.Reason != v1alpha1.ReasonSuspendedAfterFailures {
 		t.Errorf("Ready %+v", ready)
 	}
-	// The event is recorded after the status that says suspended: wait
-	// for it.
-	framework.Eventually(t, 30*time.Second, fmt.Sprintf("a SuspendedAfterFailures event naming %v", want), func() bool {
-		var events corev1.EventList
-		if err := c.List(ctx, &events, client.InNamespace(namespace), client.MatchingFields{"involvedObject.name": flaky}); err != nil {
-			return false
-		}
-		return slices.ContainsFunc(events.Items, func(e corev1.Event) bool {
-			return e.Reason == v1alpha1.ReasonSuspendedAfterFailures && strings.Contains(e.Message, strings.Join(want, ", "))
-		})
+	var events corev1.EventList
+	if err := c.List(ctx, &events, client.InNamespace(namespace), client.MatchingFields{"involvedObject.name": flaky}); err != nil {
+		t.Fatal(err)
+	}
+	named := slices.ContainsFunc(events.Items, func(e corev1.Event) bool {
+		return e.Reason == v1alpha1.ReasonSuspendedAfterFailures && strings.Contains(e.Message, strings.Join(want, ", "))
 	})
+	if !named {
+		t.Errorf("no SuspendedAfterFailures event naming %v", want)
+	}
 }
 
 // checkResumedAfterFailures: suspend set back to false, the next run
