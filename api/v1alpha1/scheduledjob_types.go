@@ -255,18 +255,13 @@ type FailureStreak struct {
 	// +optional
 	Jobs []string `json:"jobs,omitempty"`
 
-	// countedThrough is the second the latest runs counted finished in
-	// (their Jobs' Complete or Failed condition, which the API stores to
-	// the second): a run whose Job finishes later counts, once.
+	// countedThrough is when the latest run counted finished (its Job's
+	// Complete or Failed condition), and countedJob that Job's name: a run
+	// whose Job finishes after it counts, once.
 	// +optional
 	CountedThrough *metav1.Time `json:"countedThrough,omitempty"`
-
-	// countedJobs are the Jobs that finished in the second of
-	// countedThrough and were counted: another that finished in that
-	// second counts, once.
-	// +listType=atomic
 	// +optional
-	CountedJobs []string `json:"countedJobs,omitempty"`
+	CountedJob string `json:"countedJob,omitempty"`
 
 	// suspended is true once the streak has suspended the ScheduledJob:
 	// when spec.suspend is false again, someone resumed it, and the count

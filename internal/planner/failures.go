@@ -19,8 +19,7 @@ import (
 // finish, and once there are that many the plan suspends the ScheduledJob
 // (Plan.SuspendAfterFailures: the controller sets spec.suspend). Each run
 // counts once: a Job counts when it finished after the latest run counted
-// (by the second it finished in, to the API's precision; Jobs that finished
-// in the same second are told apart by name), and the count is written by the same
+// (by its finish time, then its name), and the count is written by the same
 // conditional status patch as everything else, so a plan refused or
 // repeated counts nothing twice.
 
@@ -28,12 +27,9 @@ import (
 const maxStreakJobs = 10
 
 // failureStreak is status.failures once the finished Jobs not yet counted
-// are: nil without spec.suspendAfterFailures. Counting stops when the
-// streak reaches spec.suspendAfterFailures, so that a run that succeeded
-// after it, seen in the same look, does not undo a streak that was
-// reached; what ended after it counts once resumed. A streak that
-// suspended the ScheduledJob, which is no longer suspended, was resumed:
-// it starts again from 0.
+// are: nil without spec.suspendAfterFailures. A streak that suspended the
+// ScheduledJob, which is no longer suspended, was resumed: it starts again
+// from 0.
 func failureStreak(sj *v1alpha1.ScheduledJob, finished []*batchv1.Job) *v1alpha1.FailureStreak {
 	if sj.Spec.SuspendAfterFailures == nil {
 		return nil
@@ -43,13 +39,9 @@ func failureStreak(sj *v1alpha1.ScheduledJob, finished []*batchv1.Job) *v1alpha1
 		streak = sj.Status.Failures.DeepCopy()
 	}
 	if streak.Suspended && !specSuspended(sj) {
-		streak = &v1alpha1.FailureStreak{CountedThrough: streak.CountedThrough, CountedJobs: streak.CountedJobs}
+		streak = &v1alpha1.FailureStreak{CountedThrough: streak.CountedThrough, CountedJob: streak.CountedJob}
 	}
-	limit := *sj.Spec.SuspendAfterFailures
 	for _, end := range uncounted(finished, streak) {
-		if limit >= 1 && streak.Count >= limit {
-			break // reached: what ended after it counts once resumed
-		}
 		if end.failed {
 			streak.Count++
 			streak.Jobs = append(streak.Jobs, end.job)
@@ -57,10 +49,7 @@ func failureStreak(sj *v1alpha1.ScheduledJob, finished []*batchv1.Job) *v1alpha1
 		} else {
 			streak.Count, streak.Jobs = 0, nil
 		}
-		if streak.CountedThrough == nil || end.at.After(streak.CountedThrough.Time) {
-			streak.CountedThrough, streak.CountedJobs = &metav1.Time{Time: end.at}, nil
-		}
-		streak.CountedJobs = append(streak.CountedJobs, end.job)
+		streak.CountedThrough, streak.CountedJob = &metav1.Time{Time: end.at}, end.job
 	}
 	return streak
 }
@@ -89,22 +78,18 @@ func uncounted(finished []*batchv1.Job, streak *v1alpha1.FailureStreak) []jobEnd
 	return ends
 }
 
-// finishOf is the condition a Job finished with and when, to the second:
-// status.failures.countedThrough is stored to the second, and a finish
-// compared with it at a finer grain would count again.
+// finishOf is the condition a Job finished with and when.
 func finishOf(job *batchv1.Job) (batchv1.JobConditionType, time.Time, bool) {
 	condition, done := v1alpha1.JobFinished(job)
 	if !done {
 		return "", time.Time{}, false
 	}
-	at := job.CreationTimestamp.Time
 	for _, c := range job.Status.Conditions {
 		if c.Type == condition && c.Status == corev1.ConditionTrue {
-			at = c.LastTransitionTime.Time
-			break
+			return condition, c.LastTransitionTime.Time, true
 		}
 	}
-	return condition, at.Truncate(time.Second), true
+	return condition, job.CreationTimestamp.Time, true
 }
 
 // finishedAfter reports whether a Job that finished at at comes after the
@@ -114,7 +99,7 @@ func finishedAfter(at time.Time, name string, streak *v1alpha1.FailureStreak) bo
 		return true
 	}
 	through := streak.CountedThrough.Time
-	return at.After(through) || (at.Equal(through) && !slices.Contains(streak.CountedJobs, name))
+	return at.After(through) || (at.Equal(through) && name > streak.CountedJob)
 }
 
 // suspendsAfterFailures reports whether the streak reaches

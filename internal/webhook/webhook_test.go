@@ -358,7 +358,7 @@ func TestKubectlExplain(t *testing.T) {
 		"sj.spec.startingDeadlineSeconds":                         "how late, in seconds, a run may still",
 		"sj.spec.dstPolicy":                                       "daylight-saving change",
 		"sj.spec.suspendAfterFailures":                            "once that many of its runs have failed in a row",
-		"sj.status.failures.countedThrough":                       "the second the latest runs counted finished in",
+		"sj.status.failures.countedThrough":                       "when the latest run counted",
 		"sj.spec.runAt":                                           "runs the Job once",
 		"sj.status.lastMissedTime":                                "most recent run that did",
 		"sj.status.nextScheduleTime":                              "scheduled time of the next run",

@@ -122,6 +122,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	t.Run("runs as CronJob's", func(t *testing.T) { compareRuns(t, pairs, runs, created, end) })
 	t.Run("status", func(t *testing.T) { checkStatus(t, c, pairs, runs) })
 	t.Run("spreading", func(t *testing.T) { checkSpread(t, c, spreadJobs, runs, created, end) })
+	t.Run("suspended after failures", func(t *testing.T) { checkSuspendedAfterFailures(t, c, firstRun) })
 	t.Run("rebalance CLI", func(t *testing.T) { checkRebalanceCLI(t, binary, kubeconfig) })
 	t.Run("the new leader measures skew", func(t *testing.T) {
 		if n, err := follower.Metric("ontime_job_creation_skew_seconds_count"); err != nil || n < 1 {
@@ -137,9 +138,6 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 			t.Errorf("the restarted replica took the lead from %s", follower.Name)
 		}
 	})
-	// After the restart: config/dev's webhook, which the suspension's spec
-	// write goes through, is served by the first replica alone.
-	t.Run("suspended after failures", func(t *testing.T) { checkSuspendedAfterFailures(t, c, firstRun) })
 	t.Run("ontime trigger", func(t *testing.T) {
 		out := framework.Command(t, nil, binary, "trigger", "sj/minutely", "-n", namespace, "--kubeconfig", kubeconfig, "--wait")
 		if !strings.Contains(out, "started") {

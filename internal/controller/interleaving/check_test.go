@@ -24,10 +24,7 @@ import (
 //     it finished);
 //   - a Forbid ScheduledJob never has two Jobs running at once;
 //   - a MissingJob event names a Job that someone other than ontime
-//     deleted (never one ontime deleted itself: Replace, history cleanup);
-//   - with suspendAfterFailures N, ontime suspends a ScheduledJob only
-//     once N of its runs had failed in a row (no run counted twice), and
-//     does once a leader had the API server for leaderFor() after that.
+//     deleted (never one ontime deleted itself: Replace, history cleanup).
 
 // leaderFor is how long a leader must have had the API server, within a
 // run's window, for a run without a Job to count as lost: 10 s, and as
@@ -87,81 +84,6 @@ func (w *world) checkEnd() {
 	w.checkLost(created)
 	w.checkMissingJobEvents()
 	w.checkTriggersHandled()
-	w.checkSuspensions()
-}
-
-// streaks replays one ScheduledJob's run ends, up to until (zero: all),
-// second by second: the ends of one second have no order (the API keeps a
-// Job's finish to the second). mayReach is the first second in which,
-// in some order, limit runs may have failed in a row; mustReach the first
-// in which they had in every order (a second with a success in it may
-// reset the count whatever its failures); zero: never.
-func (w *world) streaks(name string, limit int, until time.Time) (mayReach, mustReach time.Time) {
-	type second struct {
-		at                time.Time
-		failed, succeeded int
-	}
-	var seconds []second
-	for _, end := range w.runEnds {
-		if end.sj != name || (!until.IsZero() && end.at.After(until)) {
-			continue
-		}
-		at := end.at.Truncate(time.Second)
-		if len(seconds) == 0 || seconds[len(seconds)-1].at.Before(at) {
-			seconds = append(seconds, second{at: at})
-		}
-		last := &seconds[len(seconds)-1]
-		if end.failed {
-			last.failed++
-		} else {
-			last.succeeded++
-		}
-	}
-	mostInARow, leastInARow := 0, 0
-	for _, sec := range seconds {
-		if mostInARow+sec.failed >= limit && mayReach.IsZero() {
-			mayReach = sec.at
-		}
-		if sec.succeeded > 0 {
-			mostInARow, leastInARow = sec.failed, 0
-			continue
-		}
-		mostInARow += sec.failed
-		if leastInARow += sec.failed; leastInARow >= limit && mustReach.IsZero() {
-			mustReach = sec.at
-		}
-	}
-	return mayReach, mustReach
-}
-
-// suspendedAt is when ontime set the ScheduledJob's spec.suspend (zero:
-// never; nothing else in the world sets it).
-func (w *world) suspendedAt(name string) time.Time {
-	for _, ch := range w.api.log {
-		if sj, ok := ch.object.(*v1alpha1.ScheduledJob); ok && sj.Name == name && sj.Spec.Suspend != nil && *sj.Spec.Suspend {
-			return ch.at
-		}
-	}
-	return time.Time{}
-}
-
-// checkSuspensions checks suspendAfterFailures against the Job
-// controller's record of how each run ended.
-func (w *world) checkSuspensions() {
-	for _, sj := range w.scenario.scheduledJobs {
-		if sj.Spec.SuspendAfterFailures == nil {
-			continue
-		}
-		limit, suspended := int(*sj.Spec.SuspendAfterFailures), w.suspendedAt(sj.Name)
-		mayReach, _ := w.streaks(sj.Name, limit, suspended)
-		_, reached := w.streaks(sj.Name, limit, time.Time{})
-		switch {
-		case !suspended.IsZero() && mayReach.IsZero():
-			w.violate("suspended early: %s was suspended at %s before %d of its runs had failed in a row", sj.Name, suspended.Format("15:04:05.000"), limit)
-		case suspended.IsZero() && !reached.IsZero() && w.ledWithin(reached.Add(time.Second), w.now()) >= w.leaderFor():
-			w.violate("not suspended: %d runs of %s had failed in a row at %s", limit, sj.Name, reached.Format("15:04:05.000"))
-		}
-	}
 }
 
 // creations lists every Job creation, by run: the ScheduledJob and its
@@ -236,19 +158,12 @@ func (w *world) checkRun(sj *v1alpha1.ScheduledJob, runs cron.Runs, t time.Time,
 	if end.IsZero() || end.After(w.now()) {
 		end = w.now()
 	}
-	blockersUntil := t // Forbid: the Jobs created by then may hold the run
-	if suspended := w.suspendedAt(sj.Name); !suspended.IsZero() && suspended.Before(end) {
-		// Suspended runs do not start, as with a CronJob; one held by a
-		// Job created after its time (a run asked for by hand) may have
-		// been held until the suspension.
-		end, blockersUntil = suspended, suspended
-	}
 	if d := sj.Spec.StartingDeadlineSeconds; d != nil && t.Add(time.Duration(*d)*time.Second).Before(end) {
 		end = t.Add(time.Duration(*d) * time.Second)
 	}
 	from := t
 	if sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent {
-		if from = w.freeFrom(sj.Name, created, t, blockersUntil); from.IsZero() || !from.Before(end) {
+		if from = w.freeFrom(sj.Name, created, t); from.IsZero() || !from.Before(end) {
 			return // held by a run before it
 		}
 	}
@@ -258,16 +173,15 @@ func (w *world) checkRun(sj *v1alpha1.ScheduledJob, runs cron.Runs, t time.Time,
 	}
 }
 
-// freeFrom is when, from t on, none of the ScheduledJob's Jobs created by
-// then, or by blockersUntil, was running any more (zero: never): when a
-// Forbid run at t could start.
-func (w *world) freeFrom(name string, created map[string][]creation, t, blockersUntil time.Time) time.Time {
+// freeFrom is when, from t on, none of the ScheduledJob's Jobs was running
+// any more (zero: never): when a Forbid run at t could start.
+func (w *world) freeFrom(name string, created map[string][]creation, t time.Time) time.Time {
 	from := t
 	for moved := true; moved; {
 		moved = false
 		for _, creations := range created {
 			for _, c := range creations {
-				if !ownedBy(c.job, name) || (c.at.After(from) && c.at.After(blockersUntil)) {
+				if !ownedBy(c.job, name) || c.at.After(from) {
 					continue
 				}
 				finished := w.finishedAt(c.job)
