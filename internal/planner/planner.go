@@ -91,10 +91,6 @@ type Plan struct {
 	StandbyUntil time.Time
 	// ConsumeTrigger removes the trigger annotation (handled or refused).
 	ConsumeTrigger bool
-	// SuspendAfterFailures sets spec.suspend: spec.suspendAfterFailures
-	// runs failed in a row (status.failures). The status is written after
-	// it, and no run is planned meanwhile.
-	SuspendAfterFailures bool
 	// Held is the due run that concurrencyPolicy Forbid holds back until
 	// the active one finishes (zero: none). It starts on that Job's
 	// update, which a cache behind the API server may not show in time.
@@ -188,16 +184,6 @@ func Compute(in Input) Plan {
 	observed := observeJobs(sj, in.Jobs, in.Deleted, in.Now)
 	observed.record(&status)
 	plan := Plan{now: in.Now, generation: sj.Generation}
-	streak := failureStreak(sj, observed.finished)
-	suspending := suspendsAfterFailures(sj, streak)
-	plan.SuspendAfterFailures = suspending && !specSuspended(sj)
-	if suspending {
-		// Suspended now, or already (a crash between the spec write and
-		// this status, or by hand): a resume starts the count again.
-		streak.Suspended = true
-		observed.events = append(observed.events, suspendedAfterFailuresEvent(streak))
-	}
-	setFailures(&status, streak)
 	spec := scheduleOf(sj, timeOf(status.LastScheduleTime), in.Placement)
 	var heldUntil []time.Time
 	plan.Deletes, heldUntil = historyDeletions(sj, spec.schedule, observed.finished, in.Now)
@@ -247,7 +233,7 @@ func Compute(in Input) Plan {
 
 	plan.RequeueAfter = wakeup.Delay(in.Now, wake)
 	plan.beforeActions = Outcome{Status: status, Events: events, Missed: missed, WarmUp: warm.strategy,
-		CapacityReadyAfter: warm.ReadyAfter, WarmUpLate: warm.Late, SuspendedAfterFailures: suspending}
+		CapacityReadyAfter: warm.ReadyAfter, WarmUpLate: warm.Late}
 	if start, ok := warmup.MeasureStart(RunToMeasure(sj, in.Jobs, in.Now), in.RunPods); ok {
 		setLastRunStart(&plan.beforeActions.Status, start)
 		plan.beforeActions.StartLateness = &start.Lateness.Duration
@@ -296,9 +282,7 @@ func decideRuns(in Input, spec specSchedule, invalid field.ErrorList, observed o
 		if d.readiness.changes(&sj.Status) || specChanged(sj) {
 			d.events = append(d.events, invalidSpecEvent(d.readiness.message))
 		}
-	case status.Failures != nil && status.Failures.Suspended:
-		d.readiness = notReady(v1alpha1.ReasonSuspendedAfterFailures, suspendedAfterFailuresMessage(status.Failures))
-	case specSuspended(sj):
+	case sj.Spec.Suspend != nil && *sj.Spec.Suspend:
 		d.readiness = notReady(v1alpha1.ReasonSuspended, "spec.suspend is true; no new runs start")
 	default:
 		s := scheduling{sj: sj, sched: spec.schedule, loc: spec.loc, now: in.Now, jobs: in.Jobs, active: observed.active, claims: observed.claims}
