@@ -53,6 +53,28 @@ func TestSchedulesAreReadInOnePlace(t *testing.T) {
 // parserLiterals lists the cron.Parser{…} literals of one file.
 func parserLiterals(t *testing.T, path, rel string) []string {
 	t.Helper()
+	var found []string
+	for _, at := range nodesWhere(t, path, func(n ast.Node) bool {
+		lit, ok := n.(*ast.CompositeLit)
+		if !ok {
+			return false
+		}
+		sel, ok := lit.Type.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "Parser" {
+			return false
+		}
+		pkg, ok := sel.X.(*ast.Ident)
+		return ok && pkg.Name == "cron"
+	}) {
+		found = append(found, rel+":"+at)
+	}
+	return found
+}
+
+// nodesWhere parses one Go file and lists where (line:column) the nodes
+// that match are.
+func nodesWhere(t *testing.T, path string, match func(ast.Node) bool) []string {
+	t.Helper()
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, path, nil, 0)
 	if err != nil {
@@ -60,14 +82,8 @@ func parserLiterals(t *testing.T, path, rel string) []string {
 	}
 	var found []string
 	ast.Inspect(file, func(n ast.Node) bool {
-		lit, ok := n.(*ast.CompositeLit)
-		if !ok {
-			return true
-		}
-		if sel, ok := lit.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Parser" {
-			if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "cron" {
-				found = append(found, rel+":"+strings.TrimPrefix(fset.Position(lit.Pos()).String(), path+":"))
-			}
+		if n != nil && match(n) {
+			found = append(found, strings.TrimPrefix(fset.Position(n.Pos()).String(), path+":"))
 		}
 		return true
 	})

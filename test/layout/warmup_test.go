@@ -2,8 +2,6 @@ package layout
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -54,21 +52,12 @@ func TestWarmUpIsCarriedOutInOnePlace(t *testing.T) {
 // two arguments (a context and the changes).
 func executeCalls(t *testing.T, path string) []string {
 	t.Helper()
-	fset := token.NewFileSet()
-	file, err := parser.ParseFile(fset, path, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []string
-	ast.Inspect(file, func(n ast.Node) bool {
+	return nodesWhere(t, path, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok || len(call.Args) != 2 {
-			return true
+			return false
 		}
-		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Execute" {
-			found = append(found, strings.TrimPrefix(fset.Position(call.Pos()).String(), path+":"))
-		}
-		return true
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		return ok && sel.Sel.Name == "Execute"
 	})
-	return found
 }

@@ -181,7 +181,11 @@ func TestReplaceDeletesTheActiveJob(t *testing.T) {
 	checkStatus(t, get(t, sj).Status, wantStatus{active: alive, lastSchedule: run.Add(time.Minute), next: run.Add(2 * time.Minute)})
 }
 
-func TestForbidWaitsForTheActiveJob(t *testing.T) {
+// forbidWithFirstRun creates a Forbid ScheduledJob that runs every minute
+// in a namespace of its own and starts its first run, which is still
+// running; it returns the namespace, the ScheduledJob and the run's time.
+func forbidWithFirstRun(t *testing.T) (string, *v1alpha1.ScheduledJob, time.Time) {
+	t.Helper()
 	ns := newNamespace(t)
 	sj := newScheduledJob(ns, "forbidden", "* * * * *")
 	sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
@@ -189,6 +193,11 @@ func TestForbidWaitsForTheActiveJob(t *testing.T) {
 	sj = get(t, sj)
 	run := firstRun(sj)
 	reconcileAt(t, sj, run.Add(100*time.Millisecond))
+	return ns, sj, run
+}
+
+func TestForbidWaitsForTheActiveJob(t *testing.T) {
+	ns, sj, run := forbidWithFirstRun(t)
 	drainEvents()
 	reconcileAt(t, get(t, sj), run.Add(time.Minute+100*time.Millisecond))
 	if n := len(jobs(t, ns)); n != 1 {
@@ -602,13 +611,7 @@ func TestForbidAfterAnOutageAsksTheAPIServer(t *testing.T) {
 		"an outage long ago: the cache is trusted":            {outageAgo: recovery.CacheCatchUp + time.Second},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ns := newNamespace(t)
-			sj := newScheduledJob(ns, "forbidden", "* * * * *")
-			sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
-			create(t, sj)
-			sj = get(t, sj)
-			run := firstRun(sj)
-			reconcileAt(t, sj, run.Add(100*time.Millisecond))
+			ns, sj, run := forbidWithFirstRun(t)
 			first := jobs(t, ns)[0]
 			running := first.DeepCopy()
 			if !tc.running {

@@ -116,22 +116,10 @@ func (c *Controller) liveActive(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 	for _, ref := range sj.Status.Active {
 		recorded[ref.UID] = ref.UID != ""
 	}
-	read := make([]*batchv1.Job, 0, len(jobs))
-	for _, job := range jobs {
-		if _, done := v1alpha1.JobFinished(job); done || !recorded[job.UID] {
-			read = append(read, job)
-			continue
-		}
-		live := &batchv1.Job{}
-		switch err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(job), live); {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, err
-		case live.UID == job.UID:
-			read = append(read, live)
-		}
-	}
-	return read, nil
+	return c.readLive(ctx, jobs, func(job *batchv1.Job) bool {
+		_, done := v1alpha1.JobFinished(job)
+		return !done && recorded[job.UID]
+	})
 }
 
 // withoutSuperseded reads from the API server the running Jobs the cache
@@ -150,12 +138,22 @@ func (c *Controller) withoutSuperseded(ctx context.Context, sj *v1alpha1.Schedul
 	for _, ref := range sj.Status.Active {
 		recorded[ref.UID] = true
 	}
-	kept := jobs[:0:0]
-	for _, job := range jobs {
+	return c.readLive(ctx, jobs, func(job *batchv1.Job) bool {
 		scheduled, ok := v1alpha1.ScheduledTime(job)
 		superseded := ok && (v1alpha1.IsTriggered(job) || scheduled.Before(last.Time))
-		if _, done := v1alpha1.JobFinished(job); done || recorded[job.UID] || !superseded {
-			kept = append(kept, job)
+		_, done := v1alpha1.JobFinished(job)
+		return !done && !recorded[job.UID] && superseded
+	})
+}
+
+// readLive replaces each of jobs that stale says a cache may show stale by
+// the API server's copy, one GET by name each; a Job the API server no
+// longer has, or has under another UID, is left out.
+func (c *Controller) readLive(ctx context.Context, jobs []*batchv1.Job, stale func(*batchv1.Job) bool) ([]*batchv1.Job, error) {
+	read := make([]*batchv1.Job, 0, len(jobs))
+	for _, job := range jobs {
+		if !stale(job) {
+			read = append(read, job)
 			continue
 		}
 		live := &batchv1.Job{}
@@ -164,8 +162,8 @@ func (c *Controller) withoutSuperseded(ctx context.Context, sj *v1alpha1.Schedul
 		case err != nil:
 			return nil, err
 		case live.UID == job.UID:
-			kept = append(kept, live)
+			read = append(read, live)
 		}
 	}
-	return kept, nil
+	return read, nil
 }

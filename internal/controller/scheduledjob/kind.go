@@ -43,9 +43,9 @@ func (k kind) Plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.
 		return nil, nil
 	}
 	k.undecodable.forget(key)
-	read := cachedJobs
+	read, behind := cachedJobs, k.cacheMayBeBehind(now)
 	p, err := k.plan(ctx, cached, now, read)
-	if err == nil && p.sj != nil && !p.plan.Held.IsZero() && k.cacheMayBeBehind(now) {
+	if err == nil && p.sj != nil && !p.plan.Held.IsZero() && behind {
 		// Forbid holds a due run back for a Job the cache shows running,
 		// and the cache may be behind after an outage: whether that Job
 		// has finished is asked of the API server.
@@ -63,7 +63,7 @@ func (k kind) Plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.
 	if err != nil || p.sj == nil {
 		return nil, err
 	}
-	return &runPlan{c: k.Controller, key: key, planned: p, recheckHeld: !p.plan.Held.IsZero() && k.cacheMayBeBehind(now)}, nil
+	return &runPlan{c: k.Controller, key: key, planned: p, recheckHeld: !p.plan.Held.IsZero() && behind}, nil
 }
 
 // heldRecheck is how often a run Forbid holds back is looked at again
