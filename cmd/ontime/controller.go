@@ -69,6 +69,7 @@ type webhookOptions struct {
 	configuration  string
 	writeCertFiles bool
 	crowdThreshold int
+	drain          time.Duration
 }
 
 func newControllerCommand() *cobra.Command {
@@ -129,6 +130,8 @@ service account, then ~/.kube/config.`,
 		"namespace of the ConfigMaps (ontime-spread-<group>) that hold Balanced spread groups' placements; it must exist")
 	flags.BoolVar(&w.enabled, "webhook", true, "serve the validating admission webhook for ScheduledJobs")
 	flags.IntVar(&w.port, "webhook-port", 9443, "port of the admission webhook")
+	flags.DurationVar(&w.drain, "webhook-drain", ontimewebhook.DefaultDrain,
+		"how long a stopping controller keeps serving the webhook, closing each connection after its request, before it closes the rest")
 	flags.IntVar(&w.crowdThreshold, "crowded-minute-threshold", ontimewebhook.DefaultCrowdThreshold,
 		"warn at admission, proposing H, when a ScheduledJob's schedule starts in a minute with this many other ScheduledJobs and CronJobs (0: never)")
 	flags.StringVar(&w.certDir, "webhook-cert-dir", filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"), "directory of the webhook's tls.crt and tls.key")
@@ -183,11 +186,15 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	if err := waitForAPI(ctx, config, opts.probeAddress); err != nil {
 		return err
 	}
+	webhookServer := ontimewebhook.NewDrainingServer(webhook.NewServer(webhook.Options{Port: opts.webhook.port, CertDir: opts.webhook.certDir}),
+		opts.webhook.drain, clock.RealClock{})
+	// The webhook drains after the manager has stopped (and released the Lease).
+	defer webhookServer.Wait()
 	mgr, err := ctrl.NewManager(config, ctrl.Options{
 		Scheme:                        scheme.New(),
 		Cache:                         controller.CacheOptions(scope),
 		NewCache:                      recovery.NewCache,
-		WebhookServer:                 webhook.NewServer(webhook.Options{Port: opts.webhook.port, CertDir: opts.webhook.certDir}),
+		WebhookServer:                 webhookServer,
 		Metrics:                       metricsserver.Options{BindAddress: opts.metricsAddress},
 		HealthProbeBindAddress:        opts.probeAddress,
 		PprofBindAddress:              opts.pprofAddress,
