@@ -34,7 +34,8 @@ exists() { kwokctl get clusters 2>/dev/null | grep -qx "$1"; }
 
 # pod_stages renders kwok's general pod stages from the kwok module (the
 # version the binaries were built from), so nothing of kwok's is copied
-# here, plus hack/kwok's stage that releases EarlyStart pods at their time.
+# here, plus hack/kwok's stages that release EarlyStart pods at their time
+# and fail the pods the tests ask to fail.
 pod_stages() {
   local dir tmp
   dir=$(cd "$root/hack/tools/etcd" && go mod download -json sigs.k8s.io/kwok@v0.7.0 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
@@ -46,9 +47,12 @@ pod_stages() {
 resources:
 - general
 - ontime/ontime-wait-stage.yaml
+- ontime/ontime-fail-stage.yaml
 patches:
 - target: {kind: Stage, name: pod-init-container-completed}
   path: ontime/general-init-completed-patch.yaml
+- target: {kind: Stage, name: pod-complete}
+  path: ontime/general-complete-patch.yaml
 KUSTOMIZATION
   kubectl kustomize --load-restrictor LoadRestrictionsNone "$tmp"
   rm -rf "$tmp"

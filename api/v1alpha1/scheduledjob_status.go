@@ -39,6 +39,10 @@ const (
 	ReasonCompleted = "Completed"
 	// ReasonSuspended: spec.suspend is true.
 	ReasonSuspended = "Suspended"
+	// ReasonSuspendedAfterFailures: spec.suspendAfterFailures runs failed
+	// in a row, and the controller suspended the ScheduledJob (Ready's
+	// reason, and the event naming the failed Jobs).
+	ReasonSuspendedAfterFailures = "SuspendedAfterFailures"
 	// ReasonInvalidSchedule: spec.schedule cannot run: it never fires or
 	// runs less than a minute apart (the condition's reason also when it
 	// does not parse; the event then says UnparseableSchedule).

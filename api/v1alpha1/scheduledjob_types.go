@@ -115,6 +115,21 @@ type ScheduledJobSpec struct {
 	// ScheduledJobs so that as few as possible start in the same minute.
 	// +optional
 	Spread *Spread `json:"spread,omitempty"`
+
+	// suspendAfterFailures, when set, suspends the ScheduledJob (sets
+	// suspend to true) once that many of its runs have failed in a row, so
+	// that a job that keeps failing stops until someone looks at it. Jobs
+	// already running continue. The Ready condition says why (reason
+	// SuspendedAfterFailures), a SuspendedAfterFailures event names the
+	// failed Jobs, and setting suspend back to false resumes it with the
+	// count at 0. A run that succeeds sets the count back to 0. "In a
+	// row" is in the order the runs were scheduled, whatever order their
+	// Jobs finish in; runs asked for by hand (ontime trigger) do not count
+	// (status.failures). Unset: never.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	SuspendAfterFailures *int32 `json:"suspendAfterFailures,omitempty"`
 }
 
 // ConcurrencyPolicy says how to treat a run that is due while an earlier
@@ -212,9 +227,15 @@ type ScheduledJobStatus struct {
 	// +optional
 	LastRunStart *RunStart `json:"lastRunStart,omitempty"`
 
+	// failures counts the runs that failed in a row, with
+	// spec.suspendAfterFailures: since the last run that succeeded, or the
+	// last resume. Unset without spec.suspendAfterFailures.
+	// +optional
+	Failures *FailureStreak `json:"failures,omitempty"`
+
 	// conditions: Ready is True while runs are being scheduled and False
 	// with a reason (InvalidSchedule, UnknownTimeZone, Suspended,
-	// JobNameConflict) when they are not; CapacityReady, with warm-up, says
+	// SuspendedAfterFailures, JobNameConflict) when they are not; CapacityReady, with warm-up, says
 	// whether capacity for the coming run has arrived (reasons WarmingUp,
 	// CapacityReady, CapacityLate, WarmUpFailed); see docs/scheduledjob.md
 	// and docs/warmup.md.
@@ -222,6 +243,32 @@ type ScheduledJobStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// FailureStreak is the runs of a ScheduledJob that failed in a row, as
+// spec.suspendAfterFailures counts them.
+type FailureStreak struct {
+	// count is how many runs failed in a row.
+	Count int32 `json:"count"`
+
+	// jobs are the Jobs of the last of those runs, latest last (at most
+	// 10): the ones to look at.
+	// +listType=atomic
+	// +optional
+	Jobs []string `json:"jobs,omitempty"`
+
+	// countedThrough is the scheduled time of the latest run counted:
+	// runs are counted in the order they were scheduled, each once, and a
+	// run scheduled later counts when its Job finishes (runs asked for by
+	// hand do not count).
+	// +optional
+	CountedThrough *metav1.Time `json:"countedThrough,omitempty"`
+
+	// suspended is true once the streak has suspended the ScheduledJob:
+	// when spec.suspend is false again, someone resumed it, and the count
+	// starts again from 0.
+	// +optional
+	Suspended bool `json:"suspended,omitempty"`
 }
 
 // ScheduledJob runs a Job on a schedule, like a batch/v1 CronJob, or once at

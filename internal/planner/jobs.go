@@ -151,8 +151,9 @@ func createdEarly(job *batchv1.Job) bool {
 // whose deletion could let its run start again is kept, and wake says when
 // to look again: a run's Job before its historyFence, and a trigger's Job
 // while the trigger annotation still asks for it (its request is recorded
-// as handled by the annotation's removal).
-func historyDeletions(sj *v1alpha1.ScheduledJob, sched schedule, finished []*batchv1.Job, now time.Time) (deletions []Deletion, wake []time.Time) {
+// as handled by the annotation's removal). A run status.failures has not
+// counted yet is kept until it is.
+func historyDeletions(sj *v1alpha1.ScheduledJob, sched schedule, finished []*batchv1.Job, streak *v1alpha1.FailureStreak, now time.Time) (deletions []Deletion, wake []time.Time) {
 	var succeeded, failed []*batchv1.Job
 	for _, job := range finished {
 		if job.DeletionTimestamp != nil {
@@ -168,6 +169,9 @@ func historyDeletions(sj *v1alpha1.ScheduledJob, sched schedule, finished []*bat
 	beyond := append(oldestBeyond(succeeded, sj.Spec.SuccessfulJobsHistoryLimit), oldestBeyond(failed, sj.Spec.FailedJobsHistoryLimit)...)
 	for _, deletion := range beyond {
 		job := deletion.Job
+		if awaitsCount(job, streak) {
+			continue // counted first (spec.suspendAfterFailures), then deleted after the status that counts it
+		}
 		if fence := historyFence(sched, job); fence.After(now) {
 			wake = append(wake, fence)
 			continue

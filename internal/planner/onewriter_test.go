@@ -30,6 +30,7 @@ var statusWriters = map[string]string{
 	"WarmUp":             "setWarmUp",
 	"NextWarmUpTime":     "setWarmUp",
 	"LastRunStart":       "setLastRunStart",
+	"Failures":           "setFailures",
 	// Conditions is never assigned: each condition has its writer, which
 	// sets it through setCondition (the one caller of
 	// meta.SetStatusCondition) or removes it.

@@ -28,6 +28,9 @@ type Outcome struct {
 	// started before its capacity was ready.
 	CapacityReadyAfter *time.Duration
 	WarmUpLate         bool
+	// SuspendedAfterFailures is set when a failure streak suspended the
+	// ScheduledJob (spec.suspendAfterFailures).
+	SuspendedAfterFailures bool
 }
 
 // Result is what became of one action of a Plan. The reconciler reports one

@@ -62,6 +62,11 @@ type Input struct {
 	Placement *v1alpha1.SpreadStatus
 	// EarlyStartImage is the image of EarlyStart's wait container.
 	EarlyStartImage string
+	// CountFailures lets the plan count the runs that failed in a row
+	// (spec.suspendAfterFailures) from Jobs: they are one read, as of one
+	// moment (the cache, or one list from the API server), with no Job
+	// read by name ahead of the rest. The standby's plans do not count.
+	CountFailures bool
 	// Defaults are the controller's defaults (--placeholder-image).
 	Defaults v1alpha1.ControllerDefaults
 	Now      time.Time
@@ -91,6 +96,10 @@ type Plan struct {
 	StandbyUntil time.Time
 	// ConsumeTrigger removes the trigger annotation (handled or refused).
 	ConsumeTrigger bool
+	// SuspendAfterFailures sets spec.suspend: spec.suspendAfterFailures
+	// runs failed in a row (status.failures). The status is written after
+	// it, and no run is planned meanwhile.
+	SuspendAfterFailures bool
 	// Held is the due run that concurrencyPolicy Forbid holds back until
 	// the active one finishes (zero: none). It starts on that Job's
 	// update, which a cache behind the API server may not show in time.
@@ -184,9 +193,19 @@ func Compute(in Input) Plan {
 	observed := observeJobs(sj, in.Jobs, in.Deleted, in.Now)
 	observed.record(&status)
 	plan := Plan{now: in.Now, generation: sj.Generation}
+	streak := failureStreak(sj, in.Jobs, observed.claims, in.CountFailures)
+	suspending := suspendsAfterFailures(sj, streak)
+	plan.SuspendAfterFailures = suspending && !specSuspended(sj)
+	if suspending {
+		// Suspended now, or already (a crash between the spec write and
+		// this status, or by hand): a resume starts the count again.
+		streak.Suspended = true
+		observed.events = append(observed.events, suspendedAfterFailuresEvent(streak))
+	}
+	setFailures(&status, streak)
 	spec := scheduleOf(sj, timeOf(status.LastScheduleTime), in.Placement)
 	var heldUntil []time.Time
-	plan.Deletes, heldUntil = historyDeletions(sj, spec.schedule, observed.finished, in.Now)
+	plan.Deletes, heldUntil = historyDeletions(sj, spec.schedule, observed.finished, streak, in.Now)
 	setObserved(&status, sj.Generation, spec.effective, in.Placement)
 	events := observed.events
 	if sj.DeletionTimestamp == nil {
@@ -233,7 +252,7 @@ func Compute(in Input) Plan {
 
 	plan.RequeueAfter = wakeup.Delay(in.Now, wake)
 	plan.beforeActions = Outcome{Status: status, Events: events, Missed: missed, WarmUp: warm.strategy,
-		CapacityReadyAfter: warm.ReadyAfter, WarmUpLate: warm.Late}
+		CapacityReadyAfter: warm.ReadyAfter, WarmUpLate: warm.Late, SuspendedAfterFailures: suspending}
 	if start, ok := warmup.MeasureStart(RunToMeasure(sj, in.Jobs, in.Now), in.RunPods); ok {
 		setLastRunStart(&plan.beforeActions.Status, start)
 		plan.beforeActions.StartLateness = &start.Lateness.Duration
@@ -282,7 +301,9 @@ func decideRuns(in Input, spec specSchedule, invalid field.ErrorList, observed o
 		if d.readiness.changes(&sj.Status) || specChanged(sj) {
 			d.events = append(d.events, invalidSpecEvent(d.readiness.message))
 		}
-	case sj.Spec.Suspend != nil && *sj.Spec.Suspend:
+	case status.Failures != nil && status.Failures.Suspended:
+		d.readiness = notReady(v1alpha1.ReasonSuspendedAfterFailures, suspendedAfterFailuresMessage(status.Failures))
+	case specSuspended(sj):
 		d.readiness = notReady(v1alpha1.ReasonSuspended, "spec.suspend is true; no new runs start")
 	default:
 		s := scheduling{sj: sj, sched: spec.schedule, loc: spec.loc, now: in.Now, jobs: in.Jobs, active: observed.active, claims: observed.claims}

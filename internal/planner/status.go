@@ -42,6 +42,11 @@ func setLastSuccessfulTime(status *v1alpha1.ScheduledJobStatus, t *metav1.Time) 
 	status.LastSuccessfulTime = t
 }
 
+// setFailures sets status.failures (nil without spec.suspendAfterFailures).
+func setFailures(status *v1alpha1.ScheduledJobStatus, streak *v1alpha1.FailureStreak) {
+	status.Failures = streak
+}
+
 // recordMissed moves status.lastMissedTime forward to at, never back; a
 // zero at changes nothing.
 func recordMissed(status *v1alpha1.ScheduledJobStatus, at time.Time) {

@@ -61,7 +61,28 @@ func validate(sj, old *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, meaningE
 	warmUpErrs, warmUpWarnings := validateWarmUp(sj, meaning, now, spec.Child("warmUp"))
 	errs, warnings = append(errs, warmUpErrs...), append(warnings, warmUpWarnings...)
 	warnings = append(warnings, validateSpread(sj, meaning, spec.Child("spread"))...)
+	failureErrs, failureWarnings := validateSuspendAfterFailures(sj.Spec, spec.Child("suspendAfterFailures"))
+	errs, warnings = append(errs, failureErrs...), append(warnings, failureWarnings...)
 	return errs, warnings
+}
+
+// MaxSuspendAfterFailures bounds spec.suspendAfterFailures (the CRD's
+// bound too): a streak longer than that is not a streak worth waiting for.
+const MaxSuspendAfterFailures = 1000
+
+// validateSuspendAfterFailures checks the count, and warns when the failed
+// Jobs that the suspension names are deleted at once.
+func validateSuspendAfterFailures(spec v1alpha1.ScheduledJobSpec, path *field.Path) (field.ErrorList, []string) {
+	n := spec.SuspendAfterFailures
+	switch {
+	case n == nil:
+		return nil, nil
+	case *n < 1 || *n > MaxSuspendAfterFailures:
+		return field.ErrorList{field.Invalid(path, *n, fmt.Sprintf("must be between 1 and %d", MaxSuspendAfterFailures))}, nil
+	case spec.FailedJobsHistoryLimit != nil && *spec.FailedJobsHistoryLimit == 0:
+		return nil, []string{fmt.Sprintf("%s: with failedJobsHistoryLimit 0 the failed Jobs are deleted as they fail; the suspension names them, but their pods and logs are gone", path)}
+	}
+	return nil, nil
 }
 
 // validateName checks a new ScheduledJob's name, which every run's Job name

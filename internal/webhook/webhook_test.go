@@ -215,6 +215,11 @@ func TestAdmission(t *testing.T) {
 		}, message: "`selector` will be auto-generated"},
 		{name: "name too long", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Name = strings.Repeat("a", 53) },
 			message: "metadata.name: Invalid value: \"" + strings.Repeat("a", 53) + "\": must be no more than 52 characters"},
+		{name: "suspendAfterFailures 0 (schema)", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.SuspendAfterFailures = ptr.To[int32](0) },
+			message: "spec.suspendAfterFailures"},
+		{name: "suspendAfterFailures, failed Jobs not kept", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.SuspendAfterFailures, sj.Spec.FailedJobsHistoryLimit = ptr.To[int32](3), ptr.To[int32](0)
+		}, warning: "spec.suspendAfterFailures: with failedJobsHistoryLimit 0 the failed Jobs are deleted"},
 		{name: "tiny deadline", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.StartingDeadlineSeconds = ptr.To[int64](0) },
 			warning: "startingDeadlineSeconds: 0 leaves almost no time"},
 		{name: "warm-up", mutate: func(sj *v1alpha1.ScheduledJob) {
@@ -352,6 +357,8 @@ func TestKubectlExplain(t *testing.T) {
 		"scheduledjobs.spec":                                      "spec says when to run the Job and how",
 		"sj.spec.startingDeadlineSeconds":                         "how late, in seconds, a run may still",
 		"sj.spec.dstPolicy":                                       "daylight-saving change",
+		"sj.spec.suspendAfterFailures":                            "once that many of its runs have failed in a row",
+		"sj.status.failures.countedThrough":                       "the second the latest runs counted finished in",
 		"sj.spec.runAt":                                           "runs the Job once",
 		"sj.status.lastMissedTime":                                "most recent run that did",
 		"sj.status.nextScheduleTime":                              "scheduled time of the next run",

@@ -95,6 +95,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	time.Sleep(time.Until(time.Now().Truncate(time.Minute).Add(time.Minute + 2*time.Second)))
 	created := time.Now()
 	createPairs(t, c, pairs)
+	createFlaky(t, c)
 	spreadJobs := createSpreadJobs(t, c)
 	firstRun := created.Truncate(time.Minute).Add(time.Minute)
 	t.Logf("created the pairs at %s; first run at %s", created.Format(time.TimeOnly), firstRun.Format(time.TimeOnly))
@@ -136,6 +137,9 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 			t.Errorf("the restarted replica took the lead from %s", follower.Name)
 		}
 	})
+	// After the restart: config/dev's webhook, which the suspension's spec
+	// write goes through, is served by the first replica alone.
+	t.Run("suspended after failures", func(t *testing.T) { checkSuspendedAfterFailures(t, c, firstRun) })
 	t.Run("ontime trigger", func(t *testing.T) {
 		out := framework.Command(t, nil, binary, "trigger", "sj/minutely", "-n", namespace, "--kubeconfig", kubeconfig, "--wait")
 		if !strings.Contains(out, "started") {
@@ -146,6 +150,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	// Both live replicas: the leader reports runs, the one at localhost:9443
 	// the webhook.
 	t.Run("monitoring", func(t *testing.T) { checkMonitoring(t, follower, restarted) })
+	t.Run("resumed after failures", func(t *testing.T) { checkResumedAfterFailures(t, c) })
 }
 
 // createPairs creates each pair's ScheduledJob and CronJob.

@@ -2,6 +2,7 @@ package interleaving
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +25,11 @@ import (
 //     it finished);
 //   - a Forbid ScheduledJob never has two Jobs running at once;
 //   - a MissingJob event names a Job that someone other than ontime
-//     deleted (never one ontime deleted itself: Replace, history cleanup).
+//     deleted (never one ontime deleted itself: Replace, history cleanup);
+//   - with suspendAfterFailures N, ontime suspends a ScheduledJob only
+//     once N of its scheduled runs had failed in a row, in the order they
+//     were scheduled (no run counted twice, none passed over), and does
+//     once a leader had the API server for leaderFor() after that.
 
 // leaderFor is how long a leader must have had the API server, within a
 // run's window, for a run without a Job to count as lost: 10 s, and as
@@ -84,6 +89,85 @@ func (w *world) checkEnd() {
 	w.checkLost(created)
 	w.checkMissingJobEvents()
 	w.checkTriggersHandled()
+	w.checkSuspensions(created)
+}
+
+// streakReached is when limit of the ScheduledJob's scheduled runs had
+// failed in a row, in the order they were scheduled (zero: never): the
+// time the last of the runs up to the limit's finished, as ontime counts
+// each run only once the runs before it have finished. Runs asked for by
+// hand do not count.
+func (w *world) streakReached(name string, limit int, created map[string][]creation) time.Time {
+	type run struct {
+		scheduled time.Time
+		job       string
+	}
+	var runs []run
+	for _, creations := range created {
+		job := creations[0].job
+		scheduled, ok := v1alpha1.ScheduledTime(job)
+		if ownedBy(job, name) && ok && !v1alpha1.IsTriggered(job) {
+			runs = append(runs, run{scheduled: scheduled, job: job.Name})
+		}
+	}
+	slices.SortFunc(runs, func(a, b run) int { return a.scheduled.Compare(b.scheduled) })
+	ends := map[string]runEnd{}
+	for _, end := range w.runEnds {
+		ends[end.job] = end
+	}
+	var allEndedBy time.Time
+	inARow := 0
+	for _, r := range runs {
+		end, ok := ends[r.job]
+		if !ok {
+			return time.Time{} // still running: nothing after it counts yet
+		}
+		allEndedBy = latest(allEndedBy, end.at)
+		if !end.failed {
+			inARow = 0
+			continue
+		}
+		if inARow++; inARow >= limit {
+			return allEndedBy
+		}
+	}
+	return time.Time{}
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// suspendedAt is when ontime set the ScheduledJob's spec.suspend (zero:
+// never; nothing else in the world sets it).
+func (w *world) suspendedAt(name string) time.Time {
+	for _, ch := range w.api.log {
+		if sj, ok := ch.object.(*v1alpha1.ScheduledJob); ok && sj.Name == name && sj.Spec.Suspend != nil && *sj.Spec.Suspend {
+			return ch.at
+		}
+	}
+	return time.Time{}
+}
+
+// checkSuspensions checks suspendAfterFailures against the Job
+// controller's record of how each run ended.
+func (w *world) checkSuspensions(created map[string][]creation) {
+	for _, sj := range w.scenario.scheduledJobs {
+		if sj.Spec.SuspendAfterFailures == nil {
+			continue
+		}
+		limit, suspended := int(*sj.Spec.SuspendAfterFailures), w.suspendedAt(sj.Name)
+		reached := w.streakReached(sj.Name, limit, created)
+		switch {
+		case !suspended.IsZero() && (reached.IsZero() || suspended.Before(reached)):
+			w.violate("suspended early: %s was suspended at %s before %d of its runs had failed in a row", sj.Name, suspended.Format("15:04:05.000"), limit)
+		case suspended.IsZero() && !reached.IsZero() && w.ledWithin(reached, w.now()) >= w.leaderFor():
+			w.violate("not suspended: %d runs of %s had failed in a row at %s", limit, sj.Name, reached.Format("15:04:05.000"))
+		}
+	}
 }
 
 // creations lists every Job creation, by run: the ScheduledJob and its
@@ -158,12 +242,19 @@ func (w *world) checkRun(sj *v1alpha1.ScheduledJob, runs cron.Runs, t time.Time,
 	if end.IsZero() || end.After(w.now()) {
 		end = w.now()
 	}
+	blockersUntil := t // Forbid: the Jobs created by then may hold the run
+	if suspended := w.suspendedAt(sj.Name); !suspended.IsZero() && suspended.Before(end) {
+		// Suspended runs do not start, as with a CronJob; one held by a
+		// Job created after its time (a run asked for by hand) may have
+		// been held until the suspension.
+		end, blockersUntil = suspended, suspended
+	}
 	if d := sj.Spec.StartingDeadlineSeconds; d != nil && t.Add(time.Duration(*d)*time.Second).Before(end) {
 		end = t.Add(time.Duration(*d) * time.Second)
 	}
 	from := t
 	if sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent {
-		if from = w.freeFrom(sj.Name, created, t); from.IsZero() || !from.Before(end) {
+		if from = w.freeFrom(sj.Name, created, t, blockersUntil); from.IsZero() || !from.Before(end) {
 			return // held by a run before it
 		}
 	}
@@ -173,15 +264,16 @@ func (w *world) checkRun(sj *v1alpha1.ScheduledJob, runs cron.Runs, t time.Time,
 	}
 }
 
-// freeFrom is when, from t on, none of the ScheduledJob's Jobs was running
-// any more (zero: never): when a Forbid run at t could start.
-func (w *world) freeFrom(name string, created map[string][]creation, t time.Time) time.Time {
+// freeFrom is when, from t on, none of the ScheduledJob's Jobs created by
+// then, or by blockersUntil, was running any more (zero: never): when a
+// Forbid run at t could start.
+func (w *world) freeFrom(name string, created map[string][]creation, t, blockersUntil time.Time) time.Time {
 	from := t
 	for moved := true; moved; {
 		moved = false
 		for _, creations := range created {
 			for _, c := range creations {
-				if !ownedBy(c.job, name) || c.at.After(from) {
+				if !ownedBy(c.job, name) || (c.at.After(from) && c.at.After(blockersUntil)) {
 					continue
 				}
 				finished := w.finishedAt(c.job)

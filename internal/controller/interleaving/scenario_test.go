@@ -32,6 +32,21 @@ type scenario struct {
 	cacheLag time.Duration
 	// runs are, per ScheduledJob, the lengths its runs draw from.
 	runs map[string][]time.Duration
+	// failing are the ScheduledJobs whose runs may fail: with
+	// suspendAfterFailures, about one run in two fails.
+	failing map[string]bool
+}
+
+// fails reports whether a Job fails: for a failing ScheduledJob, by the
+// Job's name.
+func (s scenario) fails(job *batchv1.Job) bool {
+	owner := metav1.GetControllerOf(job)
+	if !s.failing[owner.Name] {
+		return false
+	}
+	h := fnv.New32a()
+	h.Write([]byte("fails " + job.Name))
+	return h.Sum32()%2 == 0
 }
 
 // runFor is how long a Job runs: one of its ScheduledJob's lengths, chosen
@@ -55,7 +70,7 @@ func newScenario(rng *rand.Rand) scenario {
 	s := scenario{
 		start: time.Date(2026, 11, 26, 10, 0, 15, 0, time.UTC),
 		chaos: 4 * time.Minute, quiet: 2 * time.Minute,
-		cacheSpeed: map[string]float64{}, runs: map[string][]time.Duration{},
+		cacheSpeed: map[string]float64{}, runs: map[string][]time.Duration{}, failing: map[string]bool{},
 	}
 	s.cacheLag = 5 * time.Second
 	if rng.IntN(3) == 0 {
@@ -72,6 +87,16 @@ func newScenario(rng *rand.Rand) scenario {
 		s.scheduledJobs = append(s.scheduledJobs, s.newScheduledJob(rng, fmt.Sprintf("sj-%d", i)))
 	}
 	s.faults = s.drawFaults(rng)
+	// Drawn last, so that the rest of each seed's scenario is what it was
+	// before runs could fail. Not with Replace: a run it replaces may have
+	// ended just before, unseen, and counts neither way (documented), which
+	// the checks cannot tell from the API server's history.
+	for _, sj := range s.scheduledJobs {
+		if rng.IntN(3) == 0 && sj.Spec.ConcurrencyPolicy != v1alpha1.ReplaceConcurrent {
+			sj.Spec.SuspendAfterFailures = ptr.To(int32(1 + rng.IntN(3)))
+			s.failing[sj.Name] = true
+		}
+	}
 	return s
 }
 
@@ -163,8 +188,12 @@ func (s scenario) String() string {
 		if d := sj.Spec.StartingDeadlineSeconds; d != nil {
 			deadline = fmt.Sprint(*d, "s")
 		}
-		out += fmt.Sprintf("  %s: %q %s, history %d/%d, deadline %s, runs %v\n", sj.Name, when, sj.Spec.ConcurrencyPolicy,
-			*sj.Spec.SuccessfulJobsHistoryLimit, *sj.Spec.FailedJobsHistoryLimit, deadline, s.runs[sj.Name])
+		failing := ""
+		if n := sj.Spec.SuspendAfterFailures; n != nil {
+			failing = fmt.Sprintf(", runs may fail, suspendAfterFailures %d", *n)
+		}
+		out += fmt.Sprintf("  %s: %q %s, history %d/%d, deadline %s, runs %v%s\n", sj.Name, when, sj.Spec.ConcurrencyPolicy,
+			*sj.Spec.SuccessfulJobsHistoryLimit, *sj.Spec.FailedJobsHistoryLimit, deadline, s.runs[sj.Name], failing)
 	}
 	out += fmt.Sprintf("  caches up to %s behind\n", s.cacheLag)
 	for _, f := range s.faults {

@@ -179,6 +179,7 @@ type world struct {
 	downFrom    time.Time
 	faults      []fault
 	jobDone     map[types.UID]time.Time // when the Job controller finishes each Job
+	runEnds     []runEnd                // every Job's end, in order
 	jobStarted  map[types.UID]bool
 	steps       int
 	violations  []string
@@ -761,6 +762,18 @@ func (w *world) jobController(now time.Time) {
 		}
 		if done := w.jobDone[job.UID]; !done.After(now) {
 			delete(w.jobDone, job.UID)
+			failed := w.scenario.fails(job)
+			w.runEnds = append(w.runEnds, runEnd{sj: metav1.GetControllerOf(job).Name, job: job.Name, at: now, failed: failed})
+			if failed {
+				w.api.mutate(key, "job-controller", func(o client.Object) {
+					j := o.(*batchv1.Job)
+					j.Status.Active, j.Status.Failed = 0, 1
+					j.Status.Conditions = append(j.Status.Conditions,
+						batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now)},
+						batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now)})
+				})
+				continue
+			}
 			w.api.mutate(key, "job-controller", func(o client.Object) {
 				j := o.(*batchv1.Job)
 				j.Status.Active, j.Status.Succeeded = 0, 1
@@ -882,4 +895,11 @@ func (r *recorder) Eventf(obj k8sruntime.Object, eventType, reason, format strin
 
 func (r *recorder) AnnotatedEventf(obj k8sruntime.Object, _ map[string]string, eventType, reason, format string, args ...any) {
 	r.Eventf(obj, eventType, reason, format, args...)
+}
+
+// runEnd is how and when the Job controller finished one Job.
+type runEnd struct {
+	sj, job string
+	at      time.Time
+	failed  bool
 }

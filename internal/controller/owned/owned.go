@@ -67,13 +67,14 @@ const ScheduledJobOwnerKey = ".metadata.controller.uid"
 // the cache lacks (just created, or the cache is behind) from the API
 // server, so that a slow cache is never taken for a deleted Job: a name
 // recorded lists is missing from the result only if the API server does
-// not have it.
-func ScheduledJobJobs(ctx context.Context, cached, live client.Reader, sj *v1alpha1.ScheduledJob, recorded []corev1.ObjectReference) ([]*batchv1.Job, error) {
+// not have it. readAhead says that it read one: the Jobs then show no one
+// moment.
+func ScheduledJobJobs(ctx context.Context, cached, live client.Reader, sj *v1alpha1.ScheduledJob, recorded []corev1.ObjectReference) (jobs []*batchv1.Job, readAhead bool, err error) {
 	var list batchv1.JobList
 	if err := cached.List(ctx, &list, client.InNamespace(sj.Namespace), client.MatchingFields{ScheduledJobOwnerKey: string(sj.UID)}); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	jobs := make([]*batchv1.Job, 0, len(list.Items))
+	jobs = make([]*batchv1.Job, 0, len(list.Items))
 	cachedNames := map[string]bool{}
 	for i := range list.Items {
 		jobs = append(jobs, &list.Items[i])
@@ -95,12 +96,12 @@ func ScheduledJobJobs(ctx context.Context, cached, live client.Reader, sj *v1alp
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
-			return nil, err
+			return nil, false, err
 		case metav1.IsControlledBy(job, sj):
-			jobs = append(jobs, job)
+			jobs, readAhead = append(jobs, job), true
 		}
 	}
-	return jobs, nil
+	return jobs, readAhead, nil
 }
 
 // NewerVersion reports whether resourceVersion a of an object is newer

@@ -36,7 +36,7 @@ func (p *runPlan) StartRuns(ctx context.Context) (stop bool, err error) {
 	}
 	started, runErr := p.c.startRuns(ctx, p.sj, p.plan)
 	p.results = append(claims, started...)
-	if runErr == nil && p.placeErr == nil && !p.plan.ConsumeTrigger && startedScheduledRun(p.results) {
+	if runErr == nil && p.placeErr == nil && !p.plan.ConsumeTrigger && !p.plan.SuspendAfterFailures && startedScheduledRun(p.results) {
 		outcome := p.plan.Finish(p.results...)
 		p.c.emit(p.sj, outcome.Events)
 		p.c.deferStatus(p.sj, outcome)
@@ -69,6 +69,16 @@ func (p *runPlan) Record(ctx context.Context, warm warmup.Applied, failed error)
 	var consumeErr error
 	if failed == nil && plan.ConsumeTrigger {
 		consumeErr = c.consumeTrigger(ctx, p.sj)
+		if err := c.refresh(ctx, p.key, &p.planned); err != nil {
+			return err
+		}
+	}
+	if plan.SuspendAfterFailures {
+		// Before the status that records the suspension: a status saying
+		// suspended over a spec that is not would read as a resume.
+		if err := c.suspend(ctx, p.stored); err != nil {
+			return err
+		}
 		if err := c.refresh(ctx, p.key, &p.planned); err != nil {
 			return err
 		}
@@ -209,6 +219,22 @@ func (c *Controller) consumeTrigger(ctx context.Context, sj *v1alpha1.ScheduledJ
 		return nil // the value changed or the object is gone: nothing to remove
 	}
 	return err
+}
+
+// suspend sets spec.suspend after repeated failures, on condition that
+// the ScheduledJob is still the version the plan was made from: a change
+// meanwhile (a resume, another limit) is planned again.
+func (c *Controller) suspend(ctx context.Context, sj *v1alpha1.ScheduledJob) error {
+	patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q},"spec":{"suspend":true}}`, sj.ResourceVersion)
+	patched := sj.DeepCopy()
+	err := c.kubeClient.Patch(ctx, patched, client.RawPatch(types.MergePatchType, []byte(patch)))
+	switch {
+	case err == nil:
+		c.known.saw(patched) // the status write goes over it
+	case apierrors.IsConflict(err):
+		c.known.refused(client.ObjectKeyFromObject(sj))
+	}
+	return client.IgnoreNotFound(err)
 }
 
 // statusDeferral bounds how long a deferred status waits: the new Job's

@@ -64,18 +64,24 @@ func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 	if read == liveJobs {
 		cached = liveOwnedJobs{Reader: c.apiReader, name: sj.Name}
 	}
-	jobs, err := owned.ScheduledJobJobs(ctx, cached, c.apiReader, sj, sj.Status.Active)
+	jobs, readAhead, err := owned.ScheduledJobJobs(ctx, cached, c.apiReader, sj, sj.Status.Active)
 	if err == nil && read == liveActiveJobs {
-		jobs, err = c.liveActive(ctx, sj, jobs)
+		var activeAhead bool
+		jobs, activeAhead, err = c.liveActive(ctx, sj, jobs)
+		readAhead = readAhead || activeAhead
 	}
 	if err != nil {
 		c.emit(sj, []planner.Event{planner.FailedGetEvent(err)})
 		return in, err
 	}
 	in.Jobs, in.Deleted = c.known.withoutDeleted(sj, jobs, now)
-	if in.Jobs, err = c.withoutSuperseded(ctx, sj, in.Jobs); err != nil {
+	var supersededAhead bool
+	if in.Jobs, supersededAhead, err = c.withoutSuperseded(ctx, sj, in.Jobs); err != nil {
 		return in, err
 	}
+	// The Jobs this controller deleted itself were counted before (or
+	// were running, Replace's): leaving them out hides no run's end.
+	in.CountFailures = !readAhead && !supersededAhead
 	in.LeadPeers, err = c.gatherLeadPeers(ctx, sj)
 	return in, err
 }
@@ -111,7 +117,7 @@ func (r liveOwnedJobs) List(ctx context.Context, list client.ObjectList, opts ..
 // lists and the cache shows running: one GET by name each, where a list
 // of the namespace's Jobs would read them all. A Job the API server no
 // longer has is left out, as a deleted one is.
-func (c *Controller) liveActive(ctx context.Context, sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job) ([]*batchv1.Job, error) {
+func (c *Controller) liveActive(ctx context.Context, sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job) ([]*batchv1.Job, bool, error) {
 	recorded := map[types.UID]bool{}
 	for _, ref := range sj.Status.Active {
 		recorded[ref.UID] = ref.UID != ""
@@ -129,7 +135,7 @@ func (c *Controller) liveActive(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 // after another replica deleted it (a Replace, or a history cleanup): it
 // is dropped when the API server no longer has it, instead of being listed
 // in status.active again and reported missing later.
-func (c *Controller) withoutSuperseded(ctx context.Context, sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job) ([]*batchv1.Job, error) {
+func (c *Controller) withoutSuperseded(ctx context.Context, sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job) ([]*batchv1.Job, bool, error) {
 	last := sj.Status.LastScheduleTime
 	if last == nil {
 		last = &metav1.Time{}
@@ -148,9 +154,10 @@ func (c *Controller) withoutSuperseded(ctx context.Context, sj *v1alpha1.Schedul
 
 // readLive replaces each of jobs that stale says a cache may show stale by
 // the API server's copy, one GET by name each; a Job the API server no
-// longer has, or has under another UID, is left out.
-func (c *Controller) readLive(ctx context.Context, jobs []*batchv1.Job, stale func(*batchv1.Job) bool) ([]*batchv1.Job, error) {
-	read := make([]*batchv1.Job, 0, len(jobs))
+// longer has, or has under another UID, is left out. ahead says that a
+// copy differed from the cache's: the Jobs then show no one moment.
+func (c *Controller) readLive(ctx context.Context, jobs []*batchv1.Job, stale func(*batchv1.Job) bool) (read []*batchv1.Job, ahead bool, err error) {
+	read = make([]*batchv1.Job, 0, len(jobs))
 	for _, job := range jobs {
 		if !stale(job) {
 			read = append(read, job)
@@ -159,11 +166,15 @@ func (c *Controller) readLive(ctx context.Context, jobs []*batchv1.Job, stale fu
 		live := &batchv1.Job{}
 		switch err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(job), live); {
 		case apierrors.IsNotFound(err):
+			ahead = true
 		case err != nil:
-			return nil, err
+			return nil, false, err
 		case live.UID == job.UID:
 			read = append(read, live)
+			ahead = ahead || live.ResourceVersion != job.ResourceVersion
+		default:
+			ahead = true
 		}
 	}
-	return read, nil
+	return read, ahead, nil
 }

@@ -24,6 +24,12 @@ var (
 		Help: "Scheduled runs that did not start, by reason: deadline (later than startingDeadlineSeconds), " +
 			"skipped (a later run started in its place after an outage), conflict (a Job of its name is not the ScheduledJob's).",
 	}, []string{"reason"})
+	// suspendedAfterFailures counts the ScheduledJobs suspended by
+	// spec.suspendAfterFailures: each wants someone to look at its Jobs.
+	suspendedAfterFailures = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "ontime_suspended_after_failures_total",
+		Help: "ScheduledJobs that suspended themselves after spec.suspendAfterFailures runs failed in a row (event SuspendedAfterFailures names them).",
+	})
 )
 
 // recordMetrics records what a reconcile's outcome measured and the runs
@@ -36,12 +42,15 @@ func recordMetrics(outcome planner.Outcome) {
 	for reason, n := range outcome.Missed {
 		missedRuns.WithLabelValues(string(reason)).Add(float64(n))
 	}
+	if outcome.SuspendedAfterFailures {
+		suspendedAfterFailures.Inc()
+	}
 	warmup.Observe(warmup.Observation{Kind: "ScheduledJob", Strategy: outcome.WarmUp,
 		CapacityReadyAfter: outcome.CapacityReadyAfter, Late: outcome.WarmUpLate, StartLateness: outcome.StartLateness})
 }
 
 func init() {
-	metrics.Registry.MustRegister(jobCreationSkew, missedRuns)
+	metrics.Registry.MustRegister(jobCreationSkew, missedRuns, suspendedAfterFailures)
 	// Every reason is exported from the start, at 0, so that an alert on
 	// increase() sees the first miss (a series born at 1 shows no increase).
 	for _, reason := range []planner.MissReason{planner.MissDeadline, planner.MissSkipped, planner.MissConflict} {

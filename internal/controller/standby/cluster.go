@@ -62,7 +62,8 @@ func (c clusterClient) Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*
 	if sj.Spec.ConcurrencyPolicy != v1alpha1.ForbidConcurrent {
 		recorded = nil // nothing to read live
 	}
-	return owned.ScheduledJobJobs(ctx, c.cached, c.live, sj, recorded)
+	jobs, _, err := owned.ScheduledJobJobs(ctx, c.cached, c.live, sj, recorded)
+	return jobs, err
 }
 
 func (c clusterClient) CreateJob(ctx context.Context, job *batchv1.Job) error {

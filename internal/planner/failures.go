@@ -1,0 +1,177 @@
+package planner
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+// Stopping after repeated failures (spec.suspendAfterFailures): the
+// scheduled runs that failed in a row are counted in status.failures, and
+// once there are that many the plan suspends the ScheduledJob
+// (Plan.SuspendAfterFailures: the controller sets spec.suspend).
+//
+// "In a row" is in the order the runs were scheduled, whatever order their
+// Jobs finish in. The runs are counted in that order, each once:
+// status.failures.countedThrough is the scheduled time of the latest run
+// counted, and counting stops at the first run not yet finished (or
+// claimed, its Job still to come), so a run is not passed over while it
+// runs (unless it runs on while passOverAfter later runs finish). It is written by the same conditional status patch as everything
+// else, so a plan refused or repeated counts nothing twice, and the
+// history cleanup keeps a finished Job until it is counted.
+//
+// Counting needs the Jobs as of one moment: a Job read from the API server
+// by name, ahead of a cache that does not yet show an earlier run, would
+// be counted and the earlier one passed over for good. So only a plan whose
+// Jobs are one read counts (Input.CountFailures: the cache, or one list
+// from the API server, and never the standby, which writes no status but
+// its claims).
+//
+// Runs asked for by hand (ontime trigger) neither count nor reset the
+// count: they are not in the schedule's order.
+
+// maxStreakJobs is how many failed Jobs status.failures names.
+const maxStreakJobs = 10
+
+// failureStreak is status.failures once the finished runs not yet counted
+// are: nil without spec.suspendAfterFailures. Counting stops when the
+// streak reaches spec.suspendAfterFailures, so that a run that succeeded
+// after it does not undo a streak that was reached; the runs after it
+// count once resumed. A streak that suspended the ScheduledJob, which is no
+// longer suspended, was resumed: it starts again from 0.
+func failureStreak(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, claims []string, count bool) *v1alpha1.FailureStreak {
+	if sj.Spec.SuspendAfterFailures == nil {
+		return nil
+	}
+	streak := &v1alpha1.FailureStreak{}
+	if sj.Status.Failures != nil {
+		streak = sj.Status.Failures.DeepCopy()
+	}
+	if streak.Suspended && !specSuspended(sj) {
+		streak = &v1alpha1.FailureStreak{CountedThrough: streak.CountedThrough}
+	}
+	if !count {
+		return streak
+	}
+	limit := *sj.Spec.SuspendAfterFailures
+	runs := uncountedRuns(sj, jobs, claims, streak)
+	for i, run := range runs {
+		if limit >= 1 && streak.Count >= limit {
+			break
+		}
+		if !run.finished {
+			if finishedCount(runs[i+1:]) <= passOverAfter {
+				break // counted in order: wait for it
+			}
+			continue // passed over: it never counts
+		}
+		if run.failed {
+			streak.Count++
+			streak.Jobs = append(streak.Jobs, run.job)
+			streak.Jobs = streak.Jobs[max(0, len(streak.Jobs)-maxStreakJobs):]
+		} else {
+			streak.Count, streak.Jobs = 0, nil
+		}
+		streak.CountedThrough = &metav1.Time{Time: run.scheduled}
+	}
+	return streak
+}
+
+// passOverAfter bounds the wait for a run that does not finish (a hung
+// Job under concurrencyPolicy Allow): once this many later runs have
+// finished, it is passed over and never counts, and the later ones do. The
+// history cleanup keeps the finished Jobs not yet counted, so this is also
+// how many more Jobs than its limits a ScheduledJob may keep meanwhile.
+const passOverAfter = 10
+
+// finishedCount is how many of runs have finished.
+func finishedCount(runs []scheduledRun) int {
+	n := 0
+	for _, run := range runs {
+		if run.finished {
+			n++
+		}
+	}
+	return n
+}
+
+// scheduledRun is one scheduled run, as its Job (or claim) shows it.
+type scheduledRun struct {
+	scheduled        time.Time
+	job              string
+	finished, failed bool
+}
+
+// uncountedRuns are the scheduled runs after the streak's latest counted
+// one, in the order they were scheduled: the Jobs, and the claims whose
+// Jobs are still to come.
+func uncountedRuns(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, claims []string, streak *v1alpha1.FailureStreak) []scheduledRun {
+	var runs []scheduledRun
+	for _, job := range jobs {
+		scheduled, ok := v1alpha1.ScheduledTime(job)
+		if !ok || v1alpha1.IsTriggered(job) || !countsAfter(scheduled, streak) {
+			continue
+		}
+		condition, finished := v1alpha1.JobFinished(job)
+		runs = append(runs, scheduledRun{scheduled: scheduled, job: job.Name, finished: finished, failed: condition == batchv1.JobFailed})
+	}
+	for _, name := range claims {
+		if minute, ok := claimMinute(sj, name); ok && countsAfter(minute, streak) {
+			runs = append(runs, scheduledRun{scheduled: minute, job: name})
+		}
+	}
+	slices.SortFunc(runs, func(a, b scheduledRun) int {
+		return cmp.Or(a.scheduled.Compare(b.scheduled), strings.Compare(a.job, b.job))
+	})
+	return runs
+}
+
+// countsAfter reports whether a run scheduled at scheduled comes after the
+// latest run the streak counted.
+func countsAfter(scheduled time.Time, streak *v1alpha1.FailureStreak) bool {
+	return streak.CountedThrough == nil || scheduled.After(streak.CountedThrough.Time)
+}
+
+// awaitsCount reports whether a finished Job is a run the streak has not
+// counted yet: the history cleanup keeps it until it is.
+func awaitsCount(job *batchv1.Job, streak *v1alpha1.FailureStreak) bool {
+	if streak == nil || v1alpha1.IsTriggered(job) {
+		return false
+	}
+	scheduled, ok := v1alpha1.ScheduledTime(job)
+	return ok && countsAfter(scheduled, streak)
+}
+
+// suspendsAfterFailures reports whether the streak reaches
+// spec.suspendAfterFailures on a ScheduledJob it has not suspended yet. A
+// count below 1, stored without admission, suspends nothing (the spec is
+// reported invalid).
+func suspendsAfterFailures(sj *v1alpha1.ScheduledJob, streak *v1alpha1.FailureStreak) bool {
+	if streak == nil || streak.Suspended {
+		return false
+	}
+	limit := *sj.Spec.SuspendAfterFailures
+	return limit >= 1 && streak.Count >= limit
+}
+
+// suspendedAfterFailuresEvent names the failed Jobs.
+func suspendedAfterFailuresEvent(streak *v1alpha1.FailureStreak) Event {
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonSuspendedAfterFailures, suspendedAfterFailuresMessage(streak))
+}
+
+func suspendedAfterFailuresMessage(streak *v1alpha1.FailureStreak) string {
+	return fmt.Sprintf("%d runs failed in a row (last: %s); suspended: set spec.suspend to false to resume", streak.Count, strings.Join(streak.Jobs, ", "))
+}
+
+// specSuspended reports whether spec.suspend is true.
+func specSuspended(sj *v1alpha1.ScheduledJob) bool {
+	return sj.Spec.Suspend != nil && *sj.Spec.Suspend
+}

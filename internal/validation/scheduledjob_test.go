@@ -1,0 +1,39 @@
+package validation
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+// TestSuspendAfterFailures: out of bounds is refused with the field's path
+// and value (the CRD refuses it too; this is what reports a spec stored
+// without admission); failed Jobs deleted at once are warned about.
+func TestSuspendAfterFailures(t *testing.T) {
+	path := field.NewPath("spec", "suspendAfterFailures")
+	for name, tc := range map[string]struct {
+		n, failedKept *int32
+		refused       string
+		warned        string
+	}{
+		"unset":              {},
+		"3":                  {n: ptr.To[int32](3)},
+		"0":                  {n: ptr.To[int32](0), refused: "spec.suspendAfterFailures: Invalid value: 0: must be between 1 and 1000"},
+		"1001":               {n: ptr.To[int32](1001), refused: "spec.suspendAfterFailures: Invalid value: 1001: must be between 1 and 1000"},
+		"no failed Job kept": {n: ptr.To[int32](3), failedKept: ptr.To[int32](0), warned: "spec.suspendAfterFailures: with failedJobsHistoryLimit 0"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			errs, warnings := validateSuspendAfterFailures(v1alpha1.ScheduledJobSpec{SuspendAfterFailures: tc.n, FailedJobsHistoryLimit: tc.failedKept}, path)
+			if got := errs.ToAggregate(); (got == nil) != (tc.refused == "") || (got != nil && got.Error() != tc.refused) {
+				t.Errorf("errors %v, want %q", got, tc.refused)
+			}
+			if warned := strings.Join(warnings, "; "); (warned == "") != (tc.warned == "") || !strings.HasPrefix(warned, tc.warned) {
+				t.Errorf("warnings %q, want %q", warned, tc.warned)
+			}
+		})
+	}
+}
