@@ -63,6 +63,18 @@ type ScheduledJobSpec struct {
 	// +optional
 	ConcurrencyPolicy ConcurrencyPolicy `json:"concurrencyPolicy,omitempty"`
 
+	// maxActive, with concurrencyPolicy Allow, is the most runs that may be
+	// active at once: a run due while that many Jobs are active waits
+	// until one finishes, and then starts, within startingDeadlineSeconds
+	// (as Forbid, which is maxActive 1, holds a run). While it waits, a
+	// newer run that comes due takes its place and it is recorded as
+	// missed. A run asked for by hand (ontime trigger) is refused at the
+	// limit. Unset: no limit.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	MaxActive *int32 `json:"maxActive,omitempty"`
+
 	// suspend stops new runs while true; Jobs already running continue.
 	// When it is set back to false, the most recent run missed meanwhile
 	// starts at once unless startingDeadlineSeconds excludes it, as with a
@@ -145,6 +157,20 @@ const (
 	// ReplaceConcurrent deletes the active Jobs and starts the run.
 	ReplaceConcurrent ConcurrencyPolicy = "Replace"
 )
+
+// ActiveLimit is the most runs of the ScheduledJob that may be active at
+// once, counting claimed runs whose Jobs are being created: 1 under
+// Forbid, spec.maxActive under Allow. ok is false when nothing limits
+// them (Allow without maxActive, and Replace, which replaces them).
+func (sj *ScheduledJob) ActiveLimit() (limit int, ok bool) {
+	switch {
+	case sj.Spec.ConcurrencyPolicy == ForbidConcurrent:
+		return 1, true
+	case sj.Spec.ConcurrencyPolicy != ReplaceConcurrent && sj.Spec.MaxActive != nil:
+		return max(1, int(*sj.Spec.MaxActive)), true
+	}
+	return 0, false
+}
 
 // DSTPolicy says what a daylight-saving change does to a schedule.
 // +kubebuilder:validation:Enum=Cron;Kubernetes

@@ -210,6 +210,11 @@ func (in *ScheduledJobSpec) DeepCopyInto(out *ScheduledJobSpec) {
 		*out = new(int64)
 		**out = **in
 	}
+	if in.MaxActive != nil {
+		in, out := &in.MaxActive, &out.MaxActive
+		*out = new(int32)
+		**out = **in
+	}
 	if in.Suspend != nil {
 		in, out := &in.Suspend, &out.Suspend
 		*out = new(bool)

@@ -29,7 +29,7 @@ warmup.ontime.dev/lead annotation becomes spec.warmUp (Placeholder) and back.
 
 Back to a CronJob works only for what a CronJob can say: a schedule without
 H, L, W or # (pin H with ontime spread -f first), no runAt, no spread, no
-suspendAfterFailures, and Placeholder warm-up with only a lead. Anything else
+suspendAfterFailures or maxActive, and Placeholder warm-up with only a lead. Anything else
 is an error naming the field, and no file is written.
 
 Without --in-place the converted manifests go to stdout; with it the files

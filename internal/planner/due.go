@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -24,8 +25,9 @@ type scheduling struct {
 	claims []string
 }
 
-// blockers are the runs, other than the one named, that keep a Forbid run
-// from starting: active Jobs and claimed runs, by name.
+// blockers are the runs, other than the one named, that count against
+// the active limit (Forbid's one, or maxActive): active Jobs and claimed
+// runs, by name.
 func (s scheduling) blockers(name string) []string {
 	var names []string
 	for _, job := range s.active {
@@ -41,13 +43,25 @@ func (s scheduling) blockers(name string) []string {
 	return names
 }
 
-// forbid reports whether the ScheduledJob's runs must never overlap.
-func (s scheduling) forbid() bool { return s.sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent }
+// limited reports whether a limit bounds the ScheduledJob's active runs
+// (Forbid, or maxActive): its runs are then claimed before their Jobs are
+// created.
+func (s scheduling) limited() bool {
+	_, ok := s.sj.ActiveLimit()
+	return ok
+}
 
-// newRun is the run at scheduled with its Job named name; under Forbid it
-// is to be claimed first, unless it is already.
+// atLimit reports whether the run named name must wait: the runs that
+// count against the active limit have reached it.
+func (s scheduling) atLimit(name string) bool {
+	limit, ok := s.sj.ActiveLimit()
+	return ok && len(s.blockers(name)) >= limit
+}
+
+// newRun is the run at scheduled with its Job named name; under an active
+// limit it is to be claimed first, unless it is already.
 func (s scheduling) newRun(name string, scheduled time.Time) *Run {
-	return &Run{Job: buildJob(s.sj, name, scheduled, s.loc), Scheduled: scheduled, Claim: s.forbid() && !slices.Contains(s.claims, name)}
+	return &Run{Job: buildJob(s.sj, name, scheduled, s.loc), Scheduled: scheduled, Claim: s.limited() && !slices.Contains(s.claims, name)}
 }
 
 // dropStaleClaims removes from status.active the claims of scheduled runs
@@ -121,7 +135,7 @@ type dueRun struct {
 	// replace are the active Jobs to delete first (concurrencyPolicy
 	// Replace).
 	replace []*batchv1.Job
-	// blocked is a due run that concurrencyPolicy Forbid holds back.
+	// blocked is a due run that the active limit holds back.
 	blocked time.Time
 	// missed counts runs that did not start, by reason; lastMissed is the
 	// latest of them.
@@ -238,7 +252,7 @@ func (s scheduling) runDue(due, handled time.Time) dueRun {
 	// saying so.
 	name := s.sj.JobName(due)
 	switch {
-	case s.forbid() && len(s.blockers(name)) > 0:
+	case s.atLimit(name):
 		d.blocked = due
 		return d
 	case spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent:
@@ -318,7 +332,7 @@ type announcement struct {
 	eventIfChanged *Event
 }
 
-// announce says when the next run is, given the run Forbid holds back (if
+// announce says when the next run is, given the run the limit holds back (if
 // any) and the last scheduled run. Every path ends with a wake-up at the
 // next run, unless there is none (a runAt that has run).
 func (s scheduling) announce(blocked time.Time, lastScheduled *metav1.Time) announcement {
@@ -339,16 +353,13 @@ func (s scheduling) announce(blocked time.Time, lastScheduled *metav1.Time) anno
 	}
 }
 
-// announceBlocked: under Forbid the due run waits for the active Job; when
-// that finishes, its update triggers a reconcile that starts the run. With a
-// deadline, look again when it passes, so the miss is recorded on time.
+// announceBlocked: at the active limit the due run waits for an active
+// Job; when one finishes, its update triggers a reconcile that starts the
+// run. With a deadline, look again when it passes, so the miss is recorded
+// on time.
 func (s scheduling) announceBlocked(blocked time.Time) announcement {
-	event := jobAlreadyActiveEvent()
-	a := announcement{
-		readiness: scheduled(blocked, fmt.Sprintf("the run at %s waits for active job %s (concurrencyPolicy Forbid)",
-			blocked.In(s.loc).Format(time.RFC3339), s.blockers(s.sj.JobName(blocked))[0])),
-		eventIfChanged: &event,
-	}
+	event := jobAlreadyActiveEvent(s.sj)
+	a := announcement{readiness: scheduled(blocked, s.waitsFor(blocked)), eventIfChanged: &event}
 	if next := s.sched.Next(s.now); !next.IsZero() {
 		a.wake = append(a.wake, next.Add(nextScheduleDelta))
 	}
@@ -356,4 +367,19 @@ func (s scheduling) announceBlocked(blocked time.Time) announcement {
 		a.wake = append(a.wake, blocked.Add(time.Duration(*deadline+1)*time.Second))
 	}
 	return a
+}
+
+// waitsFor says what the run at blocked waits for: under Forbid the
+// active Job, under maxActive one of the active Jobs.
+func (s scheduling) waitsFor(blocked time.Time) string {
+	at, blockers := blocked.In(s.loc).Format(time.RFC3339), s.blockers(s.sj.JobName(blocked))
+	if s.sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent {
+		return fmt.Sprintf("the run at %s waits for active job %s (concurrencyPolicy Forbid)", at, blockers[0])
+	}
+	limit, _ := s.sj.ActiveLimit()
+	named := strings.Join(blockers[:min(len(blockers), 3)], ", ")
+	if len(blockers) > 3 {
+		named += fmt.Sprintf(" and %d more", len(blockers)-3)
+	}
+	return fmt.Sprintf("the run at %s waits for one of %d active jobs to finish (maxActive %d): %s", at, len(blockers), limit, named)
 }

@@ -36,12 +36,22 @@ func unexpectedJobEvent(name string) Event {
 	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonUnexpectedJob, "Saw a job that the controller did not create or forgot: "+name)
 }
 
-func jobAlreadyActiveEvent() Event {
-	return newEvent(corev1.EventTypeNormal, v1alpha1.ReasonJobAlreadyActive, "Not starting job because prior execution is running and concurrency policy is Forbid")
+// jobAlreadyActiveEvent: a due run waits at the active limit; under Forbid
+// in the CronJob controller's words.
+func jobAlreadyActiveEvent(sj *v1alpha1.ScheduledJob) Event {
+	return newEvent(corev1.EventTypeNormal, v1alpha1.ReasonJobAlreadyActive, "Not starting job because "+limitReached(sj))
 }
 
-func triggerRefusedEvent() Event {
-	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonJobAlreadyActive, "Not starting triggered job because prior execution is running and concurrency policy is Forbid")
+func triggerRefusedEvent(sj *v1alpha1.ScheduledJob) Event {
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonJobAlreadyActive, "Not starting triggered job because "+limitReached(sj))
+}
+
+// limitReached says which limit the active runs reached.
+func limitReached(sj *v1alpha1.ScheduledJob) string {
+	if limit, _ := sj.ActiveLimit(); sj.Spec.ConcurrencyPolicy != v1alpha1.ForbidConcurrent {
+		return fmt.Sprintf("%d prior executions are running and maxActive is %d", limit, limit)
+	}
+	return "prior execution is running and concurrency policy is Forbid"
 }
 
 func missScheduleEvent(scheduled time.Time) Event {

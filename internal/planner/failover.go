@@ -23,12 +23,13 @@ import (
 //     RequestBound more has passed (historyFence). A standby's create
 //     therefore lands while the run's Job, if it was ever created, still
 //     exists, whatever its cache showed.
-//   - A run of a Forbid ScheduledJob is claimed before its Job is created:
+//   - A run under an active limit (Forbid, maxActive) is claimed before
+//     its Job is created:
 //     a status write, conditional on the resourceVersion the run was
 //     planned from, lists it in status.active by name, without a UID. Two
-//     actors cannot both claim runs from the same status, so two Forbid
-//     runs are never started side by side, even by actors whose caches are
-//     behind.
+//     actors cannot both claim runs from the same status, so runs past
+//     the limit are never started side by side, even by actors whose
+//     caches are behind.
 
 // RequestBound is the longest a request may take from the moment its
 // sender decided to send it (reading its clock) to the moment the API

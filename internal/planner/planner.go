@@ -100,9 +100,10 @@ type Plan struct {
 	// runs failed in a row (status.failures). The status is written after
 	// it, and no run is planned meanwhile.
 	SuspendAfterFailures bool
-	// Held is the due run that concurrencyPolicy Forbid holds back until
-	// the active one finishes (zero: none). It starts on that Job's
-	// update, which a cache behind the API server may not show in time.
+	// Held is the due run that the active limit (Forbid, maxActive) holds
+	// back until an active run finishes (zero: none). It starts on that
+	// Job's update, which a cache behind the API server may not show in
+	// time.
 	Held time.Time
 	// WarmUp are the placeholder pods and CapacityBuffers to create and
 	// delete.
@@ -146,7 +147,8 @@ type Run struct {
 	Job       *batchv1.Job
 	Scheduled time.Time
 	// Claim says the run must be claimed (Plan.Claimed) before its Job is
-	// created: a run of a Forbid ScheduledJob not claimed yet.
+	// created: a run under an active limit (Forbid, maxActive) not
+	// claimed yet.
 	Claim bool
 	// Skipped is the latest earlier run this one starts in place of
 	// (zero if none): whoever creates the Job reports it (ResultEvents),
@@ -276,7 +278,7 @@ type runsDecision struct {
 	// remove from status.active; lastMissed is the latest run found missed.
 	droppedClaims []string
 	lastMissed    time.Time
-	// held is the due run Forbid holds back.
+	// held is the due run the active limit holds back.
 	held time.Time
 }
 

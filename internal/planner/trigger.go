@@ -39,11 +39,11 @@ func decideTrigger(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, observed obse
 		return triggerDecision{consume: true}
 	}
 	trigger := triggerDecision{consume: true}
-	forbid := sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent
+	limit, limited := sj.ActiveLimit()
 	claims := slices.DeleteFunc(slices.Clone(observed.claims), func(claim string) bool { return claim == name })
 	switch {
-	case forbid && (len(observed.active) > 0 || len(claims) > 0):
-		trigger.events = []Event{triggerRefusedEvent()}
+	case limited && len(observed.active)+len(claims) >= limit:
+		trigger.events = []Event{triggerRefusedEvent(sj)}
 		return trigger
 	case sj.Spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent && len(observed.active) > 0:
 		trigger.replace = true
@@ -51,6 +51,6 @@ func decideTrigger(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, observed obse
 	scheduled := now.Truncate(time.Second)
 	job := buildJob(sj, name, scheduled, loc)
 	job.Annotations[v1alpha1.TriggeredAnnotation] = value
-	trigger.run = &Run{Job: job, Scheduled: scheduled, Claim: forbid && !slices.Contains(observed.claims, name)}
+	trigger.run = &Run{Job: job, Scheduled: scheduled, Claim: limited && !slices.Contains(observed.claims, name)}
 	return trigger
 }

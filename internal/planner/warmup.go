@@ -65,7 +65,7 @@ func (s scheduling) decideEarlyStart(create *Run, image string, peers []warmup.P
 		return nil
 	}
 	name := s.sj.JobName(next)
-	if hasJobNamed(s.jobs, name) || (s.forbid() && len(s.blockers(name)) > 0) {
+	if hasJobNamed(s.jobs, name) || s.atLimit(name) {
 		return nil
 	}
 	run := s.newRun(name, next)

@@ -63,7 +63,26 @@ func validate(sj, old *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, meaningE
 	warnings = append(warnings, validateSpread(sj, meaning, spec.Child("spread"))...)
 	failureErrs, failureWarnings := validateSuspendAfterFailures(sj.Spec, spec.Child("suspendAfterFailures"))
 	errs, warnings = append(errs, failureErrs...), append(warnings, failureWarnings...)
+	errs = append(errs, validateMaxActive(sj.Spec, spec.Child("maxActive"))...)
 	return errs, warnings
+}
+
+// MaxMaxActive bounds spec.maxActive (the CRD's bound too).
+const MaxMaxActive = 1000
+
+// validateMaxActive checks the limit, which only Allow takes: Forbid is
+// maxActive 1, and Replace keeps one run.
+func validateMaxActive(spec v1alpha1.ScheduledJobSpec, path *field.Path) field.ErrorList {
+	n := spec.MaxActive
+	switch {
+	case n == nil:
+		return nil
+	case *n < 1 || *n > MaxMaxActive:
+		return field.ErrorList{field.Invalid(path, *n, fmt.Sprintf("must be between 1 and %d", MaxMaxActive))}
+	case spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent || spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent:
+		return field.ErrorList{field.Invalid(path, *n, fmt.Sprintf("only with concurrencyPolicy Allow, not %s (Forbid is maxActive 1; Replace keeps one run)", spec.ConcurrencyPolicy))}
+	}
+	return nil
 }
 
 // MaxSuspendAfterFailures bounds spec.suspendAfterFailures (the CRD's

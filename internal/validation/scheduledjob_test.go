@@ -37,3 +37,31 @@ func TestSuspendAfterFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxActive: out of bounds, or with a policy other than Allow, is
+// refused with the field's path and value.
+func TestMaxActive(t *testing.T) {
+	path := field.NewPath("spec", "maxActive")
+	for name, tc := range map[string]struct {
+		n       *int32
+		policy  v1alpha1.ConcurrencyPolicy
+		refused string
+	}{
+		"unset":        {},
+		"2 with Allow": {n: ptr.To[int32](2), policy: v1alpha1.AllowConcurrent},
+		"2, default":   {n: ptr.To[int32](2)},
+		"0":            {n: ptr.To[int32](0), refused: "spec.maxActive: Invalid value: 0: must be between 1 and 1000"},
+		"1001":         {n: ptr.To[int32](1001), refused: "spec.maxActive: Invalid value: 1001: must be between 1 and 1000"},
+		"with Forbid": {n: ptr.To[int32](2), policy: v1alpha1.ForbidConcurrent,
+			refused: "spec.maxActive: Invalid value: 2: only with concurrencyPolicy Allow, not Forbid (Forbid is maxActive 1; Replace keeps one run)"},
+		"with Replace": {n: ptr.To[int32](2), policy: v1alpha1.ReplaceConcurrent,
+			refused: "spec.maxActive: Invalid value: 2: only with concurrencyPolicy Allow, not Replace (Forbid is maxActive 1; Replace keeps one run)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			errs := validateMaxActive(v1alpha1.ScheduledJobSpec{MaxActive: tc.n, ConcurrencyPolicy: tc.policy}, path)
+			if got := errs.ToAggregate(); (got == nil) != (tc.refused == "") || (got != nil && got.Error() != tc.refused) {
+				t.Errorf("errors %v, want %q", got, tc.refused)
+			}
+		})
+	}
+}

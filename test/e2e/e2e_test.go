@@ -96,6 +96,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	created := time.Now()
 	createPairs(t, c, pairs)
 	createFlaky(t, c)
+	createCapped(t, c)
 	spreadJobs := createSpreadJobs(t, c)
 	firstRun := created.Truncate(time.Minute).Add(time.Minute)
 	t.Logf("created the pairs at %s; first run at %s", created.Format(time.TimeOnly), firstRun.Format(time.TimeOnly))
@@ -122,6 +123,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	t.Run("runs as CronJob's", func(t *testing.T) { compareRuns(t, pairs, runs, created, end) })
 	t.Run("status", func(t *testing.T) { checkStatus(t, c, pairs, runs) })
 	t.Run("spreading", func(t *testing.T) { checkSpread(t, c, spreadJobs, runs, created, end) })
+	t.Run("maxActive", func(t *testing.T) { checkCapped(t, c, firstRun) })
 	t.Run("rebalance CLI", func(t *testing.T) { checkRebalanceCLI(t, binary, kubeconfig) })
 	t.Run("the new leader measures skew", func(t *testing.T) {
 		if n, err := follower.Metric("ontime_job_creation_skew_seconds_count"); err != nil || n < 1 {

@@ -37,11 +37,12 @@ import (
 // shows the run before it finished).
 func (w *world) leaderFor() time.Duration { return 10*time.Second + w.scenario.cacheLag }
 
-// checkNow checks what must hold at every moment: Forbid never has two
-// Jobs running.
+// checkNow checks what must hold at every moment: a ScheduledJob never
+// has more Jobs running than its active limit (Forbid's one, maxActive).
 func (w *world) checkNow() {
 	for _, sj := range w.scenario.scheduledJobs {
-		if sj.Spec.ConcurrencyPolicy != v1alpha1.ForbidConcurrent {
+		limit, ok := sj.ActiveLimit()
+		if !ok {
 			continue
 		}
 		var running []string
@@ -54,10 +55,19 @@ func (w *world) checkNow() {
 				running = append(running, job.Name)
 			}
 		}
-		if len(running) > 1 {
-			w.violate("Forbid: %s has %d Jobs running at once: %s", sj.Name, len(running), strings.Join(running, ", "))
+		if len(running) > limit {
+			slices.Sort(running)
+			w.violate("%s: %s has %d Jobs running at once, more than %d: %s", limitName(sj), sj.Name, len(running), limit, strings.Join(running, ", "))
 		}
 	}
+}
+
+// limitName names what sets a ScheduledJob's active limit.
+func limitName(sj *v1alpha1.ScheduledJob) string {
+	if sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent {
+		return "Forbid"
+	}
+	return "maxActive"
 }
 
 func (w *world) violate(format string, args ...any) {
@@ -253,9 +263,9 @@ func (w *world) checkRun(sj *v1alpha1.ScheduledJob, runs cron.Runs, t time.Time,
 		end = t.Add(time.Duration(*d) * time.Second)
 	}
 	from := t
-	if sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent {
-		if from = w.freeFrom(sj.Name, created, t, blockersUntil); from.IsZero() || !from.Before(end) {
-			return // held by a run before it
+	if limit, ok := sj.ActiveLimit(); ok {
+		if from = w.freeFrom(sj.Name, limit, created, t, blockersUntil); from.IsZero() || !from.Before(end) {
+			return // held by the runs before it
 		}
 	}
 	if led := w.ledWithin(from, end); led >= w.leaderFor() {
@@ -264,32 +274,45 @@ func (w *world) checkRun(sj *v1alpha1.ScheduledJob, runs cron.Runs, t time.Time,
 	}
 }
 
-// freeFrom is when, from t on, none of the ScheduledJob's Jobs created by
-// then, or by blockersUntil, was running any more (zero: never): when a
-// Forbid run at t could start.
-func (w *world) freeFrom(name string, created map[string][]creation, t, blockersUntil time.Time) time.Time {
-	from := t
-	for moved := true; moved; {
-		moved = false
+// freeFrom is when, from t on, fewer than limit of the ScheduledJob's Jobs
+// created by then, or by blockersUntil, were running (zero: never): when a
+// run at t held by its active limit could start.
+func (w *world) freeFrom(name string, limit int, created map[string][]creation, t, blockersUntil time.Time) time.Time {
+	for from := t; ; {
+		var ends []time.Time // of the Jobs running at from; zero: never
 		for _, creations := range created {
 			for _, c := range creations {
 				if !ownedBy(c.job, name) || (c.at.After(from) && c.at.After(blockersUntil)) {
 					continue
 				}
-				finished := w.finishedAt(c.job)
-				if finished.IsZero() && !w.deletedAt(c.job).IsZero() {
-					finished = w.deletedAt(c.job)
-				}
-				switch {
-				case finished.IsZero():
-					return time.Time{}
-				case finished.After(from):
-					from, moved = finished, true
+				if end := w.endedAt(c.job); end.IsZero() || end.After(from) {
+					ends = append(ends, end)
 				}
 			}
 		}
+		if len(ends) < limit {
+			return from
+		}
+		next := time.Time{} // the first of them to end
+		for _, end := range ends {
+			if !end.IsZero() && (next.IsZero() || end.Before(next)) {
+				next = end
+			}
+		}
+		if next.IsZero() {
+			return time.Time{}
+		}
+		from = next
 	}
-	return from
+}
+
+// endedAt is when the log shows job finished, or else deleted (zero:
+// neither).
+func (w *world) endedAt(job *batchv1.Job) time.Time {
+	if finished := w.finishedAt(job); !finished.IsZero() {
+		return finished
+	}
+	return w.deletedAt(job)
 }
 
 // deletedAt is when the log shows job deleted (zero: never).

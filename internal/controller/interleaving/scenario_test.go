@@ -97,6 +97,12 @@ func newScenario(rng *rand.Rand) scenario {
 			s.failing[sj.Name] = true
 		}
 	}
+	// Drawn after that, for the same reason.
+	for _, sj := range s.scheduledJobs {
+		if rng.IntN(2) == 0 && sj.Spec.ConcurrencyPolicy == v1alpha1.AllowConcurrent {
+			sj.Spec.MaxActive = ptr.To(int32(1 + rng.IntN(2)))
+		}
+	}
 	return s
 }
 
@@ -192,7 +198,11 @@ func (s scenario) String() string {
 		if n := sj.Spec.SuspendAfterFailures; n != nil {
 			failing = fmt.Sprintf(", runs may fail, suspendAfterFailures %d", *n)
 		}
-		out += fmt.Sprintf("  %s: %q %s, history %d/%d, deadline %s, runs %v%s\n", sj.Name, when, sj.Spec.ConcurrencyPolicy,
+		policy := string(sj.Spec.ConcurrencyPolicy)
+		if n := sj.Spec.MaxActive; n != nil {
+			policy += fmt.Sprintf(" maxActive %d", *n)
+		}
+		out += fmt.Sprintf("  %s: %q %s, history %d/%d, deadline %s, runs %v%s\n", sj.Name, when, policy,
 			*sj.Spec.SuccessfulJobsHistoryLimit, *sj.Spec.FailedJobsHistoryLimit, deadline, s.runs[sj.Name], failing)
 	}
 	out += fmt.Sprintf("  caches up to %s behind\n", s.cacheLag)

@@ -26,7 +26,8 @@ import (
 // owners.Reconciler), then the trigger's removal, the status and only then
 // the history cleanup (Record).
 
-// StartRuns writes the claims of the plan's Forbid runs, then creates the
+// StartRuns writes the claims of the plan's runs under an active limit
+// (Forbid, maxActive), then creates the
 // runs' Jobs. When it started a scheduled run it stops there and leaves
 // the rest to the next reconcile (deferStatus).
 func (p *runPlan) StartRuns(ctx context.Context) (stop bool, err error) {
@@ -46,7 +47,7 @@ func (p *runPlan) StartRuns(ctx context.Context) (stop bool, err error) {
 	return false, runErr
 }
 
-// claim writes the status that claims the plan's Forbid runs, if any, and
+// claim writes the status that claims the plan's limited runs, if any, and
 // returns the claims' results.
 func (c *Controller) claim(ctx context.Context, key types.NamespacedName, p *planned) ([]planner.Result, error) {
 	claims := p.plan.Claims()

@@ -29,7 +29,8 @@ func (k kind) Forget(ctx context.Context, key types.NamespacedName) error {
 }
 
 // Plan gathers and plans. Its steps keep the invariants of
-// docs/reliability.md ("Exactly once"): a run Forbid holds back is judged
+// docs/reliability.md ("Exactly once"): a run an active limit (Forbid,
+// maxActive) holds back is judged
 // from the API server's copies of the Jobs holding it while the cache may
 // be behind after an outage; a run is started only from a status confirmed
 // with the API server since this controller started (a plan again, after
@@ -46,7 +47,7 @@ func (k kind) Plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.
 	read, behind := cachedJobs, k.cacheMayBeBehind(now)
 	p, err := k.plan(ctx, cached, now, read)
 	if err == nil && p.sj != nil && !p.plan.Held.IsZero() && behind {
-		// Forbid holds a due run back for a Job the cache shows running,
+		// A limit holds a due run back for Jobs the cache shows running,
 		// and the cache may be behind after an outage: whether that Job
 		// has finished is asked of the API server.
 		read = liveActiveJobs
@@ -66,7 +67,7 @@ func (k kind) Plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.
 	return &runPlan{c: k.Controller, key: key, planned: p, recheckHeld: !p.plan.Held.IsZero() && behind}, nil
 }
 
-// heldRecheck is how often a run Forbid holds back is looked at again
+// heldRecheck is how often a run a limit holds back is looked at again
 // while the cache may be behind (cacheMayBeBehind): the update of the Job
 // it waits for may not reach the cache before the run's minute is over.
 const heldRecheck = time.Second

@@ -59,8 +59,8 @@ func (c clusterClient) ScheduledJob(ctx context.Context, key types.NamespacedNam
 
 func (c clusterClient) Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
 	recorded := sj.Status.Active
-	if sj.Spec.ConcurrencyPolicy != v1alpha1.ForbidConcurrent {
-		recorded = nil // nothing to read live
+	if _, limited := sj.ActiveLimit(); !limited {
+		recorded = nil // nothing to read live: no limit to keep
 	}
 	jobs, _, err := owned.ScheduledJobJobs(ctx, c.cached, c.live, sj, recorded)
 	return jobs, err
