@@ -24,9 +24,11 @@ import (
 // status.failures.countedThrough is the scheduled time of the latest run
 // counted, and counting stops at the first run not yet finished (or
 // claimed, its Job still to come), so a run is not passed over while it
-// runs (unless it runs on while passOverAfter later runs finish). It is written by the same conditional status patch as everything
+// runs (unless it runs on while passOverAfter later runs finish). The
+// count is written by the same conditional status patch as everything
 // else, so a plan refused or repeated counts nothing twice, and the
-// history cleanup keeps a finished Job until it is counted.
+// history cleanup keeps a finished Job until it is counted. When the
+// field is first set, the runs whose Jobs are still kept count too.
 //
 // Counting needs the Jobs as of one moment: a Job read from the API server
 // by name, ahead of a cache that does not yet show an earlier run, would
@@ -46,7 +48,8 @@ const maxStreakJobs = 10
 // streak reaches spec.suspendAfterFailures, so that a run that succeeded
 // after it does not undo a streak that was reached; the runs after it
 // count once resumed. A streak that suspended the ScheduledJob, which is no
-// longer suspended, was resumed: it starts again from 0.
+// longer suspended, was resumed: it starts again from 0. Without count
+// (the Jobs are not one read) nothing new is counted.
 func failureStreak(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, claims []string, count bool) *v1alpha1.FailureStreak {
 	if sj.Spec.SuspendAfterFailures == nil {
 		return nil
