@@ -358,7 +358,7 @@ func (s scheduling) announce(blocked time.Time, lastScheduled *metav1.Time) anno
 // run. With a deadline, look again when it passes, so the miss is recorded
 // on time.
 func (s scheduling) announceBlocked(blocked time.Time) announcement {
-	event := jobAlreadyActiveEvent(s.sj)
+	event := jobAlreadyActiveEvent(s.sj, len(s.blockers(s.sj.JobName(blocked))))
 	a := announcement{readiness: scheduled(blocked, s.waitsFor(blocked)), eventIfChanged: &event}
 	if next := s.sched.Next(s.now); !next.IsZero() {
 		a.wake = append(a.wake, next.Add(nextScheduleDelta))

@@ -36,20 +36,20 @@ func unexpectedJobEvent(name string) Event {
 	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonUnexpectedJob, "Saw a job that the controller did not create or forgot: "+name)
 }
 
-// jobAlreadyActiveEvent: a due run waits at the active limit; under Forbid
-// in the CronJob controller's words.
-func jobAlreadyActiveEvent(sj *v1alpha1.ScheduledJob) Event {
-	return newEvent(corev1.EventTypeNormal, v1alpha1.ReasonJobAlreadyActive, "Not starting job because "+limitReached(sj))
+// jobAlreadyActiveEvent: a due run waits at the active limit, with active
+// runs counting against it; under Forbid in the CronJob controller's words.
+func jobAlreadyActiveEvent(sj *v1alpha1.ScheduledJob, active int) Event {
+	return newEvent(corev1.EventTypeNormal, v1alpha1.ReasonJobAlreadyActive, "Not starting job because "+limitReached(sj, active))
 }
 
-func triggerRefusedEvent(sj *v1alpha1.ScheduledJob) Event {
-	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonJobAlreadyActive, "Not starting triggered job because "+limitReached(sj))
+func triggerRefusedEvent(sj *v1alpha1.ScheduledJob, active int) Event {
+	return newEvent(corev1.EventTypeWarning, v1alpha1.ReasonJobAlreadyActive, "Not starting triggered job because "+limitReached(sj, active))
 }
 
 // limitReached says which limit the active runs reached.
-func limitReached(sj *v1alpha1.ScheduledJob) string {
+func limitReached(sj *v1alpha1.ScheduledJob, active int) string {
 	if limit, _ := sj.ActiveLimit(); sj.Spec.ConcurrencyPolicy != v1alpha1.ForbidConcurrent {
-		return fmt.Sprintf("%d prior executions are running and maxActive is %d", limit, limit)
+		return fmt.Sprintf("%d prior executions are running and maxActive is %d", active, limit)
 	}
 	return "prior execution is running and concurrency policy is Forbid"
 }

@@ -43,7 +43,7 @@ func decideTrigger(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, observed obse
 	claims := slices.DeleteFunc(slices.Clone(observed.claims), func(claim string) bool { return claim == name })
 	switch {
 	case limited && len(observed.active)+len(claims) >= limit:
-		trigger.events = []Event{triggerRefusedEvent(sj)}
+		trigger.events = []Event{triggerRefusedEvent(sj, len(observed.active)+len(claims))}
 		return trigger
 	case sj.Spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent && len(observed.active) > 0:
 		trigger.replace = true
