@@ -5,8 +5,9 @@
 //
 // In a fresh kwok cluster it starts two `ontime controller` replicas with
 // leader election, each restarted a second after it exits (as a Deployment
-// would), and N ScheduledJobs on "* * * * *" (the mix: Allow, Forbid and
-// Replace in turn; every fourth with startingDeadlineSeconds 30; every
+// would), and N ScheduledJobs on "* * * * *" (the mix: Allow, one at a
+// time, and Replace in turn, one at a time being Forbid or, every other
+// time, Allow with maxActive 1; every fourth with startingDeadlineSeconds 30; every
 // fifth in America/New_York and every fifth in Europe/Amsterdam; history
 // limits 0 for every fourth, 1 for every fourth after it, 30 for the
 // others; every tenth also triggered by hand each minute; every
@@ -30,7 +31,8 @@
 //     may still be answered 500), when the Job is there at the end, a later
 //     create of it was answered AlreadyExists, or it was deleted.
 //
-//   - Forbid runs started before the run before them finished. Must be 0.
+//   - Forbid (or maxActive 1) runs started before the run before them
+//     finished. Must be 0.
 //
 //   - the long outage (-long-down, 45 s by default): kube-apiserver down
 //     across a minute, longer than the 30 s starting deadline of every
@@ -264,9 +266,26 @@ func run(t *testing.T, cfg config) *result {
 	return analyze(t, auditLog, cfg, from, to, obs, f, jobsSeen{createdAt: createdAt, finished: finished, seen: seenJobs, misses: misses, triggers: requests}, work)
 }
 
-// The mix of ScheduledJobs, by index.
+// The mix of ScheduledJobs, by index: Allow, one run at a time, and
+// Replace in turn. One at a time is Forbid, or, every other time, Allow
+// with maxActive 1, which must hold a run back just as Forbid does (the
+// checks of Forbid runs apply to both).
 func policyOf(i int) v1alpha1.ConcurrencyPolicy {
+	if maxActiveOf(i) != nil {
+		return v1alpha1.AllowConcurrent
+	}
 	return []v1alpha1.ConcurrencyPolicy{v1alpha1.AllowConcurrent, v1alpha1.ForbidConcurrent, v1alpha1.ReplaceConcurrent}[i%3]
+}
+
+// oneAtATime reports whether a ScheduledJob's runs must never overlap.
+func oneAtATime(i int) bool { return i%3 == 1 }
+
+// maxActiveOf is a ScheduledJob's spec.maxActive.
+func maxActiveOf(i int) *int32 {
+	if i%6 == 4 {
+		return ptr.To[int32](1)
+	}
+	return nil
 }
 
 func historyOf(i int) int32 {
@@ -281,11 +300,12 @@ func historyOf(i int) int32 {
 
 func triggered(i int) bool { return i%10 == 9 }
 
-// forbidJob reports whether a Job name is a run of a Forbid ScheduledJob.
+// forbidJob reports whether a Job name is a run of a ScheduledJob whose
+// runs must never overlap (Forbid, or maxActive 1).
 func forbidJob(name string) bool {
 	var i, minute int
 	_, err := fmt.Sscanf(name, "job-%04d-%d", &i, &minute)
-	return err == nil && policyOf(i) == v1alpha1.ForbidConcurrent
+	return err == nil && oneAtATime(i)
 }
 
 func isRunAt(i int) bool { return i%25 == 12 }
@@ -307,6 +327,7 @@ func createScheduledJobs(ctx context.Context, t *testing.T, c client.Client, cfg
 			Spec: v1alpha1.ScheduledJobSpec{
 				Schedule:                   "* * * * *",
 				ConcurrencyPolicy:          policyOf(i),
+				MaxActive:                  maxActiveOf(i),
 				SuccessfulJobsHistoryLimit: ptr.To(historyOf(i)),
 				FailedJobsHistoryLimit:     ptr.To(historyOf(i)),
 				JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
@@ -652,7 +673,10 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 			a.run(r, i, t)
 		}
 	}
-	for i := 1; i < cfg.n; i += 3 {
+	for i := range cfg.n {
+		if !oneAtATime(i) {
+			continue
+		}
 		r.overlaps = append(r.overlaps, forbidOverlaps(fmt.Sprintf("job-%04d", i), from, to, a.created, seen.finished)...)
 	}
 	a.triggers(r)
@@ -696,7 +720,7 @@ func (a analysis) run(r *result, i int, t time.Time) {
 	// then (the Job's finish is stamped in whole seconds, down, so this
 	// errs late).
 	startable, held := t, false
-	if i%3 == 1 {
+	if oneAtATime(i) {
 		startable, held = forbidStart(name, t, a.created, a.seen.finished, window(i), a.cfg.grace)
 	}
 	switch {
