@@ -15,6 +15,20 @@ usage() { echo "usage: $0 start DIR NAME [--after OTHER] COMMAND... | wait DIR N
 # await waits until NAME has written its exit code to DIR.
 await() { while [ ! -s "$1/$2.rc" ]; do sleep 5; done; }
 
+# A make test interrupted leaves its waiters (--after) behind; the next one
+# empties DIR, and its runs get a new DIR/run token. A waiter whose token
+# is gone gives up, instead of running beside the next run's own.
+token() { cat "$1/run" 2>/dev/null; }
+await_run() {
+	local mine
+	mine=$(token "$1")
+	while [ ! -s "$1/$2.rc" ]; do
+		[[ $(token "$1") == "$mine" ]] || exit 0
+		sleep 5
+	done
+	[[ $(token "$1") == "$mine" ]] || exit 0
+}
+
 case "${1:-}" in
 start)
 	(($# >= 4)) || usage
@@ -26,9 +40,10 @@ start)
 		shift 2
 	fi
 	mkdir -p "$dir"
+	[[ -s $dir/run ]] || echo "$$-$RANDOM-$(date +%s%N)" >"$dir/run"
 	rm -f "$dir/$name.rc"
 	{
-		[[ -z $after ]] || await "$dir" "$after"
+		[[ -z $after ]] || await_run "$dir" "$after"
 		"$@" 2>&1
 		echo $? >"$dir/$name.rc"
 	} | sed -u "s/^/[$name] /" &

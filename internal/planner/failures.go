@@ -34,8 +34,14 @@ import (
 // by name, ahead of a cache that does not yet show an earlier run, would
 // be counted and the earlier one passed over for good. So only a plan whose
 // Jobs are one read counts (Input.CountFailures: the cache, or one list
-// from the API server, and never the standby, which writes no status but
-// its claims).
+// from the API server). A plan that cannot count starts no scheduled run
+// (Plan.FailuresUncounted), which the failures it could not count might
+// have stopped; the controller then plans again from one list of the API
+// server's Jobs. The standby counts too, and lists live likewise, to start
+// no run a streak has stopped, but writes no count.
+
+// uncountedRecheck is how soon a plan that could not count looks again.
+const uncountedRecheck = time.Second
 //
 // Runs asked for by hand (ontime trigger) neither count nor reset the
 // count: they are not in the schedule's order.

@@ -236,3 +236,26 @@ func checkSuspends(t *testing.T, plan Plan) Outcome {
 	}
 	return out
 }
+
+// TestNoRunFromJobsNotOneRead: a plan whose Jobs are not one read counts
+// nothing and starts no scheduled run (the failures it could not count
+// might have stopped it); it asks to be made again soon.
+func TestNoRunFromJobsNotOneRead(t *testing.T) {
+	sj := scheduledJob("*/5 * * * *", justBeforeThePriorHour)
+	sj.Spec.SuspendAfterFailures = ptr.To[int32](3)
+	run := func(i int) time.Time { return topOfTheHour.Add(time.Duration(i) * 5 * time.Minute) }
+	sj.Status.LastScheduleTime = &metav1.Time{Time: run(1)}
+	jobs := []*batchv1.Job{finishedRun(sj, run(1), false)}
+
+	plan := Compute(Input{ScheduledJob: sj, Jobs: jobs, Now: run(2).Add(time.Second)})
+	if !plan.FailuresUncounted || plan.Create != nil || plan.RequeueAfter > uncountedRecheck {
+		t.Errorf("FailuresUncounted %v, run %v, requeue %v: want no run and a plan again within %v", plan.FailuresUncounted, plan.Create != nil, plan.RequeueAfter, uncountedRecheck)
+	}
+	if f := succeed(plan).Status.Failures; f == nil || f.Count != 0 {
+		t.Errorf("status.failures %+v: counted from Jobs not one read", f)
+	}
+	counted := Compute(Input{ScheduledJob: sj, Jobs: jobs, Now: run(2).Add(time.Second), CountFailures: true})
+	if counted.FailuresUncounted || counted.Create == nil {
+		t.Errorf("from one read: FailuresUncounted %v, run %v; want the run", counted.FailuresUncounted, counted.Create != nil)
+	}
+}

@@ -65,7 +65,7 @@ type Input struct {
 	// CountFailures lets the plan count the runs that failed in a row
 	// (spec.suspendAfterFailures) from Jobs: they are one read, as of one
 	// moment (the cache, or one list from the API server), with no Job
-	// read by name ahead of the rest. The standby's plans do not count.
+	// read by name ahead of the rest.
 	CountFailures bool
 	// Defaults are the controller's defaults (--placeholder-image).
 	Defaults v1alpha1.ControllerDefaults
@@ -100,6 +100,11 @@ type Plan struct {
 	// runs failed in a row (status.failures). The status is written after
 	// it, and no run is planned meanwhile.
 	SuspendAfterFailures bool
+	// FailuresUncounted says that spec.suspendAfterFailures counts runs
+	// but the Jobs were not one read (Input.CountFailures false): nothing
+	// was counted, no scheduled run is planned, and the plan is to be made
+	// again from one read (or in uncountedRecheck).
+	FailuresUncounted bool
 	// Held is the due run that the active limit (Forbid, maxActive) holds
 	// back until an active run finishes (zero: none). It starts on that
 	// Job's update, which a cache behind the API server may not show in
@@ -205,6 +210,10 @@ func Compute(in Input) Plan {
 		observed.events = append(observed.events, suspendedAfterFailuresEvent(streak))
 	}
 	setFailures(&status, streak)
+	// A plan that cannot count starts no scheduled run, which counting
+	// might have stopped: the Jobs that are not one read may lack the
+	// failures. It is made again from one read.
+	plan.FailuresUncounted = sj.Spec.SuspendAfterFailures != nil && !in.CountFailures && !suspending
 	spec := scheduleOf(sj, timeOf(status.LastScheduleTime), in.Placement)
 	var heldUntil []time.Time
 	plan.Deletes, heldUntil = historyDeletions(sj, spec.schedule, observed.finished, streak, in.Now)
@@ -214,6 +223,10 @@ func Compute(in Input) Plan {
 		events = append(events, spec.warnings...)
 	}
 	runDecision := decideRuns(in, spec, invalid.spec, observed, status)
+	if plan.FailuresUncounted {
+		runDecision.create, runDecision.early = nil, nil
+		runDecision.wake = append(runDecision.wake, in.Now.Add(uncountedRecheck))
+	}
 	setActive(&status, withoutClaims(status.Active, runDecision.droppedClaims...))
 	recordMissed(&status, runDecision.lastMissed)
 	plan.Create, plan.Early, plan.Held, plan.readiness = runDecision.create, runDecision.early, runDecision.held, runDecision.readiness

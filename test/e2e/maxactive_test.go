@@ -39,18 +39,18 @@ func checkCapped(t *testing.T, c client.Client, firstRun time.Time) {
 	if err := c.List(context.Background(), &list, client.InNamespace(namespace), client.MatchingLabels{v1alpha1.ScheduledJobLabel: capped}); err != nil {
 		t.Fatal(err)
 	}
-	byRun := map[time.Time]*batchv1.Job{}
+	byRun := map[int64]*batchv1.Job{} // by scheduled time, in Unix seconds
 	for i := range list.Items {
 		job := &list.Items[i]
 		if scheduled, ok := v1alpha1.ScheduledTime(job); ok {
-			byRun[scheduled] = job
+			byRun[scheduled.Unix()] = job
 		}
 		if unfinished := unfinishedAt(list.Items, job); len(unfinished) >= 2 {
 			t.Errorf("%s was created at %s while %v were unfinished: more than maxActive 2", job.Name, job.CreationTimestamp.Format(time.TimeOnly), unfinished)
 		}
 	}
-	first, third := byRun[firstRun], byRun[firstRun.Add(2*time.Minute)]
-	if first == nil || byRun[firstRun.Add(time.Minute)] == nil || third == nil {
+	first, third := byRun[firstRun.Unix()], byRun[firstRun.Add(2*time.Minute).Unix()]
+	if first == nil || byRun[firstRun.Add(time.Minute).Unix()] == nil || third == nil {
 		t.Fatalf("runs %v: want the first three", jobNames(list.Items))
 	}
 	if first.Status.CompletionTime == nil || third.CreationTimestamp.Before(first.Status.CompletionTime) {

@@ -104,6 +104,40 @@ func ScheduledJobJobs(ctx context.Context, cached, live client.Reader, sj *v1alp
 	return jobs, readAhead, nil
 }
 
+// ListedLive is a reader that lists a ScheduledJob's Jobs, named name,
+// from the API server (live, the process's API reader), for
+// ScheduledJobJobs: the field index a cache has is a label there. Its
+// list is one read of them.
+func ListedLive(live client.Reader, name string) client.Reader {
+	return liveOwnedJobs{Reader: live, name: name}
+}
+
+// liveOwnedJobs lists a ScheduledJob's Jobs from the API server.
+type liveOwnedJobs struct {
+	client.Reader
+	name string
+}
+
+func (r liveOwnedJobs) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	o := (&client.ListOptions{}).ApplyOptions(opts)
+	jobs, ok := list.(*batchv1.JobList)
+	if !ok || o.FieldSelector == nil {
+		return r.Reader.List(ctx, list, opts...)
+	}
+	uid, _ := o.FieldSelector.RequiresExactMatch(ScheduledJobOwnerKey)
+	var all batchv1.JobList
+	if err := r.Reader.List(ctx, &all, client.InNamespace(o.Namespace), client.MatchingLabels{v1alpha1.ScheduledJobLabel: r.name}); err != nil {
+		return err
+	}
+	jobs.Items = nil
+	for _, job := range all.Items {
+		if owner := metav1.GetControllerOf(&job); owner != nil && string(owner.UID) == uid {
+			jobs.Items = append(jobs.Items, job)
+		}
+	}
+	return nil
+}
+
 // NewerVersion reports whether resourceVersion a of an object is newer
 // than b of the same object. The API server's resourceVersions are etcd
 // revisions, decimal integers that grow with every write; Kubernetes made

@@ -62,7 +62,7 @@ func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 	in := planner.Input{ScheduledJob: sj, Now: now, EarlyStartImage: c.earlyStartImage, Defaults: c.defaults}
 	var cached client.Reader = c.kubeClient
 	if read == liveJobs {
-		cached = liveOwnedJobs{Reader: c.apiReader, name: sj.Name}
+		cached = owned.ListedLive(c.apiReader, sj.Name)
 	}
 	jobs, readAhead, err := owned.ScheduledJobJobs(ctx, cached, c.apiReader, sj, sj.Status.Active)
 	if err == nil && read == liveActiveJobs {
@@ -84,33 +84,6 @@ func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 	in.CountFailures = !readAhead && !supersededAhead
 	in.LeadPeers, err = c.gatherLeadPeers(ctx, sj)
 	return in, err
-}
-
-// liveOwnedJobs lists a ScheduledJob's Jobs from the API server: the
-// field index the cache has is a label there.
-type liveOwnedJobs struct {
-	client.Reader
-	name string
-}
-
-func (r liveOwnedJobs) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	o := (&client.ListOptions{}).ApplyOptions(opts)
-	jobs, ok := list.(*batchv1.JobList)
-	if !ok || o.FieldSelector == nil {
-		return r.Reader.List(ctx, list, opts...)
-	}
-	uid, _ := o.FieldSelector.RequiresExactMatch(owned.ScheduledJobOwnerKey)
-	var all batchv1.JobList
-	if err := r.Reader.List(ctx, &all, client.InNamespace(o.Namespace), client.MatchingLabels{v1alpha1.ScheduledJobLabel: r.name}); err != nil {
-		return err
-	}
-	jobs.Items = nil
-	for _, job := range all.Items {
-		if owner := metav1.GetControllerOf(&job); owner != nil && string(owner.UID) == uid {
-			jobs.Items = append(jobs.Items, job)
-		}
-	}
-	return nil
 }
 
 // liveActive reads again from the API server each Job that status.active

@@ -53,6 +53,12 @@ func (k kind) Plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.
 		read = liveActiveJobs
 		p, err = k.plan(ctx, cached, now, read)
 	}
+	if err == nil && p.sj != nil && p.plan.FailuresUncounted && read != liveJobs {
+		// Jobs read ahead of the cache may hold failures that stop the
+		// ScheduledJob: counted from one list of the API server's Jobs.
+		read = liveJobs
+		p, err = k.plan(ctx, cached, now, read)
+	}
 	if err == nil && needsConfirmation(p.plan) && !k.known.isConfirmed(key) {
 		p, err = k.confirm(ctx, cached, now, read)
 	}

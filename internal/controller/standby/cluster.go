@@ -19,12 +19,14 @@ type Cluster interface {
 	// ScheduledJob reads a ScheduledJob from the replica's cache, or from
 	// the API server when live.
 	ScheduledJob(ctx context.Context, key types.NamespacedName, live bool) (*v1alpha1.ScheduledJob, error)
-	// Jobs are the ScheduledJob's Jobs: the cache's, and, for a Forbid
-	// ScheduledJob, those its status.active names that the cache lacks,
-	// read from the API server (whether one still runs decides whether a
-	// run may start; for the other policies it decides nothing the
-	// standby does).
-	Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error)
+	// Jobs are the ScheduledJob's Jobs: the cache's, and, under an active
+	// limit (Forbid, maxActive), those its status.active names that the
+	// cache lacks, read from the API server (whether one still runs
+	// decides whether a run may start; for the other policies it decides
+	// nothing the standby does). oneRead says that none was read so: the
+	// Jobs show one moment, and failures may be counted from them. live
+	// lists them from the API server instead of the cache.
+	Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob, live bool) (jobs []*batchv1.Job, oneRead bool, err error)
 	// CreateJob creates a run's Job.
 	CreateJob(ctx context.Context, job *batchv1.Job) error
 	// Claim sets status.active (a Forbid run claimed), on condition that
@@ -57,13 +59,17 @@ func (c clusterClient) ScheduledJob(ctx context.Context, key types.NamespacedNam
 	return sj, reader.Get(ctx, key, sj)
 }
 
-func (c clusterClient) Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
+func (c clusterClient) Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob, live bool) ([]*batchv1.Job, bool, error) {
 	recorded := sj.Status.Active
 	if _, limited := sj.ActiveLimit(); !limited {
 		recorded = nil // nothing to read live: no limit to keep
 	}
-	jobs, _, err := owned.ScheduledJobJobs(ctx, c.cached, c.live, sj, recorded)
-	return jobs, err
+	var lister client.Reader = c.cached
+	if live {
+		lister = owned.ListedLive(c.live, sj.Name)
+	}
+	jobs, readAhead, err := owned.ScheduledJobJobs(ctx, lister, c.live, sj, recorded)
+	return jobs, !readAhead, err
 }
 
 func (c clusterClient) CreateJob(ctx context.Context, job *batchv1.Job) error {

@@ -129,12 +129,14 @@ func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	if err != nil || sj.DecodeError != "" {
 		return reconcile.Result{}, client404(err)
 	}
-	jobs, err := s.cluster.Jobs(ctx, sj)
+	now := s.clock.Now()
+	plan, err := s.plan(ctx, sj, now, false)
+	if err == nil && plan.FailuresUncounted {
+		plan, err = s.plan(ctx, sj, now, true)
+	}
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	now := s.clock.Now()
-	plan := planner.Compute(planner.Input{ScheduledJob: sj, Jobs: jobs, Now: now, Placement: sj.RecordedPlacement()})
 	run := plan.Create
 	next := reconcile.Result{RequeueAfter: s.after(plan.RequeueAfter)}
 	switch {
@@ -158,6 +160,20 @@ func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		}
 	}
 	return next, s.start(ctx, sj, plan)
+}
+
+// plan plans from the ScheduledJob's Jobs, from the cache or listed live.
+// The standby writes no count of failures, but counts them from Jobs that
+// are one read, to start no run that a streak of failures has stopped
+// (spec.suspendAfterFailures) while the leader's suspension is still to be
+// written; from Jobs that are not, it starts none (Plan.FailuresUncounted)
+// and lists them live.
+func (s *Standby) plan(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time, live bool) (planner.Plan, error) {
+	jobs, oneRead, err := s.cluster.Jobs(ctx, sj, live)
+	if err != nil {
+		return planner.Plan{}, err
+	}
+	return planner.Compute(planner.Input{ScheduledJob: sj, Jobs: jobs, Now: now, Placement: sj.RecordedPlacement(), CountFailures: oneRead}), nil
 }
 
 // start creates the run's Job, if its window has not closed meanwhile,

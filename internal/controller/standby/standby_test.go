@@ -406,3 +406,40 @@ func (c jobsHidden) List(ctx context.Context, list client.ObjectList, opts ...cl
 	}
 	return nil
 }
+
+// TestStandbyStartsNoRunAStreakStopped: with suspendAfterFailures 2, the
+// second failure in a row seen, and the leader's suspension not written
+// yet (its spec write waits, say, for the webhook), the standby starts no
+// run: it counts the failures, though it writes no count.
+func TestStandbyStartsNoRunAStreakStopped(t *testing.T) {
+	for name, tc := range map[string]struct {
+		second  batchv1.JobConditionType
+		started bool
+	}{
+		"two failures in a row: no run":      {second: batchv1.JobFailed},
+		"a failure, then a success: it runs": {second: batchv1.JobComplete, started: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sj := scheduledJob(v1alpha1.AllowConcurrent)
+			sj.Spec.SuspendAfterFailures = ptr.To[int32](2)
+			sj.Status.LastScheduleTime = &metav1.Time{Time: run.Add(time.Minute)}
+			sj.Status.Failures = &v1alpha1.FailureStreak{Count: 1, Jobs: []string{sj.JobName(run)}, CountedThrough: &metav1.Time{Time: run}}
+			second := finishedJob(sj, run.Add(time.Minute), tc.second)
+			w := newWorld(t, sj, second)
+			w.reconcileAt(t, run.Add(2*time.Minute+DefaultGrace))
+			if started := len(w.jobs(t)) == 2; started != tc.started {
+				t.Errorf("the standby started the run: %v, want %v", started, tc.started)
+			}
+		})
+	}
+}
+
+// finishedJob is the Job of sj's run at scheduled, finished as condition.
+func finishedJob(sj *v1alpha1.ScheduledJob, scheduled time.Time, condition batchv1.JobConditionType) *batchv1.Job {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: sj.Namespace, Name: sj.JobName(scheduled), UID: types.UID("uid-" + sj.JobName(scheduled)),
+		Labels:          map[string]string{v1alpha1.ScheduledJobLabel: sj.Name},
+		Annotations:     map[string]string{v1alpha1.ScheduledTimestampAnnotation: scheduled.Format(time.RFC3339)},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sj, v1alpha1.GroupVersion.WithKind("ScheduledJob"))}}}
+	job.Status.Conditions = []batchv1.JobCondition{{Type: condition, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(scheduled.Add(10 * time.Second))}}
+	return job
+}
