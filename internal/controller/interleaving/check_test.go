@@ -57,7 +57,7 @@ func (w *world) checkNow() {
 		}
 		if len(running) > limit {
 			slices.Sort(running)
-			w.violate("%s: %s has %d Jobs running at once, more than %d: %s", limitName(sj), sj.Name, len(running), limit, strings.Join(running, ", "))
+			w.violate("over its limit: %s (%s) has %d Jobs running at once: %s", sj.Name, limitName(sj), len(running), strings.Join(running, ", "))
 		}
 	}
 }
@@ -67,7 +67,7 @@ func limitName(sj *v1alpha1.ScheduledJob) string {
 	if sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent {
 		return "Forbid"
 	}
-	return "maxActive"
+	return fmt.Sprintf("maxActive %d", *sj.Spec.MaxActive)
 }
 
 func (w *world) violate(format string, args ...any) {
