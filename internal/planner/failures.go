@@ -39,12 +39,12 @@ import (
 // have stopped; the controller then plans again from one list of the API
 // server's Jobs. The standby counts too, and lists live likewise, to start
 // no run a streak has stopped, but writes no count.
-
-// uncountedRecheck is how soon a plan that could not count looks again.
-const uncountedRecheck = time.Second
 //
 // Runs asked for by hand (ontime trigger) neither count nor reset the
 // count: they are not in the schedule's order.
+
+// uncountedRecheck is how soon a plan that could not count looks again.
+const uncountedRecheck = time.Second
 
 // maxStreakJobs is how many failed Jobs status.failures names.
 const maxStreakJobs = 10
@@ -110,6 +110,38 @@ func finishedCount(runs []scheduledRun) int {
 		}
 	}
 	return n
+}
+
+// failuresDecision is what counting the failed runs decided.
+type failuresDecision struct {
+	// streak is status.failures (nil without spec.suspendAfterFailures).
+	streak *v1alpha1.FailureStreak
+	// suspending: the streak reached the limit (now, or already);
+	// suspend: spec.suspend is to be set.
+	suspending, suspend bool
+	// uncounted: the Jobs were not one read, so nothing was counted and no
+	// scheduled run may start from them (Plan.FailuresUncounted).
+	uncounted bool
+	events    []Event
+}
+
+// decideFailures counts the failed runs in the Jobs (failureStreak) and
+// decides the suspension.
+func decideFailures(in Input, claims []string) failuresDecision {
+	sj := in.ScheduledJob
+	d := failuresDecision{streak: failureStreak(sj, in.Jobs, claims, in.CountFailures)}
+	d.suspending = suspendsAfterFailures(sj, d.streak)
+	d.suspend = d.suspending && !specSuspended(sj)
+	if d.suspending {
+		// Suspended now, or already (a crash between the spec write and
+		// this status, or by hand): a resume starts the count again.
+		d.streak.Suspended = true
+		d.events = append(d.events, suspendedAfterFailuresEvent(d.streak))
+	}
+	// A plan that cannot count starts no scheduled run, which counting
+	// might have stopped: Jobs that are not one read may lack the failures.
+	d.uncounted = sj.Spec.SuspendAfterFailures != nil && !in.CountFailures && !d.suspending
+	return d
 }
 
 // scheduledRun is one scheduled run, as its Job (or claim) shows it.

@@ -200,20 +200,11 @@ func Compute(in Input) Plan {
 	observed := observeJobs(sj, in.Jobs, in.Deleted, in.Now)
 	observed.record(&status)
 	plan := Plan{now: in.Now, generation: sj.Generation}
-	streak := failureStreak(sj, in.Jobs, observed.claims, in.CountFailures)
-	suspending := suspendsAfterFailures(sj, streak)
-	plan.SuspendAfterFailures = suspending && !specSuspended(sj)
-	if suspending {
-		// Suspended now, or already (a crash between the spec write and
-		// this status, or by hand): a resume starts the count again.
-		streak.Suspended = true
-		observed.events = append(observed.events, suspendedAfterFailuresEvent(streak))
-	}
-	setFailures(&status, streak)
-	// A plan that cannot count starts no scheduled run, which counting
-	// might have stopped: the Jobs that are not one read may lack the
-	// failures. It is made again from one read.
-	plan.FailuresUncounted = sj.Spec.SuspendAfterFailures != nil && !in.CountFailures && !suspending
+	failures := decideFailures(in, observed.claims)
+	plan.SuspendAfterFailures, plan.FailuresUncounted = failures.suspend, failures.uncounted
+	observed.events = append(observed.events, failures.events...)
+	setFailures(&status, failures.streak)
+	streak, suspending := failures.streak, failures.suspending
 	spec := scheduleOf(sj, timeOf(status.LastScheduleTime), in.Placement)
 	var heldUntil []time.Time
 	plan.Deletes, heldUntil = historyDeletions(sj, spec.schedule, observed.finished, streak, in.Now)

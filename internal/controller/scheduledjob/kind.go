@@ -44,21 +44,8 @@ func (k kind) Plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.
 		return nil, nil
 	}
 	k.undecodable.forget(key)
-	read, behind := cachedJobs, k.cacheMayBeBehind(now)
-	p, err := k.plan(ctx, cached, now, read)
-	if err == nil && p.sj != nil && !p.plan.Held.IsZero() && behind {
-		// A limit holds a due run back for Jobs the cache shows running,
-		// and the cache may be behind after an outage: whether that Job
-		// has finished is asked of the API server.
-		read = liveActiveJobs
-		p, err = k.plan(ctx, cached, now, read)
-	}
-	if err == nil && p.sj != nil && p.plan.FailuresUncounted && read != liveJobs {
-		// Jobs read ahead of the cache may hold failures that stop the
-		// ScheduledJob: counted from one list of the API server's Jobs.
-		read = liveJobs
-		p, err = k.plan(ctx, cached, now, read)
-	}
+	behind := k.cacheMayBeBehind(now)
+	p, read, err := k.planReadingLive(ctx, cached, now, behind)
 	if err == nil && needsConfirmation(p.plan) && !k.known.isConfirmed(key) {
 		p, err = k.confirm(ctx, cached, now, read)
 	}
@@ -71,6 +58,29 @@ func (k kind) Plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.
 		return nil, err
 	}
 	return &runPlan{c: k.Controller, key: key, planned: p, recheckHeld: !p.plan.Held.IsZero() && behind}, nil
+}
+
+// planReadingLive plans from the cache, then again from the API server's
+// Jobs where the cache would mislead the plan: a limit holds a due run back
+// for Jobs the cache shows running, and the cache may be behind after an
+// outage (whether they have finished is asked of the API server, one GET
+// each); or Jobs read ahead of the cache may hold failures that stop the
+// ScheduledJob (counted from one list of the API server's Jobs).
+func (k kind) planReadingLive(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time, behind bool) (planned, jobsRead, error) {
+	read := cachedJobs
+	p, err := k.plan(ctx, cached, now, read)
+	for err == nil && p.sj != nil {
+		switch {
+		case read == cachedJobs && !p.plan.Held.IsZero() && behind:
+			read = liveActiveJobs
+		case read != liveJobs && p.plan.FailuresUncounted:
+			read = liveJobs
+		default:
+			return p, read, nil
+		}
+		p, err = k.plan(ctx, cached, now, read)
+	}
+	return p, read, err
 }
 
 // heldRecheck is how often a run a limit holds back is looked at again
