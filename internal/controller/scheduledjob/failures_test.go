@@ -22,12 +22,7 @@ import (
 // event naming both Jobs; no run starts while suspended; once resumed,
 // runs start again and the count is 0.
 func TestSuspendAfterFailures(t *testing.T) {
-	ns := newNamespace(t)
-	sj := newScheduledJob(ns, "flaky", "* * * * *")
-	sj.Spec.SuspendAfterFailures, sj.Spec.FailedJobsHistoryLimit = ptr.To[int32](2), ptr.To[int32](5)
-	create(t, sj)
-	sj = get(t, sj)
-	run := firstRun(sj)
+	ns, sj, run := createFlaky(t, 2)
 	failRun := func(at time.Time) string {
 		t.Helper()
 		reconcileAt(t, get(t, sj), at.Add(100*time.Millisecond))
@@ -58,6 +53,18 @@ func TestSuspendAfterFailures(t *testing.T) {
 		t.Errorf("%d Jobs after the resume, want a new run", n)
 	}
 	checkResumed(t, get(t, sj))
+}
+
+// createFlaky creates a ScheduledJob every minute that suspends after
+// limit failures in a row and keeps 5 failed Jobs; run is its first run.
+func createFlaky(t *testing.T, limit int32) (namespace string, sj *v1alpha1.ScheduledJob, run time.Time) {
+	t.Helper()
+	namespace = newNamespace(t)
+	sj = newScheduledJob(namespace, "flaky", "* * * * *")
+	sj.Spec.SuspendAfterFailures, sj.Spec.FailedJobsHistoryLimit = ptr.To(limit), ptr.To[int32](5)
+	create(t, sj)
+	sj = get(t, sj)
+	return namespace, sj, firstRun(sj)
 }
 
 // checkResumed: the count back to 0, runs scheduled.
@@ -107,12 +114,7 @@ func jobNamed(t *testing.T, namespace, name string) *batchv1.Job {
 // Jobs are not one read, counts nothing and is made again from one list of
 // the API server's Jobs, which counts both, in order.
 func TestFailuresAreCountedFromOneRead(t *testing.T) {
-	ns := newNamespace(t)
-	sj := newScheduledJob(ns, "flaky", "* * * * *")
-	sj.Spec.SuspendAfterFailures, sj.Spec.FailedJobsHistoryLimit = ptr.To[int32](3), ptr.To[int32](5)
-	create(t, sj)
-	sj = get(t, sj)
-	run := firstRun(sj)
+	ns, sj, run := createFlaky(t, 3)
 	reconcileAt(t, get(t, sj), run.Add(100*time.Millisecond))
 	reconcileAt(t, get(t, sj), run.Add(time.Minute+100*time.Millisecond))
 	earlier, later := jobNamed(t, ns, sj.JobName(run)), jobNamed(t, ns, sj.JobName(run.Add(time.Minute)))
