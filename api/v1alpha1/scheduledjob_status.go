@@ -103,6 +103,9 @@ const (
 	// ReasonUnsupportedSchedule: spec.schedule has a TZ= or CRON_TZ=
 	// prefix, which Kubernetes only tolerates on old objects.
 	ReasonUnsupportedSchedule = "UnsupportedSchedule"
+	// ReasonCatchUp: after an outage, missed runs start oldest first
+	// (spec.catchUp); the event says how many, and how many were dropped.
+	ReasonCatchUp = "CatchUp"
 	// ReasonTriggered: a run was started by TriggerAnnotation.
 	ReasonTriggered = "Triggered"
 	// ReasonUndecodable: the stored ScheduledJob has a value this version

@@ -75,6 +75,19 @@ type ScheduledJobSpec struct {
 	// +optional
 	MaxActive *int32 `json:"maxActive,omitempty"`
 
+	// catchUp, when set, starts the runs missed while none could start
+	// (the controller was down, or concurrencyPolicy Forbid or maxActive
+	// held them back), oldest first, instead of only the most recent one
+	// as a CronJob does. Runs later than startingDeadlineSeconds are not
+	// started, and of the rest at most catchUp.maxRuns, the most recent
+	// ones; the others are recorded as missed. Each Job carries its
+	// scheduled time in the annotation
+	// batch.kubernetes.io/cronjob-scheduled-timestamp. Runs due while
+	// the ScheduledJob was suspended are not caught up. Not with
+	// concurrencyPolicy Replace. See docs/scheduledjob.md.
+	// +optional
+	CatchUp *CatchUp `json:"catchUp,omitempty"`
+
 	// suspend stops new runs while true; Jobs already running continue.
 	// When it is set back to false, the most recent run missed meanwhile
 	// starts at once unless startingDeadlineSeconds excludes it, as with a
@@ -142,6 +155,17 @@ type ScheduledJobSpec struct {
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	SuspendAfterFailures *int32 `json:"suspendAfterFailures,omitempty"`
+}
+
+// CatchUp says how many missed runs to start after an outage.
+type CatchUp struct {
+	// maxRuns is the most missed runs started: after an outage that
+	// missed more, the most recent maxRuns start, one after another as
+	// the concurrency policy allows, and the older ones are recorded as
+	// missed. It bounds the burst a long outage would otherwise cause.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MaxRuns int32 `json:"maxRuns"`
 }
 
 // ConcurrencyPolicy says how to treat a run that is due while an earlier
@@ -259,6 +283,11 @@ type ScheduledJobStatus struct {
 	// +optional
 	Failures *FailureStreak `json:"failures,omitempty"`
 
+	// catchUp describes the most recent catch-up (spec.catchUp): the
+	// missed runs it started, oldest first, and those it dropped.
+	// +optional
+	CatchUp *CatchUpStatus `json:"catchUp,omitempty"`
+
 	// conditions: Ready is True while runs are being scheduled and False
 	// with a reason (InvalidSchedule, UnknownTimeZone, Suspended,
 	// SuspendedAfterFailures, JobNameConflict) when they are not; CapacityReady, with warm-up, says
@@ -295,6 +324,23 @@ type FailureStreak struct {
 	// starts again from 0.
 	// +optional
 	Suspended bool `json:"suspended,omitempty"`
+}
+
+// CatchUpStatus is one catch-up after an outage: which missed runs it
+// starts.
+type CatchUpStatus struct {
+	// from and through are the scheduled times of the oldest and the most
+	// recent run it starts.
+	From    metav1.Time `json:"from"`
+	Through metav1.Time `json:"through"`
+
+	// runs is how many runs it starts.
+	Runs int32 `json:"runs"`
+
+	// dropped is how many older missed runs it does not start: beyond
+	// catchUp.maxRuns, or later than startingDeadlineSeconds.
+	// +optional
+	Dropped int32 `json:"dropped,omitempty"`
 }
 
 // ScheduledJob runs a Job on a schedule, like a batch/v1 CronJob, or once at

@@ -67,7 +67,8 @@ func (s scheduling) newRun(name string, scheduled time.Time) *Run {
 // dropStaleClaims removes from status.active the claims of scheduled runs
 // that can no longer start (their claimer died before creating the Job,
 // and no one created it while the run was due): once a later run has been
-// due for RequestBound, no create of theirs can still be on its way. Each
+// due for RequestBound (under spec.catchUp: once the run stopped being owed,
+// catchUpAbandoned), no create of theirs can still be on its way. Each
 // counts as a missed run.
 func (s scheduling) dropStaleClaims(missed map[MissReason]int, events *[]Event, wake *[]time.Time) staleClaims {
 	due := s.sched.Prev(s.now)
@@ -81,10 +82,16 @@ func (s scheduling) dropStaleClaims(missed map[MissReason]int, events *[]Event, 
 			claims.dropped = append(claims.dropped, name)
 			continue
 		}
-		older := ok && !due.IsZero() && name != s.sj.JobName(due) && minute.Before(due)
-		if !older || s.now.Before(due.Add(RequestBound)) {
-			if older {
-				*wake = append(*wake, due.Add(RequestBound))
+		// over: no plan starts the claimed run any more, since overAt.
+		over, overAt := ok && !due.IsZero() && name != s.sj.JobName(due) && minute.Before(due), due
+		if ok && s.catchesUp() {
+			// A run a catch-up owes is not over when a later run is due.
+			overAt = s.catchUpAbandoned(minute)
+			over = !overAt.After(s.now)
+		}
+		if !over || s.now.Before(overAt.Add(RequestBound)) {
+			if over || ok && s.catchesUp() {
+				*wake = append(*wake, overAt.Add(RequestBound))
 			}
 			claims.kept = append(claims.kept, name)
 			continue
@@ -137,6 +144,9 @@ type dueRun struct {
 	replace []*batchv1.Job
 	// blocked is a due run that the active limit holds back.
 	blocked time.Time
+	// catchUpNext is, while a catch-up (spec.catchUp) goes on, the run
+	// owed after the one this decision is about.
+	catchUpNext time.Time
 	// missed counts runs that did not start, by reason; lastMissed is the
 	// latest of them.
 	missed     map[MissReason]int
@@ -193,6 +203,11 @@ func (s scheduling) decideDueRun(handled time.Time) dueRun {
 	if due.IsZero() || !due.After(handled) || !s.notBeforeAnnounced(due) {
 		return dueRun{replace: s.replacedByEarlyRun(due)}
 	}
+	if s.catchesUp() {
+		if owed, dropped := s.owedRuns(handled, due); len(owed) > 1 {
+			return s.catchUp(owed, dropped, handled)
+		}
+	}
 	return s.runDue(due, handled)
 }
 
@@ -239,9 +254,7 @@ func (s scheduling) runDue(due, handled time.Time) dueRun {
 	if missed := s.missedInWindow(skipped, handled, due); missed+1 > tooManyMissed {
 		d.events = append(d.events, tooManyMissedTimesEvent(missed+1))
 	}
-	// Deadlines are whole seconds, so lateness is too: with
-	// startingDeadlineSeconds 0 a run created in its own second still starts.
-	if lateness := s.now.Truncate(time.Second).Sub(due); spec.StartingDeadlineSeconds != nil && lateness > time.Duration(*spec.StartingDeadlineSeconds)*time.Second {
+	if s.tooLate(due) {
 		d.lastMissed = due
 		d.missed[MissDeadline]++
 		d.events = append(d.events, missScheduleEvent(due))

@@ -63,6 +63,17 @@ func tooManyMissedTimesEvent(missed int) Event {
 		fmt.Sprintf("too many missed start times (%d). Set or decrease .spec.startingDeadlineSeconds or check clock skew", missed))
 }
 
+// catchUpEvent announces a catch-up: the runs it starts, and those
+// dropped beyond spec.catchUp.maxRuns or the deadline.
+func catchUpEvent(c *v1alpha1.CatchUpStatus) Event {
+	message := fmt.Sprintf("catching up %d missed runs, oldest first, from %s through %s", c.Runs,
+		c.From.UTC().Format(time.RFC3339), c.Through.UTC().Format(time.RFC3339))
+	if c.Dropped > 0 {
+		message += fmt.Sprintf("; %d older missed runs dropped (spec.catchUp.maxRuns, startingDeadlineSeconds)", c.Dropped)
+	}
+	return newEvent(corev1.EventTypeNormal, v1alpha1.ReasonCatchUp, message)
+}
+
 // UndecodableEvent reports a stored ScheduledJob that could not be decoded
 // (v1alpha1.ScheduledJob.DecodeError); the controller emits it without
 // planning, as nothing about the object but its name is known.

@@ -31,6 +31,7 @@ var statusWriters = map[string]string{
 	"NextWarmUpTime":     "setWarmUp",
 	"LastRunStart":       "setLastRunStart",
 	"Failures":           "setFailures",
+	"CatchUp":            "setCatchUp",
 	// Conditions is never assigned: each condition has its writer, which
 	// sets it through setCondition (the one caller of
 	// meta.SetStatusCondition) or removes it.

@@ -201,6 +201,9 @@ func (p Plan) apply(out *Outcome, r Result) *readiness {
 		if r.run.Triggered() {
 			out.Events = append(out.Events, triggeredEvent(r.job))
 		}
+		if r.run.BeginsCatchUp {
+			out.Events = append(out.Events, catchUpEvent(r.run.CatchUp))
+		}
 		addActive(status, r.job, r.run, p.now)
 	case alreadyCreated:
 		addActive(status, r.job, r.run, p.now)
@@ -225,6 +228,9 @@ func addActive(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job, run *Run, 
 	// A run created early (EarlyStart) moves lastScheduleTime at its time.
 	if !run.Triggered() && !run.Scheduled.After(now) {
 		setLastScheduleTime(status, later(status.LastScheduleTime, run.Scheduled))
+	}
+	if run.CatchUp != nil {
+		setCatchUp(status, run.CatchUp)
 	}
 	setActive(status, withJob(status.Active, job))
 }

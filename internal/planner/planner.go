@@ -159,6 +159,14 @@ type Run struct {
 	// (zero if none): whoever creates the Job reports it (ResultEvents),
 	// as the leader that later finds the Job only records it.
 	Skipped time.Time
+	// CatchingUp says the run starts late by design: a catch-up
+	// (spec.catchUp) starts it while a later run is already due.
+	CatchingUp bool
+	// CatchUp is the catch-up's record when this run changes it: whoever
+	// creates the Job writes it to status.catchUp, and reports it if the
+	// run begins the catch-up (BeginsCatchUp).
+	CatchUp       *v1alpha1.CatchUpStatus
+	BeginsCatchUp bool
 }
 
 // Triggered reports whether the run was asked for by hand.
@@ -322,11 +330,17 @@ func decideRuns(in Input, spec specSchedule, invalid field.ErrorList, observed o
 		d.create, d.replace, d.events = due.create, due.replace, append(d.events, due.events...)
 		d.held = due.blocked
 		next := s.announce(due.blocked, status.LastScheduleTime)
+		if !due.catchUpNext.IsZero() && due.blocked.IsZero() {
+			next = s.announceCatchUp(due.catchUpNext)
+		}
 		d.readiness, d.wake = next.readiness, append(d.wake, next.wake...)
 		if next.eventIfChanged != nil && next.readiness.changes(&sj.Status) {
 			d.events = append(d.events, *next.eventIfChanged)
 		}
-		d.early = s.decideEarlyStart(d.create, in.EarlyStartImage, in.LeadPeers)
+		if due.catchUpNext.IsZero() {
+			// No run starts early while older ones are owed.
+			d.early = s.decideEarlyStart(d.create, in.EarlyStartImage, in.LeadPeers)
+		}
 		d.runs = s.timeline(d.create, d.early)
 	}
 	return d

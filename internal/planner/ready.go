@@ -27,6 +27,14 @@ type readiness struct {
 	message string
 }
 
+// readyReason is the reason of status's Ready condition ("" without one).
+func readyReason(status *v1alpha1.ScheduledJobStatus) string {
+	if ready := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady); ready != nil {
+		return ready.Reason
+	}
+	return ""
+}
+
 // notReady is a readiness that announces no run.
 func notReady(reason, message string) readiness {
 	return readiness{reason: reason, message: message}

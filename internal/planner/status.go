@@ -47,6 +47,11 @@ func setFailures(status *v1alpha1.ScheduledJobStatus, streak *v1alpha1.FailureSt
 	status.Failures = streak
 }
 
+// setCatchUp records the catch-up a run begins (spec.catchUp).
+func setCatchUp(status *v1alpha1.ScheduledJobStatus, c *v1alpha1.CatchUpStatus) {
+	status.CatchUp = c.DeepCopy()
+}
+
 // recordMissed moves status.lastMissedTime forward to at, never back; a
 // zero at changes nothing.
 func recordMissed(status *v1alpha1.ScheduledJobStatus, at time.Time) {

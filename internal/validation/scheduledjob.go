@@ -9,6 +9,7 @@ package validation
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,7 +65,30 @@ func validate(sj, old *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, meaningE
 	failureErrs, failureWarnings := validateSuspendAfterFailures(sj.Spec, spec.Child("suspendAfterFailures"))
 	errs, warnings = append(errs, failureErrs...), append(warnings, failureWarnings...)
 	errs = append(errs, validateMaxActive(sj.Spec, spec.Child("maxActive"))...)
+	errs = append(errs, validateCatchUp(sj.Spec, spec.Child("catchUp"))...)
 	return errs, warnings
+}
+
+// MaxCatchUpRuns bounds spec.catchUp.maxRuns (the CRD's bound too): a
+// catch-up is bounded, so that an outage does not end in a flood.
+const MaxCatchUpRuns = 1000
+
+// validateCatchUp checks the bound, and that runs can be caught up: a
+// runAt runs once, and under Replace each run would replace the one
+// before it.
+func validateCatchUp(spec v1alpha1.ScheduledJobSpec, path *field.Path) field.ErrorList {
+	c := spec.CatchUp
+	switch {
+	case c == nil:
+		return nil
+	case c.MaxRuns < 1 || c.MaxRuns > MaxCatchUpRuns:
+		return field.ErrorList{field.Invalid(path.Child("maxRuns"), c.MaxRuns, fmt.Sprintf("must be between 1 and %d", MaxCatchUpRuns))}
+	case spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent:
+		return field.ErrorList{field.Invalid(path, "maxRuns: "+strconv.Itoa(int(c.MaxRuns)), "not with concurrencyPolicy Replace: each run caught up would replace the one before it")}
+	case spec.RunAt != nil:
+		return field.ErrorList{field.Invalid(path, "maxRuns: "+strconv.Itoa(int(c.MaxRuns)), "not with runAt, which runs once")}
+	}
+	return nil
 }
 
 // MaxMaxActive bounds spec.maxActive (the CRD's bound too).

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
@@ -33,6 +34,33 @@ func TestSuspendAfterFailures(t *testing.T) {
 			}
 			if warned := strings.Join(warnings, "; "); (warned == "") != (tc.warned == "") || !strings.HasPrefix(warned, tc.warned) {
 				t.Errorf("warnings %q, want %q", warned, tc.warned)
+			}
+		})
+	}
+}
+
+// TestCatchUp: out of bounds, with Replace or with runAt is refused with
+// the field's path and value.
+func TestCatchUp(t *testing.T) {
+	path := field.NewPath("spec", "catchUp")
+	for name, tc := range map[string]struct {
+		spec    v1alpha1.ScheduledJobSpec
+		refused string
+	}{
+		"unset":        {},
+		"3 with Allow": {spec: v1alpha1.ScheduledJobSpec{CatchUp: &v1alpha1.CatchUp{MaxRuns: 3}}},
+		"with Forbid":  {spec: v1alpha1.ScheduledJobSpec{CatchUp: &v1alpha1.CatchUp{MaxRuns: 3}, ConcurrencyPolicy: v1alpha1.ForbidConcurrent}},
+		"0":            {spec: v1alpha1.ScheduledJobSpec{CatchUp: &v1alpha1.CatchUp{}}, refused: "spec.catchUp.maxRuns: Invalid value: 0: must be between 1 and 1000"},
+		"1001":         {spec: v1alpha1.ScheduledJobSpec{CatchUp: &v1alpha1.CatchUp{MaxRuns: 1001}}, refused: "spec.catchUp.maxRuns: Invalid value: 1001: must be between 1 and 1000"},
+		"with Replace": {spec: v1alpha1.ScheduledJobSpec{CatchUp: &v1alpha1.CatchUp{MaxRuns: 3}, ConcurrencyPolicy: v1alpha1.ReplaceConcurrent},
+			refused: `spec.catchUp: Invalid value: "maxRuns: 3": not with concurrencyPolicy Replace: each run caught up would replace the one before it`},
+		"with runAt": {spec: v1alpha1.ScheduledJobSpec{CatchUp: &v1alpha1.CatchUp{MaxRuns: 3}, RunAt: &metav1.Time{}},
+			refused: `spec.catchUp: Invalid value: "maxRuns: 3": not with runAt, which runs once`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			errs := validateCatchUp(tc.spec, path)
+			if got := errs.ToAggregate(); (got == nil) != (tc.refused == "") || (got != nil && got.Error() != tc.refused) {
+				t.Errorf("errors %v, want %q", got, tc.refused)
 			}
 		})
 	}

@@ -186,8 +186,9 @@ func (c *Controller) createRun(ctx context.Context, sj *v1alpha1.ScheduledJob, r
 	switch {
 	case err == nil:
 		// Skew is how late a run's Job is; a run created early
-		// (EarlyStart) or by hand has none.
-		if !run.Triggered() && !job.CreationTimestamp.Time.Before(run.Scheduled) {
+		// (EarlyStart) or by hand has none, and one a catch-up starts is
+		// late by design.
+		if !run.Triggered() && !run.CatchingUp && !job.CreationTimestamp.Time.Before(run.Scheduled) {
 			jobCreationSkew.Observe(job.CreationTimestamp.Sub(run.Scheduled).Seconds())
 		}
 		return ptr.To(planner.Created(run, job)), nil
