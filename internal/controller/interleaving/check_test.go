@@ -26,6 +26,9 @@ import (
 //   - a Forbid ScheduledJob never has two Jobs running at once;
 //   - a MissingJob event names a Job that someone other than ontime
 //     deleted (never one ontime deleted itself: Replace, history cleanup);
+//   - with catchUp, runs start in the order they were scheduled, and a run
+//     is owed (not lost) until maxRuns later runs are due or its deadline
+//     passes;
 //   - with suspendAfterFailures N, ontime suspends a ScheduledJob only
 //     once N of its scheduled runs had failed in a row, in the order they
 //     were scheduled (no run counted twice, none passed over), and does
@@ -97,6 +100,7 @@ func (w *world) checkEnd() {
 	created := w.creations()
 	w.checkDuplicates(created)
 	w.checkLost(created)
+	w.checkCatchUpOrder(created)
 	w.checkMissingJobEvents()
 	w.checkTriggersHandled()
 	w.checkSuspensions(created)
@@ -245,14 +249,29 @@ func (w *world) checkLost(created map[string][]creation) {
 // checkRun checks one scheduled time of a ScheduledJob as checkLost says.
 func (w *world) checkRun(sj *v1alpha1.ScheduledJob, runs cron.Runs, t time.Time, created map[string][]creation) {
 	key := runKey(sj.Name, t)
-	if len(created[key]) > 0 || (sj.Status.LastMissedTime != nil && !sj.Status.LastMissedTime.Time.Before(t)) {
-		return // started, or recorded as missed
+	if len(created[key]) > 0 {
+		return // started
+	}
+	if sj.Status.LastMissedTime != nil && !sj.Status.LastMissedTime.Time.Before(t) {
+		w.checkDroppedWhenNotOwed(sj, runs, t) // recorded as missed
+		return
 	}
 	end := runs.Next(t)
+	blockersUntil := t // Forbid: the Jobs created by then may hold the run
+	if c := sj.Spec.CatchUp; c != nil {
+		// Owed until maxRuns later runs are due, and held meanwhile by the
+		// older runs owed, whenever they started.
+		for range c.MaxRuns - 1 {
+			end = runs.Next(end)
+		}
+		blockersUntil = end
+	}
 	if end.IsZero() || end.After(w.now()) {
 		end = w.now()
 	}
-	blockersUntil := t // Forbid: the Jobs created by then may hold the run
+	if blockersUntil.After(end) {
+		blockersUntil = end
+	}
 	if suspended := w.suspendedAt(sj.Name); !suspended.IsZero() && suspended.Before(end) {
 		// Suspended runs do not start, as with a CronJob; one held by a
 		// Job created after its time (a run asked for by hand) may have
@@ -271,6 +290,63 @@ func (w *world) checkRun(sj *v1alpha1.ScheduledJob, runs cron.Runs, t time.Time,
 	if led := w.ledWithin(from, end); led >= w.leaderFor() {
 		w.violate("lost: the run %s has no Job and is not recorded as missed, though a leader had the API server for %s from %s to %s",
 			key, led, from.Format(time.TimeOnly), end.Format(time.TimeOnly))
+	}
+}
+
+// checkDroppedWhenNotOwed: under catchUp, the run at t, which has no Job,
+// was first recorded as missed once it was no longer owed: maxRuns later
+// runs were due, or its deadline had passed (or the ScheduledJob had been
+// suspended).
+func (w *world) checkDroppedWhenNotOwed(sj *v1alpha1.ScheduledJob, runs cron.Runs, t time.Time) {
+	c := sj.Spec.CatchUp
+	if c == nil {
+		return
+	}
+	owedUntil := t
+	for range c.MaxRuns {
+		owedUntil = runs.Next(owedUntil)
+	}
+	if d := sj.Spec.StartingDeadlineSeconds; d != nil && t.Add(time.Duration(*d+1)*time.Second).Before(owedUntil) {
+		owedUntil = t.Add(time.Duration(*d+1) * time.Second)
+	}
+	for _, ch := range w.api.log {
+		stored, ok := ch.object.(*v1alpha1.ScheduledJob)
+		if !ok || stored.Name != sj.Name || stored.Status.LastMissedTime == nil || stored.Status.LastMissedTime.Time.Before(t) {
+			continue
+		}
+		if suspended := w.suspendedAt(sj.Name); ch.at.Before(owedUntil) && (suspended.IsZero() || ch.at.Before(suspended)) {
+			w.violate("dropped while owed: %s recorded the run at %s missed at %s (by %s), though catchUp owed it until %s",
+				sj.Name, t.Format(time.TimeOnly), ch.at.Format("15:04:05.000"), ch.by, owedUntil.Format(time.TimeOnly))
+		}
+		return
+	}
+}
+
+// checkCatchUpOrder: a ScheduledJob with catchUp starts its scheduled runs
+// in the order they were scheduled: no run's Job was created before the
+// Job of a run scheduled earlier.
+func (w *world) checkCatchUpOrder(created map[string][]creation) {
+	for _, sj := range w.scenario.scheduledJobs {
+		if sj.Spec.CatchUp == nil {
+			continue
+		}
+		var runs []creation
+		for _, creations := range created {
+			for _, c := range creations {
+				if ownedBy(c.job, sj.Name) && !v1alpha1.IsTriggered(c.job) {
+					runs = append(runs, c)
+				}
+			}
+		}
+		slices.SortFunc(runs, func(a, b creation) int { return a.at.Compare(b.at) })
+		for i := 1; i < len(runs); i++ {
+			before, _ := v1alpha1.ScheduledTime(runs[i-1].job)
+			after, _ := v1alpha1.ScheduledTime(runs[i].job)
+			if after.Before(before) {
+				w.violate("out of order: %s started the run at %s (by %s) after the one at %s (by %s)", sj.Name,
+					after.Format(time.TimeOnly), runs[i].by, before.Format(time.TimeOnly), runs[i-1].by)
+			}
+		}
 	}
 }
 

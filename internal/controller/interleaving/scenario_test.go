@@ -103,6 +103,13 @@ func newScenario(rng *rand.Rand) scenario {
 			sj.Spec.MaxActive = ptr.To(int32(1 + rng.IntN(2)))
 		}
 	}
+	// And catch-up after that: runs longer than the period under a limit,
+	// outages and takeovers leave runs owed.
+	for _, sj := range s.scheduledJobs {
+		if rng.IntN(2) == 0 && sj.Spec.ConcurrencyPolicy != v1alpha1.ReplaceConcurrent && sj.Spec.RunAt == nil {
+			sj.Spec.CatchUp = &v1alpha1.CatchUp{MaxRuns: int32(1 + rng.IntN(3))}
+		}
+	}
 	return s
 }
 
@@ -201,6 +208,9 @@ func (s scenario) String() string {
 		policy := string(sj.Spec.ConcurrencyPolicy)
 		if n := sj.Spec.MaxActive; n != nil {
 			policy += fmt.Sprintf(" maxActive %d", *n)
+		}
+		if c := sj.Spec.CatchUp; c != nil {
+			policy += fmt.Sprintf(", catchUp %d", c.MaxRuns)
 		}
 		out += fmt.Sprintf("  %s: %q %s, history %d/%d, deadline %s, runs %v%s\n", sj.Name, when, policy,
 			*sj.Spec.SuccessfulJobsHistoryLimit, *sj.Spec.FailedJobsHistoryLimit, deadline, s.runs[sj.Name], failing)
