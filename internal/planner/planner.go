@@ -321,29 +321,37 @@ func decideRuns(in Input, spec specSchedule, invalid field.ErrorList, observed o
 		d.readiness = notReady(v1alpha1.ReasonSuspended, "spec.suspend is true; no new runs start")
 	default:
 		s := scheduling{sj: sj, sched: spec.schedule, loc: spec.loc, now: in.Now, jobs: in.Jobs, active: observed.active, claims: observed.claims}
-		stale := s.dropStaleClaims(d.missed, &d.events, &d.wake)
-		s.claims, d.droppedClaims = stale.kept, stale.dropped
-		skipped := s.skippedByOthers(handledUntil(sj, sj.Status.LastScheduleTime, sj.Status.LastMissedTime), status.LastScheduleTime, d.missed)
-		d.lastMissed = latest(stale.lastMissed, skipped)
-		due := s.decideDueRun(handledUntil(sj, status.LastScheduleTime, later(status.LastMissedTime, d.lastMissed)))
-		d.lastMissed = latest(d.lastMissed, due.record(d.missed))
-		d.create, d.replace, d.events = due.create, due.replace, append(d.events, due.events...)
-		d.held = due.blocked
-		next := s.announce(due.blocked, status.LastScheduleTime)
-		if !due.catchUpNext.IsZero() && due.blocked.IsZero() {
-			next = s.announceCatchUp(due.catchUpNext)
-		}
-		d.readiness, d.wake = next.readiness, append(d.wake, next.wake...)
-		if next.eventIfChanged != nil && next.readiness.changes(&sj.Status) {
-			d.events = append(d.events, *next.eventIfChanged)
-		}
-		if due.catchUpNext.IsZero() {
-			// No run starts early while older ones are owed.
-			d.early = s.decideEarlyStart(d.create, in.EarlyStartImage, in.LeadPeers)
-		}
-		d.runs = s.timeline(d.create, d.early)
+		s.decideScheduled(&d, in, status)
 	}
 	return d
+}
+
+// decideScheduled decides about the runs of a ScheduledJob whose runs are
+// being scheduled: the claims no longer good, the runs others skipped, the
+// due run, the next, and an early one.
+func (s scheduling) decideScheduled(d *runsDecision, in Input, status v1alpha1.ScheduledJobStatus) {
+	sj := s.sj
+	stale := s.dropStaleClaims(d.missed, &d.events, &d.wake)
+	s.claims, d.droppedClaims = stale.kept, stale.dropped
+	skipped := s.skippedByOthers(handledUntil(sj, sj.Status.LastScheduleTime, sj.Status.LastMissedTime), status.LastScheduleTime, d.missed)
+	d.lastMissed = latest(stale.lastMissed, skipped)
+	due := s.decideDueRun(handledUntil(sj, status.LastScheduleTime, later(status.LastMissedTime, d.lastMissed)))
+	d.lastMissed = latest(d.lastMissed, due.record(d.missed))
+	d.create, d.replace, d.events = due.create, due.replace, append(d.events, due.events...)
+	d.held = due.blocked
+	next := s.announce(due.blocked, status.LastScheduleTime)
+	if !due.catchUpNext.IsZero() && due.blocked.IsZero() {
+		next = s.announceCatchUp(due.catchUpNext)
+	}
+	d.readiness, d.wake = next.readiness, append(d.wake, next.wake...)
+	if next.eventIfChanged != nil && next.readiness.changes(&sj.Status) {
+		d.events = append(d.events, *next.eventIfChanged)
+	}
+	if due.catchUpNext.IsZero() {
+		// No run starts early while older ones are owed.
+		d.early = s.decideEarlyStart(d.create, in.EarlyStartImage, in.LeadPeers)
+	}
+	d.runs = s.timeline(d.create, d.early)
 }
 
 // specChanged reports whether the spec changed since the controller last

@@ -360,6 +360,8 @@ func TestKubectlExplain(t *testing.T) {
 		"sj.spec.suspendAfterFailures":                            "once that many of its runs have failed in a row",
 		"sj.status.failures.countedThrough":                       "the scheduled time of the latest run counted",
 		"sj.spec.maxActive":                                       "the most runs that may be",
+		"sj.spec.catchUp.maxRuns":                                 "the most missed runs started",
+		"sj.status.catchUp.dropped":                               "older missed runs it does not start",
 		"sj.spec.runAt":                                           "runs the Job once",
 		"sj.status.lastMissedTime":                                "most recent run that did",
 		"sj.status.nextScheduleTime":                              "scheduled time of the next run",

@@ -5,10 +5,10 @@
 // the API. It imports only the API package and the shared test framework
 // (test/framework), which starts the cluster and the controllers.
 // Each test runs on a cluster of its own and mostly waits on the clock, so
-// they run side by side (t.Parallel; -parallel 3, as the machine may have
+// they run side by side (t.Parallel; -parallel 4, as the machine may have
 // fewer cores than tests).
 //
-//	go test -tags e2e -parallel 3 -v ./test/e2e     (make test runs it)
+//	go test -tags e2e -parallel 4 -v ./test/e2e     (make test runs it)
 package e2e
 
 import (

@@ -256,22 +256,7 @@ func (w *world) checkRun(sj *v1alpha1.ScheduledJob, runs cron.Runs, t time.Time,
 		w.checkDroppedWhenNotOwed(sj, runs, t) // recorded as missed
 		return
 	}
-	end := runs.Next(t)
-	blockersUntil := t // Forbid: the Jobs created by then may hold the run
-	if c := sj.Spec.CatchUp; c != nil {
-		// Owed until maxRuns later runs are due, and held meanwhile by the
-		// older runs owed, whenever they started.
-		for range c.MaxRuns - 1 {
-			end = runs.Next(end)
-		}
-		blockersUntil = end
-	}
-	if end.IsZero() || end.After(w.now()) {
-		end = w.now()
-	}
-	if blockersUntil.After(end) {
-		blockersUntil = end
-	}
+	end, blockersUntil := w.window(sj, runs, t)
 	if suspended := w.suspendedAt(sj.Name); !suspended.IsZero() && suspended.Before(end) {
 		// Suspended runs do not start, as with a CronJob; one held by a
 		// Job created after its time (a run asked for by hand) may have
@@ -348,6 +333,28 @@ func (w *world) checkCatchUpOrder(created map[string][]creation) {
 			}
 		}
 	}
+}
+
+// window is when the run at t had to start by (the next run's time, or the
+// end so far), and until when the Jobs created may hold it under a limit:
+// those created by its time, or, under catchUp, by the end of its window
+// (it is owed until maxRuns later runs are due, and held meanwhile by the
+// older runs owed, whenever they started).
+func (w *world) window(sj *v1alpha1.ScheduledJob, runs cron.Runs, t time.Time) (end, blockersUntil time.Time) {
+	end, blockersUntil = runs.Next(t), t
+	if c := sj.Spec.CatchUp; c != nil {
+		for range c.MaxRuns - 1 {
+			end = runs.Next(end)
+		}
+		blockersUntil = end
+	}
+	if end.IsZero() || end.After(w.now()) {
+		end = w.now()
+	}
+	if blockersUntil.After(end) {
+		blockersUntil = end
+	}
+	return end, blockersUntil
 }
 
 // freeFrom is when, from t on, fewer than limit of the ScheduledJob's Jobs

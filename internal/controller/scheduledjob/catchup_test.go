@@ -46,43 +46,29 @@ func TestCatchUpAfterAnHourDown(t *testing.T) {
 	if got, want := jobsOf(t, ns, latestOnly), []string{latestOnly.JobName(run), latestOnly.JobName(run.Add(time.Hour))}; !slices.Equal(got, want) {
 		t.Errorf("without catchUp: Jobs %v, want %v", got, want)
 	}
-	var started []time.Time
-	seen := map[string]bool{caughtUp.JobName(run): true}
-	now := back
-	for range 4 {
-		settle(t, caughtUp, now)
-		var fresh []string
-		for _, name := range jobsOf(t, ns, caughtUp) {
-			if !seen[name] {
-				fresh, seen[name] = append(fresh, name), true
-			}
-		}
-		if len(fresh) != 1 {
-			t.Fatalf("at %s, new Jobs %v: want one (Forbid: one catch-up run at a time)", now.Format(time.TimeOnly), fresh)
-		}
-		job := jobNamed(t, ns, fresh[0])
-		scheduled, ok := v1alpha1.ScheduledTime(job)
-		if !ok || job.Annotations["batch.kubernetes.io/cronjob-scheduled-timestamp"] == "" {
-			t.Fatalf("%s carries no scheduled time: %v", job.Name, job.Annotations)
-		}
-		started = append(started, scheduled)
-		now = now.Add(time.Minute)
-		finish(t, job, true, now.Add(-time.Second))
-	}
+	started := catchUpOneAtATime(t, caughtUp, back, 4)
 	want := []time.Time{run.Add(45 * time.Minute), run.Add(50 * time.Minute), run.Add(55 * time.Minute), run.Add(time.Hour)}
 	if !slices.EqualFunc(started, want, time.Time.Equal) {
 		t.Errorf("caught up %v, want %v", started, want)
 	}
-	settle(t, caughtUp, now)
-	status := get(t, caughtUp).Status
-	if c := status.CatchUp; c == nil || c.Runs != 4 || c.Dropped != 8 || !c.From.Time.Equal(want[0]) || !c.Through.Time.Equal(want[3]) {
-		t.Errorf("status.catchUp %+v: want 4 runs from %s, 8 dropped", c, want[0])
+	settle(t, caughtUp, back.Add(4*time.Minute))
+	checkCaughtUp(t, get(t, caughtUp).Status, want, run.Add(40*time.Minute), run.Add(time.Hour+5*time.Minute))
+}
+
+// checkCaughtUp: after catching up the runs started (8 dropped),
+// status.catchUp says so, lastMissedTime is the latest dropped run, next
+// the next run, and one CatchUp event said it all.
+func checkCaughtUp(t *testing.T, status v1alpha1.ScheduledJobStatus, started []time.Time, lastMissed, next time.Time) {
+	t.Helper()
+	first, last := started[0], started[len(started)-1]
+	if c := status.CatchUp; c == nil || int(c.Runs) != len(started) || c.Dropped != 8 || !c.From.Time.Equal(first) || !c.Through.Time.Equal(last) {
+		t.Errorf("status.catchUp %+v: want %d runs from %s, 8 dropped", c, len(started), first)
 	}
-	if status.LastMissedTime == nil || !status.LastMissedTime.Time.Equal(run.Add(40*time.Minute)) {
-		t.Errorf("lastMissedTime %v, want %s", status.LastMissedTime, run.Add(40*time.Minute))
+	if status.LastMissedTime == nil || !status.LastMissedTime.Time.Equal(lastMissed) {
+		t.Errorf("lastMissedTime %v, want %s", status.LastMissedTime, lastMissed)
 	}
-	if next := status.NextScheduleTime; next == nil || !next.Time.Equal(run.Add(time.Hour+5*time.Minute)) {
-		t.Errorf("nextScheduleTime %v after the catch-up: want the next run, %s", next, run.Add(time.Hour+5*time.Minute))
+	if status.NextScheduleTime == nil || !status.NextScheduleTime.Time.Equal(next) {
+		t.Errorf("nextScheduleTime %v after the catch-up: want the next run, %s", status.NextScheduleTime, next)
 	}
 	var catchUps []string
 	for _, e := range drainEvents() {
@@ -93,6 +79,40 @@ func TestCatchUpAfterAnHourDown(t *testing.T) {
 	if len(catchUps) != 1 || !strings.Contains(catchUps[0], "catching up 4 missed runs") || !strings.Contains(catchUps[0], "8 older missed runs dropped") {
 		t.Errorf("CatchUp events %v: want one, 4 started and 8 dropped", catchUps)
 	}
+}
+
+// catchUpOneAtATime reconciles sj from back on, a minute apart, n times:
+// each time it wants one new Job, which then finishes. It returns their
+// scheduled times, in the order they were created.
+func catchUpOneAtATime(t *testing.T, sj *v1alpha1.ScheduledJob, back time.Time, n int) []time.Time {
+	t.Helper()
+	var started []time.Time
+	seen := map[string]bool{}
+	for _, name := range jobsOf(t, sj.Namespace, sj) {
+		seen[name] = true
+	}
+	now := back
+	for range n {
+		settle(t, sj, now)
+		var fresh []string
+		for _, name := range jobsOf(t, sj.Namespace, sj) {
+			if !seen[name] {
+				fresh, seen[name] = append(fresh, name), true
+			}
+		}
+		if len(fresh) != 1 {
+			t.Fatalf("at %s, new Jobs %v: want one (Forbid: one catch-up run at a time)", now.Format(time.TimeOnly), fresh)
+		}
+		job := jobNamed(t, sj.Namespace, fresh[0])
+		scheduled, ok := v1alpha1.ScheduledTime(job)
+		if !ok || job.Annotations["batch.kubernetes.io/cronjob-scheduled-timestamp"] == "" {
+			t.Fatalf("%s carries no scheduled time: %v", job.Name, job.Annotations)
+		}
+		started = append(started, scheduled)
+		now = now.Add(time.Minute)
+		finish(t, job, true, now.Add(-time.Second))
+	}
+	return started
 }
 
 // settle reconciles sj at now as its queue would, until a reconcile
