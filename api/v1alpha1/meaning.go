@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -26,9 +27,12 @@ type Meaning struct {
 	// Location is the zone runs are computed and named in: a TZ= prefix
 	// of the schedule, else spec.timeZone, else UTC.
 	Location *time.Location
-	// Schedule is the parsed schedule; nil for a runAt ScheduledJob and
-	// when the schedule cannot be read.
+	// Schedule is the parsed spec.schedule; nil for a runAt ScheduledJob,
+	// for spec.schedules, and when the schedule cannot be read.
 	Schedule *cron.Spec
+	// Schedules are the parsed entries of spec.schedules, in order; nil
+	// without it, and when one cannot be read.
+	Schedules []*cron.Spec
 	// RunAt is spec.runAt; zero for a schedule.
 	RunAt time.Time
 	// WarmUp is the warm-up with its defaults; nil without one. A
@@ -40,11 +44,38 @@ type Meaning struct {
 // Effective is the schedule with its H fields replaced by their values, or
 // "" for runAt and a schedule that cannot be read.
 func (m Meaning) Effective() string {
-	if m.Schedule == nil {
-		return ""
+	switch {
+	case m.Schedule != nil:
+		return m.Schedule.Effective()
+	case len(m.Schedules) > 0:
+		effective := make([]string, len(m.Schedules))
+		for i, s := range m.Schedules {
+			effective[i] = s.Effective()
+		}
+		return strings.Join(effective, "; ")
 	}
-	return m.Schedule.Effective()
+	return ""
 }
+
+// Describe says in words when the schedule runs ("" for runAt and a
+// schedule that cannot be read).
+func (m Meaning) Describe() string {
+	switch {
+	case m.Schedule != nil:
+		return m.Schedule.Describe()
+	case len(m.Schedules) > 0:
+		described := make([]string, len(m.Schedules))
+		for i, s := range m.Schedules {
+			described[i] = s.Describe()
+		}
+		return strings.Join(described, "; and ")
+	}
+	return ""
+}
+
+// Scheduled reports whether runs follow a schedule (spec.schedule or
+// spec.schedules) that could be read.
+func (m Meaning) Scheduled() bool { return m.Schedule != nil || len(m.Schedules) > 0 }
 
 // Runs are the run times: the schedule, anchored at anchor for @every
 // (the last run, or the creation, as the CronJob controller counts), or
@@ -55,6 +86,12 @@ func (m Meaning) Runs(anchor time.Time) cron.Runs {
 		return once{at: m.RunAt}
 	case m.Schedule != nil:
 		return m.Schedule.Anchored(anchor)
+	case len(m.Schedules) > 0:
+		runs := make([]cron.Runs, len(m.Schedules))
+		for i, s := range m.Schedules {
+			runs[i] = s // no @every in a list: nothing to anchor
+		}
+		return cron.Union(runs...)
 	}
 	return nil
 }
@@ -140,6 +177,9 @@ func (sj *ScheduledJob) Meaning(choices []int) (Meaning, error) {
 		m.RunAt = sj.Spec.RunAt.Time
 		return m, errors.Join(r.read(&m, sj.Spec.TimeZone, nil)...)
 	}
+	if len(sj.Spec.Schedules) > 0 {
+		return m, errors.Join(r.readList(&m, sj.Spec.TimeZone, sj.Spec.Schedules)...)
+	}
 	errs := r.read(&m, sj.Spec.TimeZone, &sj.Spec.Schedule)
 	if m.Schedule != nil && m.Schedule.Interval() > 0 && m.Schedule.Interval() < time.Minute {
 		// Job names have minute resolution: such runs would share one.
@@ -217,7 +257,7 @@ func (r reading) read(m *Meaning, timeZone *string, schedule *string) []error {
 	if schedule == nil {
 		return errs
 	}
-	parsed, err := parseSchedule(r.parser(m.Location), *schedule)
+	parsed, err := parseSchedule(r.parser(m.Location), "spec.schedule", *schedule)
 	if err != nil {
 		return append(errs, err)
 	}
@@ -225,8 +265,41 @@ func (r reading) read(m *Meaning, timeZone *string, schedule *string) []error {
 	return errs
 }
 
-// parseSchedule parses spec.schedule; its error is a *SpecError.
-func parseSchedule(parser cron.Parser, schedule string) (*cron.Spec, error) {
+// readList fills in m's zone from timeZone and its schedules from the
+// entries of spec.schedules, returning a *SpecError for the zone and for
+// each entry that cannot be read. Every entry runs in the one zone: a TZ=
+// prefix, and @every (whose runs count from the last run, which a list
+// does not keep per entry), are refused.
+func (r reading) readList(m *Meaning, timeZone *string, schedules []string) []error {
+	errs := r.read(m, timeZone, nil)
+	parsed := make([]*cron.Spec, 0, len(schedules))
+	for i, schedule := range schedules {
+		field := fmt.Sprintf("spec.schedules[%d]", i)
+		spec, err := parseSchedule(r.parser(m.Location), field, schedule)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case strings.Contains(schedule, "TZ"):
+			errs = append(errs, &SpecError{Field: field, Value: schedule, Reason: ReasonInvalidSchedule, Err: errListEntry,
+				Detail: "cannot use TZ or CRON_TZ in a list entry: every entry runs in spec.timeZone"})
+		case spec.Interval() > 0:
+			errs = append(errs, &SpecError{Field: field, Value: schedule, Reason: ReasonInvalidSchedule, Err: errListEntry,
+				Detail: "@every is not allowed in spec.schedules: its runs count from the last run, which a list does not keep per entry; write it as a calendar schedule, or use spec.schedule"})
+		default:
+			parsed = append(parsed, spec)
+		}
+	}
+	if len(parsed) == len(schedules) {
+		m.Schedules = parsed
+	}
+	return errs
+}
+
+var errListEntry = errors.New("not allowed in spec.schedules")
+
+// parseSchedule parses a schedule, the value of field; its error is a
+// *SpecError.
+func parseSchedule(parser cron.Parser, field, schedule string) (*cron.Spec, error) {
 	parsed, err := parser.Parse(schedule)
 	if err != nil {
 		detail := err.Error()
@@ -234,7 +307,7 @@ func parseSchedule(parser cron.Parser, schedule string) (*cron.Spec, error) {
 		if errors.As(err, &parseErr) {
 			detail = parseErr.Detail() // leaves out the schedule, which Error names
 		}
-		return nil, &SpecError{Field: "spec.schedule", Value: schedule, Reason: ReasonInvalidSchedule, Detail: detail, Err: err}
+		return nil, &SpecError{Field: field, Value: schedule, Reason: ReasonInvalidSchedule, Detail: detail, Err: err}
 	}
 	return parsed, nil
 }

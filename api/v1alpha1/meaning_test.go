@@ -56,6 +56,16 @@ func TestMeaning(t *testing.T) {
 		"sub-minute @every": {spec: ScheduledJobSpec{Schedule: "@every 30s"},
 			errors: []string{`spec.schedule "@every 30s": @every runs less than a minute apart would share a Job name (names have minute resolution); use @every 1m or more`}},
 		"never fires": {spec: ScheduledJobSpec{Schedule: "0 0 30 2 *"}, errors: []string{`spec.schedule "0 0 30 2 *": never fires: no allowed month has an allowed day`}},
+		// 2026-11-27 is a Friday: at 23:40 the weekday entry's next run is
+		// 23:45, the weekend one's Saturday 00:00.
+		"schedules: the earliest of the entries": {spec: ScheduledJobSpec{Schedules: []string{"*/15 * * * 1-5", "0 * * * 0,6"}},
+			now: "2026-11-27T23:40:00Z", next: "2026-11-27T23:45:00Z", effective: "*/15 * * * 1-5; 0 * * * 0,6"},
+		"schedules: H in an entry, in the zone": {spec: ScheduledJobSpec{Schedules: []string{"H 9 * * *", "0 18 * * *"}, TimeZone: ptr.To("Asia/Tokyo")},
+			now: "2026-11-25T10:00:00Z", next: "2026-11-26T00:12:00Z", effective: "12 9 * * *; 0 18 * * *"},
+		"schedules: each bad entry named": {spec: ScheduledJobSpec{Schedules: []string{"0 9 * * *", "61 * * * *", "@every 2h", "TZ=UTC 0 1 * * *"}},
+			errors: []string{`spec.schedules[1] "61 * * * *": minute "61": 61 is above the maximum 59`,
+				`spec.schedules[2] "@every 2h": @every is not allowed in spec.schedules: its runs count from the last run, which a list does not keep per entry; write it as a calendar schedule, or use spec.schedule`,
+				`spec.schedules[3] "TZ=UTC 0 1 * * *": cannot use TZ or CRON_TZ in a list entry: every entry runs in spec.timeZone`}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

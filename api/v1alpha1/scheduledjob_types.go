@@ -20,17 +20,31 @@ type ScheduledJobSpec struct {
 	// H/15, H(0-29), H(9-17)/2), chosen by spec.spread; L, LW, L-n and nW in
 	// the day of month; dL and d#n in the day of week; 7 for Sunday.
 	// status.effectiveSchedule shows the schedule with H replaced. See
-	// docs/schedules.md and docs/spreading.md. Set exactly one of schedule
-	// and runAt.
+	// docs/schedules.md and docs/spreading.md. Set exactly one of
+	// schedule, schedules and runAt.
 	// +optional
 	Schedule string `json:"schedule,omitempty"`
+
+	// schedules runs the Job at the times of every schedule in the list,
+	// each written as schedule is (H, L, W and # included; not @every, whose
+	// runs count from the last run): ["*/15 * * * 1-5", "0 * * * 0,6"] runs
+	// every 15 minutes on weekdays and hourly at weekends. A time that
+	// several entries have is one run. Every entry runs in timeZone.
+	// status.effectiveSchedule lists them, H replaced, separated by "; ".
+	// Set exactly one of schedule, schedules and runAt; not with a
+	// Balanced spread.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	// +optional
+	Schedules []string `json:"schedules,omitempty"`
 
 	// runAt runs the Job once, at this time (RFC 3339, for example
 	// "2026-12-24T18:00:00Z"), instead of on a schedule. If the time has
 	// already passed when the ScheduledJob is created, the Job runs at once,
 	// unless startingDeadlineSeconds says that is too late. Changing runAt
-	// to another time runs the Job again then. Set exactly one of schedule
-	// and runAt. It must be from 1970-01-01T00:00:00Z to before
+	// to another time runs the Job again then. Set exactly one of schedule,
+	// schedules and runAt. It must be from 1970-01-01T00:00:00Z to before
 	// 2100-01-01T00:00:00Z.
 	// +optional
 	RunAt *metav1.Time `json:"runAt,omitempty"`

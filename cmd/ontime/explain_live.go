@@ -25,8 +25,8 @@ func explainScheduledJob(sj *v1alpha1.ScheduledJob, at time.Time) (explanation, 
 		return explanation{}, err
 	}
 	e := explanation{ScheduledJob: sj.Namespace + "/" + sj.Name, TimeZone: m.Location.String()}
-	if m.Schedule != nil {
-		e.Description = m.Schedule.Describe()
+	if m.Scheduled() {
+		e.Description = m.Describe()
 	} else {
 		e.Description = "Once, at " + m.RunAt.In(m.Location).Format(time.RFC3339)
 	}

@@ -54,6 +54,30 @@ func TestExplainScheduledJob(t *testing.T) {
 	}
 }
 
+// TestExplainScheduledJobWithSchedules: a live ScheduledJob with
+// spec.schedules is explained as the union of its entries: both described,
+// the next runs those of either, a time both have once.
+func TestExplainScheduledJobWithSchedules(t *testing.T) {
+	at := time.Date(2026, 11, 27, 22, 40, 0, 0, time.UTC) // a Friday
+	sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "reports", Name: "sync", CreationTimestamp: metav1.NewTime(at.Add(-time.Hour))},
+		Spec: v1alpha1.ScheduledJobSpec{Schedules: []string{"*/30 * * * 1-5", "0 * * * *"}}}
+	e, err := explainScheduledJob(sj, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []string
+	for _, run := range e.Next {
+		runs = append(runs, run.Run)
+	}
+	want := []string{"2026-11-27T23:00:00Z", "2026-11-27T23:30:00Z", "2026-11-28T00:00:00Z", "2026-11-28T01:00:00Z", "2026-11-28T02:00:00Z"}
+	if strings.Join(runs, " ") != strings.Join(want, " ") {
+		t.Errorf("next runs %v, want %v", runs, want)
+	}
+	if !strings.Contains(e.Description, "; and ") {
+		t.Errorf("description %q: want both entries described", e.Description)
+	}
+}
+
 // TestLiveObjectArgument: sj/NAME names a ScheduledJob; schedules with
 // slashes do not.
 func TestLiveObjectArgument(t *testing.T) {

@@ -176,7 +176,7 @@ func toCronJob(node *yaml.RNode, c *Converted) error {
 	if err != nil || spec == nil {
 		return errors.New("no spec")
 	}
-	for _, field := range []string{"runAt", "spread", "suspendAfterFailures", "maxActive", "catchUp"} {
+	for _, field := range []string{"runAt", "spread", "suspendAfterFailures", "maxActive", "catchUp", "schedules"} {
 		if value := spec.Field(field); value != nil {
 			return fmt.Errorf("spec.%s: a CronJob has no such field", field)
 		}

@@ -87,6 +87,7 @@ func TestScheduledJobsACronJobCannotExpress(t *testing.T) {
 		"spec.suspendAfterFailures":           "schedule: \"0 2 * * *\"\n  suspendAfterFailures: 3",
 		"spec.maxActive":                      "schedule: \"0 2 * * *\"\n  maxActive: 2",
 		"spec.catchUp":                        "schedule: \"0 2 * * *\"\n  catchUp:\n    maxRuns: 3",
+		"spec.schedules":                      "schedules: [\"0 2 * * *\", \"0 14 * * 6\"]",
 		"spec.warmUp.strategy \"EarlyStart\"": "schedule: \"0 2 * * *\"\n  warmUp: {strategy: EarlyStart, lead: 5m}",
 		"spec.warmUp.placeholder":             "schedule: \"0 2 * * *\"\n  warmUp: {lead: 5m, placeholder: {image: pause}}",
 		"spec.warmUp.lead \"Auto\"":           "schedule: \"0 2 * * *\"\n  warmUp: {lead: Auto}",

@@ -90,7 +90,9 @@ func problemOf(e *v1alpha1.SpecError) *specProblem {
 // minutes it would leave once placed. Under Hash they come from the hash.
 func spreadChoices(sj *v1alpha1.ScheduledJob, placement *v1alpha1.SpreadStatus) ([]int, *specProblem) {
 	spread := sj.SpreadOf()
-	if spread.Strategy != v1alpha1.SpreadBalanced {
+	if spread.Strategy != v1alpha1.SpreadBalanced || len(sj.Spec.Schedules) > 0 {
+		// A list is not placed (admission refuses Balanced with one; a
+		// spec stored without admission is reported as invalid).
 		return nil, nil
 	}
 	if placement == nil || placement.Schedule != sj.Spec.Schedule || placement.Group != spread.Group {

@@ -142,18 +142,50 @@ func validateName(name string) (field.ErrorList, []string) {
 	return errs, warnings
 }
 
-// validateWhen checks that exactly one of schedule and runAt is set, and
-// the schedule.
+// validateWhen checks that exactly one of schedule, schedules and runAt
+// is set, and the one set.
 func validateWhen(sj, old *v1alpha1.ScheduledJob, meaningErr error, spec *field.Path) field.ErrorList {
+	list := sj.Spec.Schedules != nil
 	switch {
-	case sj.Spec.Schedule == "" && sj.Spec.RunAt == nil:
-		return field.ErrorList{field.Required(spec.Child("schedule"), "set schedule or runAt")}
-	case sj.Spec.Schedule != "" && sj.Spec.RunAt != nil:
-		return field.ErrorList{field.Invalid(spec.Child("runAt"), sj.Spec.RunAt, "set schedule or runAt, not both")}
+	case sj.Spec.Schedule == "" && !list && sj.Spec.RunAt == nil:
+		return field.ErrorList{field.Required(spec.Child("schedule"), "set schedule, schedules or runAt")}
+	case sj.Spec.Schedule != "" && list:
+		return field.ErrorList{field.Invalid(spec.Child("schedules"), sj.Spec.Schedules, "set schedule or schedules, not both")}
+	case (sj.Spec.Schedule != "" || list) && sj.Spec.RunAt != nil:
+		return field.ErrorList{field.Invalid(spec.Child("runAt"), sj.Spec.RunAt, "set schedule, schedules or runAt, only one")}
 	case sj.Spec.Schedule != "":
 		return validateSchedule(sj, old, meaningErr, spec.Child("schedule"))
+	case list:
+		return validateSchedules(sj, meaningErr, spec.Child("schedules"))
 	}
 	return validateRunAt(sj.Spec.RunAt.Time, spec.Child("runAt"))
+}
+
+// MaxSchedules bounds spec.schedules (the CRD's bound too).
+const MaxSchedules = 20
+
+// validateSchedules checks the list: from 1 to MaxSchedules entries, each
+// readable (v1alpha1.Meaning refuses @every and TZ= in an entry), and no
+// Balanced spread, which places one schedule in its group.
+func validateSchedules(sj *v1alpha1.ScheduledJob, meaningErr error, path *field.Path) field.ErrorList {
+	schedules := sj.Spec.Schedules
+	if len(schedules) == 0 || len(schedules) > MaxSchedules {
+		return field.ErrorList{field.Invalid(path, len(schedules), fmt.Sprintf("must list from 1 to %d schedules", MaxSchedules))}
+	}
+	var errs field.ErrorList
+	for i, schedule := range schedules {
+		entry := path.Index(i)
+		for _, e := range v1alpha1.SpecErrors(meaningErr) {
+			if e.Field == entry.String() {
+				errs = append(errs, field.Invalid(entry, schedule, e.Detail))
+			}
+		}
+	}
+	if sj.SpreadOf().Strategy == v1alpha1.SpreadBalanced {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "spread", "strategy"), v1alpha1.SpreadBalanced,
+			"not with spec.schedules: a Balanced spread places one schedule in its group; use Hash (H in each entry is hashed from namespace/name)"))
+	}
+	return errs
 }
 
 // Bounds of runAt. Job names count minutes since 1970, so an earlier run

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
 // gapRuns and gapYears bound the search for the shortest interval between
@@ -39,7 +38,7 @@ func validateWarmUp(sj *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, now tim
 	if w.Strategy == v1alpha1.WarmUpEarlyStart {
 		warnings = earlyStartWarnings(&sj.Spec.JobTemplate.Spec.Template.Spec, path.Child("strategy"))
 	}
-	gap := shortestGap(meaning.Schedule, now)
+	gap := shortestGap(meaning, now)
 	switch {
 	case gap == 0 || lead < gap:
 	case w.Strategy == v1alpha1.WarmUpEarlyStart:
@@ -105,17 +104,19 @@ func validatePlaceholder(p *v1alpha1.PlaceholderWarmUp, path *field.Path) field.
 	return errs
 }
 
-// shortestGap is the shortest interval between consecutive runs of
-// schedule among the next gapRuns runs (within gapYears), in elapsed time
-// (a daylight-saving change shortens a day), or 0 when the schedule cannot
-// be read (reported elsewhere) or is a runAt (nil).
-func shortestGap(schedule *cron.Spec, now time.Time) time.Duration {
-	if schedule == nil {
+// shortestGap is the shortest interval between consecutive runs of the
+// schedule (or, for spec.schedules, of their union) among the next
+// gapRuns runs (within gapYears), in elapsed time (a daylight-saving
+// change shortens a day), or 0 when the schedule cannot be read (reported
+// elsewhere) or is a runAt.
+func shortestGap(meaning v1alpha1.Meaning, now time.Time) time.Duration {
+	if !meaning.Scheduled() {
 		return 0
 	}
-	if every := schedule.Interval(); every > 0 {
-		return every
+	if s := meaning.Schedule; s != nil && s.Interval() > 0 {
+		return s.Interval()
 	}
+	schedule := meaning.Runs(now)
 	var gap time.Duration
 	end := now.AddDate(gapYears, 0, 0)
 	previous := schedule.Next(now)

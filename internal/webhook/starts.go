@@ -122,6 +122,9 @@ func (ix *startsIndex) setObject(obj any, now time.Time) {
 		if o.Status.EffectiveSchedule != "" {
 			expression = o.Status.EffectiveSchedule
 		}
+		if len(o.Spec.Schedules) > 0 {
+			expression = "" // a list is not counted (docs/spreading.md)
+		}
 		ix.set(objectRef{namespace: o.Namespace, name: o.Name}, memberOf(v1alpha1.KindScheduledJob, o.HashKey(), expression, o.Spec.TimeZone, string(o.Spec.DSTPolicy)), now)
 	case *batchv1.CronJob:
 		ix.set(objectRef{cronJob: true, namespace: o.Namespace, name: o.Name}, memberOf(v1alpha1.KindCronJob, o.Namespace+"/"+o.Name, o.Spec.Schedule, o.Spec.TimeZone, ""), now)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -185,7 +186,25 @@ func TestAdmission(t *testing.T) {
 			sj.Spec.RunAt = &metav1.Time{Time: time.Now()}
 		}, message: "spec.runAt: Invalid value: "},
 		{name: "neither schedule nor runAt", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "" },
-			message: "spec.schedule: Required value: set schedule or runAt"},
+			message: "spec.schedule: Required value: set schedule, schedules or runAt"},
+		{name: "schedules", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule, sj.Spec.Schedules = "", []string{"*/15 * * * 1-5", "H * * * 0,6"}
+		}, noWarnings: true},
+		{name: "schedule and schedules", mutate: func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedules = []string{"0 * * * *"} },
+			message: `spec.schedules: Invalid value: ["0 * * * *"]: set schedule or schedules, not both`},
+		{name: "schedules with a bad entry", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule, sj.Spec.Schedules = "", []string{"0 * * * *", "0 25 * * *"}
+		}, message: `spec.schedules[1]: Invalid value: "0 25 * * *": hour "25": 25 is above the maximum 23`},
+		{name: "schedules with @every", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule, sj.Spec.Schedules = "", []string{"@every 2h"}
+		}, message: `spec.schedules[0]: Invalid value: "@every 2h": @every is not allowed in spec.schedules`},
+		{name: "schedules with a Balanced spread", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule, sj.Spec.Schedules = "", []string{"H * * * *"}
+			sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced, Group: "reports"}
+		}, message: `spec.spread.strategy: Invalid value: "Balanced": not with spec.schedules`},
+		{name: "21 schedules (schema)", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule, sj.Spec.Schedules = "", slices.Repeat([]string{"0 * * * *"}, 21)
+		}, message: "spec.schedules: Too many: 21: must have at most 20 items"},
 		{name: "runAt before 1970", mutate: func(sj *v1alpha1.ScheduledJob) {
 			sj.Spec.Schedule = ""
 			sj.Spec.RunAt = &metav1.Time{Time: time.Date(1969, 12, 31, 23, 59, 0, 0, time.UTC)}
@@ -360,6 +379,7 @@ func TestKubectlExplain(t *testing.T) {
 		"sj.spec.suspendAfterFailures":                            "once that many of its runs have failed in a row",
 		"sj.status.failures.countedThrough":                       "the scheduled time of the latest run counted",
 		"sj.spec.maxActive":                                       "the most runs that may be",
+		"sj.spec.schedules":                                       "a time that several entries have is one run",
 		"sj.spec.catchUp.maxRuns":                                 "the most missed runs started",
 		"sj.status.catchUp.dropped":                               "older missed runs it does not start",
 		"sj.spec.runAt":                                           "runs the Job once",

@@ -42,3 +42,37 @@ func (c everyChain) Next(t time.Time) time.Time {
 	}
 	return c.first.Add((t.Sub(c.first)/c.every + 1) * c.every)
 }
+
+// Union returns the runs of every one of runs: a time at which several
+// run is one run.
+func Union(runs ...Runs) Runs {
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	return union(runs)
+}
+
+// union is the runs of several schedules.
+type union []Runs
+
+// Next is the earliest of the schedules' next runs.
+func (u union) Next(t time.Time) time.Time {
+	var next time.Time
+	for _, r := range u {
+		if n := r.Next(t); !n.IsZero() && (next.IsZero() || n.Before(next)) {
+			next = n
+		}
+	}
+	return next
+}
+
+// Prev is the latest of the schedules' previous runs.
+func (u union) Prev(t time.Time) time.Time {
+	var prev time.Time
+	for _, r := range u {
+		if p := r.Prev(t); p.After(prev) {
+			prev = p
+		}
+	}
+	return prev
+}

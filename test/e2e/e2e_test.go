@@ -87,6 +87,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	pairs := []pair{
 		{name: "minutely", schedule: "* * * * *", history: 2},
 		{name: "every-two", schedule: "*/2 * * * *", history: 3},
+		{name: "every-three", schedule: "*/3 * * * *", history: 3},
 		{name: "forbid", schedule: "* * * * *", policy: v1alpha1.ForbidConcurrent, podSeconds: 75, history: 3},
 		{name: "replace", schedule: "* * * * *", policy: v1alpha1.ReplaceConcurrent, podSeconds: 75, history: 3},
 	}
@@ -95,6 +96,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	time.Sleep(time.Until(time.Now().Truncate(time.Minute).Add(time.Minute + 2*time.Second)))
 	created := time.Now()
 	createPairs(t, c, pairs)
+	createListed(t, c)
 	createFlaky(t, c)
 	createCapped(t, c)
 	spreadJobs := createSpreadJobs(t, c)
@@ -122,6 +124,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	runs := createdRuns(t, c)
 	t.Run("runs as CronJob's", func(t *testing.T) { compareRuns(t, pairs, runs, created, end) })
 	t.Run("status", func(t *testing.T) { checkStatus(t, c, pairs, runs) })
+	t.Run("several schedules", func(t *testing.T) { compareListed(t, runs, created, end) })
 	t.Run("spreading", func(t *testing.T) { checkSpread(t, c, spreadJobs, runs, created, end) })
 	t.Run("maxActive", func(t *testing.T) { checkCapped(t, c, firstRun) })
 	t.Run("rebalance CLI", func(t *testing.T) { checkRebalanceCLI(t, binary, kubeconfig) })
@@ -171,6 +174,33 @@ func createPairs(t *testing.T, c client.Client, pairs []pair) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// listed is a ScheduledJob with two schedules, those of the CronJobs
+// every-two-cj and every-three-cj.
+const listed = "two-schedules"
+
+func createListed(t *testing.T, c client.Client) {
+	t.Helper()
+	sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: listed}, Spec: v1alpha1.ScheduledJobSpec{
+		Schedules: []string{"*/2 * * * *", "*/3 * * * *"}, JobTemplate: pair{}.template()}}
+	if err := c.Create(context.Background(), sj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// compareListed: the ScheduledJob with two schedules ran when either
+// CronJob did, once at a time both did.
+func compareListed(t *testing.T, runs map[string][]time.Time, created, end time.Time) {
+	ours := within(runs["ScheduledJob/"+listed], created, end)
+	both := append(slices.Clone(runs["CronJob/every-two-cj"]), runs["CronJob/every-three-cj"]...)
+	slices.SortFunc(both, time.Time.Compare)
+	want := within(slices.CompactFunc(both, time.Time.Equal), created, end)
+	if len(want) < 2 || !slices.Equal(ours, want) {
+		t.Errorf("%s ran at %v, want the CronJobs' union %v (at least two runs)", listed, ours, want)
+	} else {
+		t.Logf("%s ran at %v, as the two CronJobs together", listed, ours)
 	}
 }
 
