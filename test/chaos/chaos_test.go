@@ -170,6 +170,9 @@ func TestChaos(t *testing.T) {
 	if len(r.overlaps) > 0 {
 		t.Errorf("%d Forbid runs started before the run before them finished; see %s", len(r.overlaps), r.work)
 	}
+	if len(r.outOfOrder) > 0 {
+		t.Errorf("%d catchUp runs started before a run scheduled earlier; see %s", len(r.outOfOrder), r.work)
+	}
 	if p99 := framework.PercentileValue(r.healthySkews, 99); cfg.maxSkew > 0 && p99 > cfg.maxSkew {
 		t.Errorf("creation skew p99 %s outside the minutes kube-apiserver or etcd was down, want ≤ %s; see %s", p99, cfg.maxSkew, r.work)
 	}
@@ -288,6 +291,16 @@ func maxActiveOf(i int) *int32 {
 	return nil
 }
 
+// catchUpOf is a ScheduledJob's spec.catchUp: maxRuns 3 for every eighth
+// (from the sixth), unless Replace or runAt, which refuse it. They have no
+// deadline, so after the long outage their 3 most recent runs start.
+func catchUpOf(i int) *v1alpha1.CatchUp {
+	if i%8 == 6 && policyOf(i) != v1alpha1.ReplaceConcurrent && !isRunAt(i) {
+		return &v1alpha1.CatchUp{MaxRuns: 3}
+	}
+	return nil
+}
+
 func historyOf(i int) int32 {
 	switch i % 4 {
 	case 0:
@@ -328,6 +341,7 @@ func createScheduledJobs(ctx context.Context, t *testing.T, c client.Client, cfg
 				Schedule:                   "* * * * *",
 				ConcurrencyPolicy:          policyOf(i),
 				MaxActive:                  maxActiveOf(i),
+				CatchUp:                    catchUpOf(i),
 				SuccessfulJobsHistoryLimit: ptr.To(historyOf(i)),
 				FailedJobsHistoryLimit:     ptr.To(historyOf(i)),
 				JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
@@ -488,6 +502,12 @@ type result struct {
 	startedLate []string
 	// overlaps are Forbid runs created before the run before them finished.
 	overlaps []string
+	// Of the runs of ScheduledJobs with catchUp: caughtUp were started
+	// (late by design once a later run was due: their skews are left out),
+	// caughtUpMissed recorded as missed; outOfOrder were started before a
+	// run scheduled earlier.
+	caughtUp, caughtUpMissed int
+	outOfOrder               []string
 	// Of the runs due in the long outage: outageMissed were missed (their
 	// deadline passed before the API server answered) and accounted for
 	// as such; outageMisaccounted were not (a Job, no MissSchedule event,
@@ -654,7 +674,7 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 			seen.finished[name] = at
 		}
 	}
-	a := analysis{cfg: cfg, obs: obs, f: f, seen: seen}
+	a := analysis{cfg: cfg, obs: obs, f: f, seen: seen, to: to}
 	a.created, a.unlogged = creations(audit, seen)
 	r := &result{work: work, kills: len(f.kills), apiserver: f.apiserverRestarts, etcd: f.etcdRestarts, takeovers: obs.takeovers(f.kills),
 		skewsAt: map[time.Time][]time.Duration{}}
@@ -679,6 +699,12 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 		}
 		r.overlaps = append(r.overlaps, forbidOverlaps(fmt.Sprintf("job-%04d", i), from, to, a.created, seen.finished)...)
 	}
+	for i := range cfg.n {
+		if catchUpOf(i) != nil {
+			r.outOfOrder = append(r.outOfOrder, catchUpOrder(fmt.Sprintf("job-%04d", i), from, to, a.created)...)
+		}
+	}
+	framework.Progress("catchUp: %d runs started (their lateness left out of the skews), %d recorded as missed, %d out of order", r.caughtUp, r.caughtUpMissed, len(r.outOfOrder))
 	a.triggers(r)
 	r.requests = countWithin(*audit.byControllers, from, to)
 	perMinute(a.created, cfg.n, from, to)
@@ -699,6 +725,8 @@ type analysis struct {
 	seen     jobsSeen
 	created  map[string][]time.Time
 	unlogged map[string]bool
+	// to is the end of the minutes measured.
+	to time.Time
 }
 
 // run accounts for ScheduledJob i's run at t.
@@ -710,8 +738,12 @@ func (a analysis) run(r *result, i int, t time.Time) {
 	name := fmt.Sprintf("job-%04d", i)
 	jobName := fmt.Sprintf("%s-%d", name, t.Unix()/60)
 	times := a.created[jobName]
+	if len(times) == 0 && catchUpOf(i) != nil {
+		a.notCaughtUp(r, i, name, jobName, t)
+		return
+	}
 	inLongOutage := a.f.duringLongOutage(t)
-	if inLongOutage && r.answeredAt.Sub(t) > window(i) {
+	if inLongOutage && r.answeredAt.Sub(t) > window(i) && catchUpOf(i) == nil {
 		r.missedInOutage(name, jobName, t, len(times) > 0, a.seen.misses)
 		return
 	}
@@ -735,6 +767,10 @@ func (a analysis) run(r *result, i int, t time.Time) {
 		r.unlogged = append(r.unlogged, fmt.Sprintf("%s (run at %s): created by %s, not in the audit log", jobName, t.Format(time.TimeOnly), times[0].Format("15:04:05.000")))
 	}
 	r.created++
+	if catchUpOf(i) != nil {
+		r.caughtUp++
+		return
+	}
 	r.skews = append(r.skews, times[0].Sub(t))
 	r.skewsAt[t] = append(r.skewsAt[t], times[0].Sub(startable))
 	if !a.obs.apiDownDuring(t, t.Add(time.Minute)) {
@@ -743,6 +779,48 @@ func (a analysis) run(r *result, i int, t time.Time) {
 	if inLongOutage {
 		r.recoverySkews = append(r.recoverySkews, times[0].Sub(later(r.answeredAt, startable)))
 	}
+}
+
+// notCaughtUp accounts for a run without a Job of a ScheduledJob with
+// catchUp: it is owed until maxRuns later runs are due (held meanwhile, if
+// one at a time, by the runs before it), so it is lost only if it is not
+// recorded as missed (status.lastMissedTime at or after it) and a leader
+// worked, from when it could start, while it was owed and before the end.
+func (a analysis) notCaughtUp(r *result, i int, name, jobName string, t time.Time) {
+	if last, ok := a.seen.misses.lastMissed[name]; ok && !last.Before(t) {
+		r.notStarted++
+		r.caughtUpMissed++
+		return
+	}
+	owedFor := time.Duration(catchUpOf(i).MaxRuns) * time.Minute
+	startable, held := t, false
+	if oneAtATime(i) {
+		startable, held = forbidStart(name, t, a.created, a.seen.finished, owedFor, a.cfg.grace)
+	}
+	owedUntil := t.Add(owedFor)
+	if owedUntil.After(a.to) {
+		owedUntil = a.to // still owed when the measurement ends
+	}
+	r.notStartedRun(jobName, t, startable, held, a.obs.workingFor(startable, owedUntil, a.cfg.grace))
+}
+
+// catchUpOrder lists the runs of a ScheduledJob with catchUp created
+// before a run scheduled earlier.
+func catchUpOrder(name string, from, to time.Time, created map[string][]time.Time) []string {
+	var wrong []string
+	var previous string
+	var previousAt time.Time
+	for t := from.Add(-10 * time.Minute); t.Before(to); t = t.Add(time.Minute) {
+		jobName := fmt.Sprintf("%s-%d", name, t.Unix()/60)
+		if len(created[jobName]) == 0 {
+			continue
+		}
+		if at := created[jobName][0]; previous != "" && at.Before(previousAt) {
+			wrong = append(wrong, fmt.Sprintf("%s created at %s, before %s (created at %s)", jobName, at.Format("15:04:05.000"), previous, previousAt.Format("15:04:05.000")))
+		}
+		previous, previousAt = jobName, created[jobName][0]
+	}
+	return wrong
 }
 
 // triggers accounts for the runs asked for by hand: each request's Job
@@ -778,6 +856,7 @@ func (r *result) printExamples() {
 		{fmt.Sprintf("%d created runs are missing from the audit log, their Jobs found otherwise:", len(r.unlogged)), r.unlogged},
 		{fmt.Sprintf("%d Forbid runs not started: the run before finished in their window, no leader worked after:", len(r.startedLate)), r.startedLate},
 		{"Forbid runs started beside the run before them:", r.overlaps},
+		{"catchUp runs started before a run scheduled earlier:", r.outOfOrder},
 		{"runs due in the long outage, past their deadline, not accounted for as missed:", r.outageMisaccounted},
 	} {
 		if len(group.lines) == 0 {
