@@ -379,7 +379,7 @@ func TestKubectlExplain(t *testing.T) {
 		"sj.spec.suspendAfterFailures":                            "once that many of its runs have failed in a row",
 		"sj.status.failures.countedThrough":                       "the scheduled time of the latest run counted",
 		"sj.spec.maxActive":                                       "the most runs that may be",
-		"sj.spec.schedules":                                       "a time that several entries have is one run",
+		"sj.spec.schedules":                                       "time that several entries have is one run",
 		"sj.spec.catchUp.maxRuns":                                 "the most missed runs started",
 		"sj.status.catchUp.dropped":                               "older missed runs it does not start",
 		"sj.spec.runAt":                                           "runs the Job once",
