@@ -69,7 +69,7 @@ func (s scheduling) tooLate(t time.Time) bool {
 // catchUp starts the oldest of the owed runs (at least two) and announces
 // the next. Its run carries the catch-up's record when it changes it,
 // which the run's creator writes: a run that begins a catch-up reports it
-// (Run.CatchUp); one that continues it (the oldest run owed is the one
+// (Run.BeginsCatchUp); one that continues it (the oldest run owed is the one
 // after the last the record counts: runs came due while older ones
 // waited, as under Forbid) extends it, without another event.
 func (s scheduling) catchUp(owed []time.Time, dropped int, handled time.Time) dueRun {

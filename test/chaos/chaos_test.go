@@ -771,13 +771,19 @@ func (a analysis) run(r *result, i int, t time.Time) {
 		r.caughtUp++
 		return
 	}
-	r.skews = append(r.skews, times[0].Sub(t))
-	r.skewsAt[t] = append(r.skewsAt[t], times[0].Sub(startable))
+	a.skew(r, t, times[0], startable, inLongOutage)
+}
+
+// skew records how late the run at t was created (at created), from when
+// it could start (startable).
+func (a analysis) skew(r *result, t, created, startable time.Time, inLongOutage bool) {
+	r.skews = append(r.skews, created.Sub(t))
+	r.skewsAt[t] = append(r.skewsAt[t], created.Sub(startable))
 	if !a.obs.apiDownDuring(t, t.Add(time.Minute)) {
-		r.healthySkews = append(r.healthySkews, times[0].Sub(startable))
+		r.healthySkews = append(r.healthySkews, created.Sub(startable))
 	}
 	if inLongOutage {
-		r.recoverySkews = append(r.recoverySkews, times[0].Sub(later(r.answeredAt, startable)))
+		r.recoverySkews = append(r.recoverySkews, created.Sub(later(r.answeredAt, startable)))
 	}
 }
 
