@@ -9,7 +9,7 @@
 // decided: observeJobs (what the Jobs say), historyDeletions, scheduleOf
 // (what the spec means: v1alpha1.ScheduledJob.Meaning, with a Balanced
 // spread's placement as the values of its H fields), decideDueRun (the run
-// that is due, if any), announce (the next run and the readiness),
+// that is due, if any; under spec.catchUp the oldest run owed, catchup.go), announce (the next run and the readiness),
 // decideEarlyStart and decideWarmUp (warm-up before the next run, decided
 // by internal/warmup from the runs around now) and decideTrigger (a run
 // asked for by hand). Finish writes the readiness, the Ready condition and
