@@ -783,7 +783,11 @@ func (a analysis) skew(r *result, t, created, startable time.Time, inLongOutage 
 		r.healthySkews = append(r.healthySkews, created.Sub(startable))
 	}
 	if inLongOutage {
-		r.recoverySkews = append(r.recoverySkews, created.Sub(later(r.answeredAt, startable)))
+		// From when the controller could act: the API server answering,
+		// the run startable, and a leader there (a leader killed just
+		// after the outage costs its takeover, measured apart).
+		from := later(r.answeredAt, startable)
+		r.recoverySkews = append(r.recoverySkews, created.Sub(later(from, a.obs.leadingFrom(from))))
 	}
 }
 

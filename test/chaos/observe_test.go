@@ -144,6 +144,29 @@ func (o *observer) firstUpAfter(at time.Time) time.Time {
 	return time.Time{}
 }
 
+// leadingFrom is at, if a replica held the lease with the API server up
+// then, or else the first sample after at that saw one (zero: none).
+func (o *observer) leadingFrom(at time.Time) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	last := -1
+	for i, s := range o.samples {
+		if s.at.After(at) {
+			break
+		}
+		last = i
+	}
+	if last >= 0 && o.samples[last].leader != "" && o.samples[last].apiUp {
+		return at
+	}
+	for _, s := range o.samples[last+1:] {
+		if s.leader != "" && s.apiUp {
+			return s.at
+		}
+	}
+	return time.Time{}
+}
+
 func (o *observer) takeovers(kills []time.Time) []time.Duration {
 	o.mu.Lock()
 	defer o.mu.Unlock()
