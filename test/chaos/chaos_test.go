@@ -783,11 +783,16 @@ func (a analysis) skew(r *result, t, created, startable time.Time, inLongOutage 
 		r.healthySkews = append(r.healthySkews, created.Sub(startable))
 	}
 	if inLongOutage {
-		// From when the controller could act: the API server answering,
-		// the run startable, and a leader there (a leader killed just
-		// after the outage costs its takeover, measured apart).
+		// From when the controller could act: the API server answering
+		// and the run startable; for a run a leader created, from when
+		// one led (a leader killed just after the outage costs its
+		// takeover, measured apart), while a standby's run created
+		// before then counts from the first.
 		from := later(r.answeredAt, startable)
-		r.recoverySkews = append(r.recoverySkews, created.Sub(later(from, a.obs.leadingFrom(from))))
+		if led := a.obs.leadingFrom(from); created.After(led) {
+			from = later(from, led)
+		}
+		r.recoverySkews = append(r.recoverySkews, created.Sub(from))
 	}
 }
 
