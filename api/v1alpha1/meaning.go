@@ -43,34 +43,23 @@ type Meaning struct {
 
 // Effective is the schedule with its H fields replaced by their values, or
 // "" for runAt and a schedule that cannot be read.
-func (m Meaning) Effective() string {
-	switch {
-	case m.Schedule != nil:
-		return m.Schedule.Effective()
-	case len(m.Schedules) > 0:
-		effective := make([]string, len(m.Schedules))
-		for i, s := range m.Schedules {
-			effective[i] = s.Effective()
-		}
-		return strings.Join(effective, "; ")
-	}
-	return ""
-}
+func (m Meaning) Effective() string { return m.each((*cron.Spec).Effective, "; ") }
 
 // Describe says in words when the schedule runs ("" for runAt and a
 // schedule that cannot be read).
-func (m Meaning) Describe() string {
-	switch {
-	case m.Schedule != nil:
-		return m.Schedule.Describe()
-	case len(m.Schedules) > 0:
-		described := make([]string, len(m.Schedules))
-		for i, s := range m.Schedules {
-			described[i] = s.Describe()
-		}
-		return strings.Join(described, "; and ")
+func (m Meaning) Describe() string { return m.each((*cron.Spec).Describe, "; and ") }
+
+// each is f of the schedule, or of every entry of spec.schedules joined
+// by sep ("" for runAt and a schedule that cannot be read).
+func (m Meaning) each(f func(*cron.Spec) string, sep string) string {
+	if m.Schedule != nil {
+		return f(m.Schedule)
 	}
-	return ""
+	parts := make([]string, len(m.Schedules))
+	for i, s := range m.Schedules {
+		parts[i] = f(s)
+	}
+	return strings.Join(parts, sep)
 }
 
 // Scheduled reports whether runs follow a schedule (spec.schedule or

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,21 +41,17 @@ func (s scheduling) catchesUp() bool {
 }
 
 // owedRuns are the runs a catch-up owes, oldest first, when due is the
-// most recent due run and handled the watermark; dropped counts the due
-// runs after handled that are not owed (beyond the bound or the deadline).
-func (s scheduling) owedRuns(handled, due time.Time) (owed []time.Time, dropped int) {
+// most recent due run and handled the watermark. The due runs after
+// handled before the first of them are not owed (beyond the bound or the
+// deadline): runDue counts them as skipped.
+func (s scheduling) owedRuns(handled, due time.Time) (owed []time.Time) {
 	bound := int(s.sj.Spec.CatchUp.MaxRuns)
 	t := due
 	for ; !t.IsZero() && t.After(handled) && len(owed) < bound && !s.tooLate(t) && s.notBeforeAnnounced(t); t = s.sched.Prev(t.Add(-time.Second)) {
 		owed = append(owed, t)
 	}
-	for i, j := 0, len(owed)-1; i < j; i, j = i+1, j-1 {
-		owed[i], owed[j] = owed[j], owed[i]
-	}
-	if len(owed) > 0 {
-		dropped, _ = s.countBetween(handled, owed[0])
-	}
-	return owed, dropped
+	slices.Reverse(owed)
+	return owed
 }
 
 // tooLate reports whether the run at t is later than
@@ -72,7 +69,7 @@ func (s scheduling) tooLate(t time.Time) bool {
 // (Run.BeginsCatchUp); one that continues it (the oldest run owed is the one
 // after the last the record counts: runs came due while older ones
 // waited, as under Forbid) extends it, without another event.
-func (s scheduling) catchUp(owed []time.Time, dropped int, handled time.Time) dueRun {
+func (s scheduling) catchUp(owed []time.Time, handled time.Time) dueRun {
 	d := s.runDue(owed[0], handled)
 	d.catchUpNext = owed[1]
 	if d.create == nil {
@@ -81,7 +78,7 @@ func (s scheduling) catchUp(owed []time.Time, dropped int, handled time.Time) du
 	d.create.CatchingUp = true
 	last := owed[len(owed)-1]
 	record := &v1alpha1.CatchUpStatus{From: metav1.Time{Time: owed[0]}, Through: metav1.Time{Time: last},
-		Runs: int32(len(owed)), Dropped: int32(min(dropped, countLimit))}
+		Runs: int32(len(owed)), Dropped: int32(d.missed[MissSkipped])}
 	recorded := s.sj.Status.CatchUp
 	switch {
 	case recorded == nil || owed[0].After(s.sched.Next(recorded.Through.Time)):

@@ -73,6 +73,7 @@ func (s scheduling) newRun(name string, scheduled time.Time) *Run {
 func (s scheduling) dropStaleClaims(missed map[MissReason]int, events *[]Event, wake *[]time.Time) staleClaims {
 	due := s.sched.Prev(s.now)
 	request, requested := s.sj.Annotations[v1alpha1.TriggerAnnotation]
+	catchingUp := s.catchesUp()
 	var claims staleClaims
 	for _, name := range s.claims {
 		minute, ok := claimMinute(s.sj, name)
@@ -84,13 +85,13 @@ func (s scheduling) dropStaleClaims(missed map[MissReason]int, events *[]Event, 
 		}
 		// over: no plan starts the claimed run any more, since overAt.
 		over, overAt := ok && !due.IsZero() && name != s.sj.JobName(due) && minute.Before(due), due
-		if ok && s.catchesUp() {
+		if ok && catchingUp {
 			// A run a catch-up owes is not over when a later run is due.
 			overAt = s.catchUpAbandoned(minute)
 			over = !overAt.After(s.now)
 		}
 		if !over || s.now.Before(overAt.Add(RequestBound)) {
-			if over || ok && s.catchesUp() {
+			if over || ok && catchingUp {
 				*wake = append(*wake, overAt.Add(RequestBound))
 			}
 			claims.kept = append(claims.kept, name)
@@ -204,8 +205,8 @@ func (s scheduling) decideDueRun(handled time.Time) dueRun {
 		return dueRun{replace: s.replacedByEarlyRun(due)}
 	}
 	if s.catchesUp() {
-		if owed, dropped := s.owedRuns(handled, due); len(owed) > 1 {
-			return s.catchUp(owed, dropped, handled)
+		if owed := s.owedRuns(handled, due); len(owed) > 1 {
+			return s.catchUp(owed, handled)
 		}
 	}
 	return s.runDue(due, handled)

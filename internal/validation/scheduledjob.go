@@ -174,12 +174,7 @@ func validateSchedules(sj *v1alpha1.ScheduledJob, meaningErr error, path *field.
 	}
 	var errs field.ErrorList
 	for i, schedule := range schedules {
-		entry := path.Index(i)
-		for _, e := range v1alpha1.SpecErrors(meaningErr) {
-			if e.Field == entry.String() {
-				errs = append(errs, field.Invalid(entry, schedule, e.Detail))
-			}
-		}
+		errs = append(errs, specErrorsAt(meaningErr, path.Index(i), schedule)...)
 	}
 	if sj.SpreadOf().Strategy == v1alpha1.SpreadBalanced {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "spread", "strategy"), v1alpha1.SpreadBalanced,
@@ -257,10 +252,16 @@ func validateSchedule(sj, old *v1alpha1.ScheduledJob, meaningErr error, path *fi
 			return field.ErrorList{field.Invalid(path, schedule, "cannot use both timeZone field and TZ or CRON_TZ in schedule")}
 		}
 	}
+	return specErrorsAt(meaningErr, path, schedule)
+}
+
+// specErrorsAt are the errors of the spec's meaning (v1alpha1.SpecErrors)
+// that name the field at path, whose value is value.
+func specErrorsAt(meaningErr error, path *field.Path, value string) field.ErrorList {
 	var errs field.ErrorList
 	for _, e := range v1alpha1.SpecErrors(meaningErr) {
 		if e.Field == path.String() {
-			errs = append(errs, field.Invalid(path, schedule, e.Detail))
+			errs = append(errs, field.Invalid(path, value, e.Detail))
 		}
 	}
 	return errs

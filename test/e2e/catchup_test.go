@@ -41,9 +41,7 @@ func TestCatchUpAfterDowntime(t *testing.T) {
 	cluster.Kubectl(t, "apply", "--server-side", "-k", "config/dev")
 	c := framework.NewClient(t, cluster.Kubeconfig)
 	ctx := context.Background()
-	framework.Eventually(t, time.Minute, "the CRD to be established", func() bool {
-		return c.List(ctx, &v1alpha1.ScheduledJobList{}) == nil
-	})
+	waitForCRD(t, c)
 	controller := framework.StartController(t, framework.ControllerOptions{Name: "only", Binary: binary, Kubeconfig: cluster.Kubeconfig,
 		Work: cluster.Work, Webhook: true})
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: catchUpNamespace}}); err != nil {

@@ -53,7 +53,7 @@ func TestEarlyStartUnderConsolidation(t *testing.T) {
 	cluster.StartKarpenter(t, consolidationDelay)
 	c := framework.NewClient(t, cluster.Kubeconfig)
 	ctx := context.Background()
-	framework.Eventually(t, time.Minute, "the CRD to be established", func() bool { return c.List(ctx, &v1alpha1.ScheduledJobList{}) == nil })
+	waitForCRD(t, c)
 	framework.StartController(t, framework.ControllerOptions{Name: "consolidation", Binary: binary, Kubeconfig: cluster.Kubeconfig,
 		Work: cluster.Work, LeaderElect: true, Webhook: true})
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: warmNamespace}}); err != nil {

@@ -34,6 +34,15 @@ import (
 
 const namespace = "e2e"
 
+// waitForCRD waits until the cluster serves the ScheduledJob API (the CRD
+// that config/dev applied is established).
+func waitForCRD(t *testing.T, c client.Client) {
+	t.Helper()
+	framework.Eventually(t, time.Minute, "the CRD to be established", func() bool {
+		return c.List(context.Background(), &v1alpha1.ScheduledJobList{}) == nil
+	})
+}
+
 // pair is one schedule run both as a ScheduledJob and as a CronJob.
 type pair struct {
 	name     string
@@ -69,9 +78,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	t.Run("install manifests", func(t *testing.T) { checkInstallManifests(t, cluster) })
 	c := framework.NewClient(t, kubeconfig)
 	ctx := context.Background()
-	framework.Eventually(t, time.Minute, "the CRD to be established", func() bool {
-		return c.List(ctx, &v1alpha1.ScheduledJobList{}) == nil
-	})
+	waitForCRD(t, c)
 
 	// Two replicas with leader election. Only the first serves the webhook:
 	// config/dev's webhook configuration calls one address.

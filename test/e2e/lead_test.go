@@ -100,7 +100,7 @@ func testAutoLead(t *testing.T, scenario leadScenario) {
 	cluster.StartKarpenter(t, scenario.phases[0].delay)
 	c := framework.NewClient(t, cluster.Kubeconfig)
 	ctx := context.Background()
-	framework.Eventually(t, time.Minute, "the CRD to be established", func() bool { return c.List(ctx, &v1alpha1.ScheduledJobList{}) == nil })
+	waitForCRD(t, c)
 	framework.StartController(t, framework.ControllerOptions{Name: "lead", Binary: binary, Kubeconfig: cluster.Kubeconfig, Work: cluster.Work, LeaderElect: true, Webhook: true})
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: warmNamespace}}); err != nil {
 		t.Fatal(err)
