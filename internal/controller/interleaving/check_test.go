@@ -1,6 +1,7 @@
 package interleaving
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -308,13 +309,14 @@ func (w *world) checkDroppedWhenNotOwed(sj *v1alpha1.ScheduledJob, runs cron.Run
 }
 
 // checkCatchUpOrder: a ScheduledJob with catchUp starts its scheduled runs
-// in the order they were scheduled: no run's Job was created before the
-// Job of a run scheduled earlier.
+// in the order they were scheduled: no run began (was claimed, or its Job
+// created) before a run scheduled earlier.
 func (w *world) checkCatchUpOrder(created map[string][]creation) {
 	for _, sj := range w.scenario.scheduledJobs {
 		if sj.Spec.CatchUp == nil {
 			continue
 		}
+		began := w.began(sj.Name)
 		var runs []creation
 		for _, creations := range created {
 			for _, c := range creations {
@@ -323,7 +325,7 @@ func (w *world) checkCatchUpOrder(created map[string][]creation) {
 				}
 			}
 		}
-		slices.SortFunc(runs, func(a, b creation) int { return a.at.Compare(b.at) })
+		slices.SortFunc(runs, func(a, b creation) int { return cmp.Compare(began[a.job.Name], began[b.job.Name]) })
 		for i := 1; i < len(runs); i++ {
 			before, _ := v1alpha1.ScheduledTime(runs[i-1].job)
 			after, _ := v1alpha1.ScheduledTime(runs[i].job)
@@ -333,6 +335,35 @@ func (w *world) checkCatchUpOrder(created map[string][]creation) {
 			}
 		}
 	}
+}
+
+// began is when each run of the ScheduledJob named began, as the API
+// server's order of writes: its claim in status.active, or its Job's
+// creation where it was not claimed first. A run under a limit starts at
+// its claim; two actors may then create the Jobs of two claimed runs in
+// either order, which is no disorder.
+func (w *world) began(name string) map[string]int64 {
+	began := map[string]int64{}
+	mark := func(job string, rv int64) {
+		if _, ok := began[job]; !ok {
+			began[job] = rv
+		}
+	}
+	for _, ch := range w.api.log {
+		switch o := ch.object.(type) {
+		case *v1alpha1.ScheduledJob:
+			if o.Name == name {
+				for _, ref := range o.Status.Active {
+					mark(ref.Name, ch.rv)
+				}
+			}
+		case *batchv1.Job:
+			if ownedBy(o, name) {
+				mark(o.Name, ch.rv)
+			}
+		}
+	}
+	return began
 }
 
 // window is when the run at t had to start by (the next run's time, or the
