@@ -172,7 +172,7 @@ generate: ## Regenerate deepcopy code, CRDs, RBAC and webhook manifests from the
 	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook
 	@# The references: the API's from the CRD, the CLI's from the commands.
 	@mkdir -p docs/reference
-	$(GO) run ./hack/apiref config/crd/bases/ontime.dev_scheduledjobs.yaml > docs/reference/api.md
+	$(GO) run ./hack/apiref config/crd/bases/ontime.dev_scheduledjobs.yaml config/crd/bases/ontime.dev_backfills.yaml > docs/reference/api.md
 	$(GO) test -count=1 -run '^TestCLIReference$$' ./cmd/ontime/ -args -update-reference >/dev/null
 	@# The chart's README (values table) and values.schema.json from values.yaml.
 	$(GO) run ./hack/chartdoc charts/ontime

@@ -32,6 +32,21 @@ func (sj *ScheduledJob) JobName(t time.Time) string { return RunJobName(sj.Name,
 // the run scheduled at t.
 func RunJobName(owner string, t time.Time) string { return owner + "-" + RunLabelValue(t) }
 
+// RunTimeOfJobName is the scheduled time of the run whose Job, created by
+// the owner named owner, is named name; false for another name (a
+// trigger's Job, another owner's).
+func RunTimeOfJobName(owner, name string) (time.Time, bool) {
+	suffix, ok := strings.CutPrefix(name, owner+"-")
+	if !ok {
+		return time.Time{}, false
+	}
+	minutes, err := strconv.ParseInt(suffix, 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(minutes*60, 0).UTC(), true
+}
+
 // RunLabelValue is RunLabel's value for a run scheduled at t: minutes since
 // the epoch, as in the run's Job name.
 func RunLabelValue(t time.Time) string { return strconv.FormatInt(t.Unix()/60, 10) }

@@ -340,6 +340,10 @@ func serveWebhook(mgr ctrl.Manager, opts webhookOptions, defaults v1alpha1.Contr
 			ctrl.Log.Error(err, "registering the ScheduledJob webhook")
 			return
 		}
+		if err := ontimewebhook.NewBackfillValidator(mgr.GetAPIReader()).Register(mgr); err != nil {
+			ctrl.Log.Error(err, "registering the Backfill webhook")
+			return
+		}
 		serving.Store(true)
 	}()
 	return mgr.AddReadyzCheck("webhook", func(req *http.Request) error {

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/backfill"
 	"github.com/ontime-dev/ontime/internal/controller/cronjobwarmup"
 	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
@@ -163,6 +164,10 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 		if err := s.Register(mgr, opts.Workers, opts.LeaderLease, scheduledjob.FailureBackoff()); err != nil {
 			return err
 		}
+	}
+	backfills := backfill.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("backfill-controller"))
+	if err := backfills.Register(mgr, opts.Workers); err != nil {
+		return err
 	}
 	if !opts.CronJobWarmUp {
 		return nil

@@ -39,3 +39,9 @@ func buildJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *
 		Spec: template.Spec,
 	}
 }
+
+// RunJob is the Job of the ScheduledJob's run at scheduled, named and
+// marked as the run's (a backfill creates it, with its own owner).
+func RunJob(sj *v1alpha1.ScheduledJob, scheduled time.Time, loc *time.Location) *batchv1.Job {
+	return buildJob(sj, sj.JobName(scheduled), scheduled, loc)
+}

@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"strconv"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -96,13 +94,5 @@ func claimed(active []corev1.ObjectReference, name string) bool {
 // claimMinute is the scheduled minute a scheduled run's claim names (its
 // Job name ends in minutes since the epoch); false for a trigger's.
 func claimMinute(sj *v1alpha1.ScheduledJob, name string) (time.Time, bool) {
-	suffix, ok := strings.CutPrefix(name, sj.Name+"-")
-	if !ok {
-		return time.Time{}, false
-	}
-	minutes, err := strconv.ParseInt(suffix, 10, 64)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return time.Unix(minutes*60, 0).UTC(), true
+	return v1alpha1.RunTimeOfJobName(sj.Name, name)
 }

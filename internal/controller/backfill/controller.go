@@ -1,0 +1,169 @@
+// Package backfill is the Backfill controller: it reads a Backfill, its
+// ScheduledJob and the Jobs of its times, has internal/backfill decide, and
+// writes. It runs on the leader only.
+package backfill
+
+import (
+	"context"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	decide "github.com/ontime-dev/ontime/internal/backfill"
+	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
+)
+
+// +kubebuilder:rbac:groups=ontime.dev,resources=backfills,verbs=get;list;watch
+// +kubebuilder:rbac:groups=ontime.dev,resources=backfills/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+
+// Controller reconciles Backfills.
+type Controller struct {
+	// cached reads Jobs and ScheduledJobs; live reads the Backfill and the
+	// Jobs of its claims (what starts a time must not come from a cache
+	// behind).
+	cached   client.Client
+	live     client.Reader
+	clock    clock.PassiveClock
+	recorder record.EventRecorder
+}
+
+// NewController returns a Backfill controller.
+func NewController(cached client.Client, live client.Reader, clk clock.PassiveClock, recorder record.EventRecorder) *Controller {
+	return &Controller{cached: cached, live: live, clock: clk, recorder: recorder}
+}
+
+// Register adds the controller to mgr: it reconciles a Backfill when it
+// changes, when one of its Jobs does, and when its ScheduledJob does.
+func (c *Controller) Register(mgr ctrl.Manager, workers int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("backfill").
+		For(&v1alpha1.Backfill{}).
+		Owns(&batchv1.Job{}).
+		Watches(&v1alpha1.ScheduledJob{}, handler.EnqueueRequestsFromMapFunc(c.backfillsOf)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: scheduledjob.FailureBackoff()}).
+		Complete(c)
+}
+
+// backfillsOf are the Backfills of a ScheduledJob.
+func (c *Controller) backfillsOf(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list v1alpha1.BackfillList
+	if err := c.cached.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	var requests []reconcile.Request
+	for _, bf := range list.Items {
+		if bf.Spec.ScheduledJobName == obj.GetName() {
+			requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: bf.Namespace, Name: bf.Name}})
+		}
+	}
+	return requests
+}
+
+// Reconcile plans one step of a Backfill and carries it out: the status
+// first (conditional on the resourceVersion read), then deletions and
+// creations, which the status write has made this actor's to do.
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	bf := &v1alpha1.Backfill{}
+	if err := c.live.Get(ctx, req.NamespacedName, bf); err != nil || bf.DeletionTimestamp != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	in, err := c.gather(ctx, bf)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	plan := decide.Decide(in)
+	if !equality.Semantic.DeepEqual(plan.Status, bf.Status) {
+		bf.Status = plan.Status
+		if err := c.cached.Status().Update(ctx, bf); err != nil {
+			// A conflict: someone wrote since; plan again from what they
+			// wrote.
+			return reconcile.Result{}, err
+		}
+	}
+	for _, e := range plan.Events {
+		c.recorder.Event(bf, e.Type, e.Reason, e.Message)
+	}
+	if err := c.carryOut(ctx, plan); err != nil {
+		return reconcile.Result{}, err
+	}
+	if len(plan.Deletes) > 0 {
+		// A deleted Job of the live schedule sends this controller no
+		// event: look again for the time it frees.
+		return reconcile.Result{RequeueAfter: time.Second}, nil
+	}
+	return result(plan.Wake, c.clock.Now()), nil
+}
+
+// gather reads what a plan is made from.
+func (c *Controller) gather(ctx context.Context, bf *v1alpha1.Backfill) (decide.Input, error) {
+	in := decide.Input{Backfill: bf, Now: c.clock.Now(), Jobs: map[string]*batchv1.Job{}}
+	sj := &v1alpha1.ScheduledJob{}
+	switch err := c.cached.Get(ctx, types.NamespacedName{Namespace: bf.Namespace, Name: bf.Spec.ScheduledJobName}, sj); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return in, err
+	default:
+		in.ScheduledJob = sj
+	}
+	var jobs batchv1.JobList
+	if err := c.cached.List(ctx, &jobs, client.InNamespace(bf.Namespace), client.MatchingLabels{v1alpha1.ScheduledJobLabel: bf.Spec.ScheduledJobName}); err != nil {
+		return in, err
+	}
+	for i := range jobs.Items {
+		in.Jobs[jobs.Items[i].Name] = &jobs.Items[i]
+	}
+	// A claim's Job is judged from the API server: a cache behind might
+	// lack a Job that exists (created twice: AlreadyExists, harmless) or
+	// show one since deleted by its TTL (counted as gone).
+	for _, ref := range bf.Status.Active {
+		job := &batchv1.Job{}
+		switch err := c.live.Get(ctx, types.NamespacedName{Namespace: bf.Namespace, Name: ref.Name}, job); {
+		case apierrors.IsNotFound(err):
+			delete(in.Jobs, ref.Name)
+		case err != nil:
+			return in, err
+		default:
+			in.Jobs[ref.Name] = job
+		}
+	}
+	return in, nil
+}
+
+// carryOut deletes, then creates. A Job being replaced (redo) is created
+// in a later pass, once its predecessor is gone.
+func (c *Controller) carryOut(ctx context.Context, plan decide.Plan) error {
+	for _, job := range plan.Deletes {
+		err := c.cached.Delete(ctx, job, client.Preconditions{UID: &job.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	for _, job := range plan.Creates {
+		if err := c.cached.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// result requeues at wake (none when zero).
+func result(wake, now time.Time) reconcile.Result {
+	if wake.IsZero() {
+		return reconcile.Result{}
+	}
+	return reconcile.Result{RequeueAfter: max(wake.Sub(now), time.Millisecond)}
+}
