@@ -126,9 +126,11 @@ func (c *Controller) gather(ctx context.Context, bf *v1alpha1.Backfill) (decide.
 	for i := range jobs.Items {
 		in.Jobs[jobs.Items[i].Name] = &jobs.Items[i]
 	}
-	// A claim's Job is judged from the API server: a cache behind might
-	// lack a Job that exists (created twice: AlreadyExists, harmless) or
-	// show one since deleted by its TTL (counted as gone).
+	// A claim's Job is read from the API server, so that a Job a
+	// predecessor created is recorded at once (not created again, to
+	// AlreadyExists), and a Job gone (deleted by hand, or by its TTL) is
+	// counted as gone, not as the cache last showed it. Exactly once does
+	// not rest on it: the claim and the history fence do.
 	for _, ref := range bf.Status.Active {
 		job := &batchv1.Job{}
 		switch err := c.live.Get(ctx, types.NamespacedName{Namespace: bf.Namespace, Name: ref.Name}, job); {
