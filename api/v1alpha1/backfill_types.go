@@ -132,7 +132,7 @@ const (
 	BackfillProgressing = "Progressing"
 
 	ReasonBackfilling            = "Backfilling"
-	ReasonBackfillDone           = "Done"
+	ReasonBackfillDone           = "Completed"
 	ReasonScheduledJobNotFound   = "ScheduledJobNotFound"
 	ReasonNotBackfillable        = "ScheduleNotBackfillable"
 	ReasonWaitingForLiveRun      = "WaitingForLiveRun"

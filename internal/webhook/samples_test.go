@@ -14,8 +14,9 @@ import (
 	"github.com/ontime-dev/ontime/internal/validation"
 )
 
-// TestSamplesAreAdmitted: every ScheduledJob in config/samples, which make
-// dev applies, decodes without unknown fields and passes admission.
+// TestSamplesAreAdmitted: every ScheduledJob and Backfill in
+// config/samples, which make dev applies, decodes without unknown fields
+// and passes admission.
 func TestSamplesAreAdmitted(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "*.yaml"))
 	if err != nil || len(files) == 0 {
@@ -28,6 +29,16 @@ func TestSamplesAreAdmitted(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, doc := range strings.Split(string(content), "\n---\n") {
+			if strings.Contains(doc, "kind: Backfill") {
+				bf := &v1alpha1.Backfill{}
+				if err := yaml.UnmarshalStrict([]byte(doc), bf); err != nil {
+					t.Errorf("%s: %v", filepath.Base(file), err)
+				} else if errs := validation.ValidateBackfill(bf, time.Now()); len(errs) > 0 {
+					t.Errorf("%s: %s refused: %v", filepath.Base(file), bf.Name, errs)
+				}
+				checked++
+				continue
+			}
 			if !strings.Contains(doc, "kind: ScheduledJob") {
 				continue
 			}
@@ -42,5 +53,5 @@ func TestSamplesAreAdmitted(t *testing.T) {
 			checked++
 		}
 	}
-	t.Logf("%d sample ScheduledJobs admitted", checked)
+	t.Logf("%d sample ScheduledJobs and Backfills admitted", checked)
 }

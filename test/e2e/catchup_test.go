@@ -11,6 +11,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,7 +33,9 @@ const catchUpNamespace = "catch-up"
 //     records minute 2 as missed;
 //   - one-at-a-time (Forbid, catchUp maxRuns 10, runs of 15 s) starts
 //     minutes 1 to 5 one after another, each once the one before has
-//     finished, then minute 6.
+//     finished, then minute 6;
+//   - then `ontime backfill` runs the minutes latest-only missed, across a
+//     kill of the controller.
 func TestCatchUpAfterDowntime(t *testing.T) {
 	t.Parallel()
 	binary := framework.SharedOntime(t)
@@ -104,6 +107,54 @@ func TestCatchUpAfterDowntime(t *testing.T) {
 		}
 		checkOneCatchUpEvent(t, c, "one-at-a-time", "catching up 5 missed runs")
 	})
+	t.Run("a backfill of the minutes missed, across a controller kill", func(t *testing.T) {
+		backfillMissedMinutes(t, c, binary, cluster, controller, minute)
+	})
+}
+
+// backfillMissedMinutes backfills minutes 0 to 5 of latest-only, which ran
+// minutes 0 and 5 only: `ontime backfill --dry-run` lists 4 to run and 2 to
+// skip; the backfill, two at a time, outlives a kill of the controller,
+// runs minutes 1 to 4 once each, and kubectl get shows it complete.
+func backfillMissedMinutes(t *testing.T, c client.Client, binary string, cluster *framework.Cluster, controller *framework.Controller, minute func(int) time.Time) {
+	args := []string{"backfill", "sj/latest-only", "-n", catchUpNamespace, "--kubeconfig", cluster.Kubeconfig,
+		"--from", minute(0).Format(time.RFC3339), "--to", minute(5).Format(time.RFC3339), "--max-active", "2", "--name", "missed"}
+	out := framework.Command(t, nil, binary, append(args, "--dry-run")...)
+	if !strings.Contains(out, "6 times: 4 to run, 0 to rerun, 2 to skip") {
+		t.Fatalf("dry run:\n%s", out)
+	}
+	out = framework.Command(t, nil, binary, args...)
+	if !strings.Contains(out, "backfill.ontime.dev/missed created") {
+		t.Fatalf("backfill: %s", out)
+	}
+	time.Sleep(time.Second)
+	t.Log("killing the controller while it backfills")
+	controller.Kill()
+	time.Sleep(2 * time.Second)
+	if err := controller.Start(); err != nil {
+		t.Fatal(err)
+	}
+	controller.WaitReady(t, 2*time.Minute)
+	bf := &v1alpha1.Backfill{}
+	framework.Eventually(t, 2*time.Minute, "the backfill to complete", func() bool {
+		return c.Get(context.Background(), client.ObjectKey{Namespace: catchUpNamespace, Name: "missed"}, bf) == nil &&
+			meta.IsStatusConditionTrue(bf.Status.Conditions, v1alpha1.BackfillComplete)
+	})
+	if s := bf.Status; s.Total != 6 || s.Started != 4 || s.Skipped != 2 || s.Succeeded != 4 || s.Done != "6/6" {
+		t.Errorf("status %+v", s)
+	}
+	runs := checkRunsOf(t, c, "latest-only", []time.Time{minute(0), minute(1), minute(2), minute(3), minute(4), minute(5)})
+	for _, job := range runs {
+		scheduled, _ := v1alpha1.ScheduledTime(&job)
+		backfilled := job.Labels[v1alpha1.BackfillLabel] == "missed"
+		if owner := metav1.GetControllerOf(&job); backfilled != (scheduled.After(minute(0)) && scheduled.Before(minute(5))) || backfilled && (owner == nil || owner.Kind != "Backfill") {
+			t.Errorf("%s: backfill label %q, owner %v", job.Name, job.Labels[v1alpha1.BackfillLabel], metav1.GetControllerOf(&job))
+		}
+	}
+	table := cluster.Kubectl(t, "get", "backfill", "missed", "-n", catchUpNamespace)
+	if !strings.Contains(table, "latest-only") || !strings.Contains(table, "6/6") || !strings.Contains(table, "True") {
+		t.Errorf("kubectl get backfill:\n%s", table)
+	}
 }
 
 // catchingUp is a minutely ScheduledJob with catchUp maxRuns (0: none)

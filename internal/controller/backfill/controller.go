@@ -8,12 +8,14 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -39,6 +41,9 @@ type Controller struct {
 	live     client.Reader
 	clock    clock.PassiveClock
 	recorder record.EventRecorder
+	// restarted lets a test register the controller again in one process,
+	// on the manager of the next leader.
+	restarted bool
 }
 
 // NewController returns a Backfill controller.
@@ -54,7 +59,7 @@ func (c *Controller) Register(mgr ctrl.Manager, workers int) error {
 		For(&v1alpha1.Backfill{}).
 		Owns(&batchv1.Job{}).
 		Watches(&v1alpha1.ScheduledJob{}, handler.EnqueueRequestsFromMapFunc(c.backfillsOf)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: scheduledjob.FailureBackoff()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: scheduledjob.FailureBackoff(), SkipNameValidation: ptr.To(c.restarted)}).
 		Complete(c)
 }
 
@@ -97,7 +102,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	for _, e := range plan.Events {
 		c.recorder.Event(bf, e.Type, e.Reason, e.Message)
 	}
-	if err := c.carryOut(ctx, plan); err != nil {
+	if err := c.carryOut(ctx, bf, plan); err != nil {
 		return reconcile.Result{}, err
 	}
 	if len(plan.Deletes) > 0 {
@@ -147,7 +152,7 @@ func (c *Controller) gather(ctx context.Context, bf *v1alpha1.Backfill) (decide.
 
 // carryOut deletes, then creates. A Job being replaced (redo) is created
 // in a later pass, once its predecessor is gone.
-func (c *Controller) carryOut(ctx context.Context, plan decide.Plan) error {
+func (c *Controller) carryOut(ctx context.Context, bf *v1alpha1.Backfill, plan decide.Plan) error {
 	for _, job := range plan.Deletes {
 		err := c.cached.Delete(ctx, job, client.Preconditions{UID: &job.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
@@ -156,6 +161,9 @@ func (c *Controller) carryOut(ctx context.Context, plan decide.Plan) error {
 	}
 	for _, job := range plan.Creates {
 		if err := c.cached.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+			// Refused (a quota, a policy, a bad template): said on the
+			// Backfill, and retried; the time stays claimed.
+			c.recorder.Eventf(bf, corev1.EventTypeWarning, v1alpha1.ReasonFailedCreate, "creating Job %s: %v", job.Name, err)
 			return err
 		}
 	}
