@@ -241,17 +241,17 @@ vet:
 # make test runs the tests without go vet: lint's govet runs the same
 # analyzers.
 .PHONY: unit-tests
-# The interleaving exploration runs one goroutine at a time by design: it
-# runs without the race detector, which would make its thousands of seeds
-# ten times slower, and beside the other packages, whose envtest suites
-# leave a core idle while their API servers start (its output follows
-# theirs).
-INTERLEAVING := ./internal/controller/interleaving/
+# The interleaving explorations (the controllers', the backfill's) run one
+# goroutine at a time by design: they run without the race detector, which
+# would make their thousands of seeds ten times slower, and beside the
+# other packages, whose envtest suites leave a core idle while their API
+# servers start (their output follows theirs).
+INTERLEAVING := ./internal/controller/interleaving/ ./internal/controller/backfill/
 INTERLEAVING_LOG := bin/interleaving-test.log
 unit-tests: kube-binaries
 	@mkdir -p bin
-	@$(GO) test -short -count=1 $(INTERLEAVING) >$(INTERLEAVING_LOG) 2>&1 & explored=$$!; \
-	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -race -short -count=1 $$($(GO) list ./... | grep -v /internal/controller/interleaving); tested=$$?; \
+	@KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -short -count=1 $(INTERLEAVING) >$(INTERLEAVING_LOG) 2>&1 & explored=$$!; \
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -race -short -count=1 $$($(GO) list ./... | grep -v -e /internal/controller/interleaving -e /internal/controller/backfill); tested=$$?; \
 	wait $$explored; interleavings=$$?; cat $(INTERLEAVING_LOG); \
 	test $$tested -eq 0 && test $$interleavings -eq 0
 

@@ -173,7 +173,9 @@ type Backfill struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// spec is which times to backfill.
+	// spec says which past runs of a ScheduledJob to run now, how many at
+	// once, and which times that have a Job to run again. It cannot be
+	// changed once created.
 	Spec BackfillSpec `json:"spec"`
 	// status is the backfill's progress.
 	// +optional

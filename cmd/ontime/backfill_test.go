@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -20,8 +21,7 @@ import (
 
 // TestBackfillCommand: --dry-run lists every time with what the backfill
 // would do, creating nothing; without it the Backfill is created with the
-// flags' values, once (the same command again finds it); bad flags are
-// refused naming the flag.
+// flags' values, once (the same command again finds it).
 func TestBackfillCommand(t *testing.T) {
 	at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	now = func() time.Time { return at }
@@ -59,7 +59,21 @@ func TestBackfillCommand(t *testing.T) {
 	if err := runBackfill(ctx, &out, c, key, opts); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.List(ctx, &list); err != nil || len(list.Items) != 1 {
+	checkCreatedBackfill(t, c, out.String())
+	if err := runBackfill(ctx, &out, c, key, opts); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("the same command again: %v", err)
+	}
+	if err := runBackfill(ctx, &out, c, types.NamespacedName{Namespace: "reports", Name: "absent"}, opts); err == nil || !strings.Contains(err.Error(), "scheduledjob absent not found") {
+		t.Errorf("absent: %v", err)
+	}
+}
+
+// checkCreatedBackfill: the one Backfill has the flags' values, and the
+// command said so.
+func checkCreatedBackfill(t *testing.T, c client.Client, out string) {
+	t.Helper()
+	var list v1alpha1.BackfillList
+	if err := c.List(context.Background(), &list); err != nil || len(list.Items) != 1 {
 		t.Fatalf("%d Backfills (%v)", len(list.Items), err)
 	}
 	bf := list.Items[0]
@@ -67,13 +81,17 @@ func TestBackfillCommand(t *testing.T) {
 		bf.Spec.MaxActive != 2 || bf.Spec.Redo != v1alpha1.RedoFailed || !strings.HasPrefix(bf.Name, "nightly-backfill-") {
 		t.Errorf("backfill %+v", bf)
 	}
-	if !strings.Contains(out.String(), "backfill.ontime.dev/"+bf.Name+" created: nightly from 2026-11-19T23:00:00Z to 2026-11-22T05:00:00Z, at most 2 at once, redo Failed") {
-		t.Errorf("output %q", out.String())
+	if !strings.Contains(out, "backfill.ontime.dev/"+bf.Name+" created: nightly from 2026-11-19T23:00:00Z to 2026-11-22T05:00:00Z, at most 2 at once, redo Failed") {
+		t.Errorf("output %q", out)
 	}
-	if err := runBackfill(ctx, &out, c, key, opts); err == nil || !strings.Contains(err.Error(), "already exists") {
-		t.Errorf("the same command again: %v", err)
-	}
+}
 
+// TestBackfillCommandRefusesBadFlags: each bad flag is refused naming the
+// flag and its value, before anything is created.
+func TestBackfillCommandRefusesBadFlags(t *testing.T) {
+	at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "reports", Name: "nightly"},
+		Spec: v1alpha1.ScheduledJobSpec{Schedule: "0 6 * * *", TimeZone: ptr.To("Europe/Amsterdam")}}
 	for _, bad := range []struct {
 		opts backfillOptions
 		want string
@@ -87,8 +105,5 @@ func TestBackfillCommand(t *testing.T) {
 		if _, err := buildBackfill(sj, bad.opts, at); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%+v: %v, want %q", bad.opts, err, bad.want)
 		}
-	}
-	if err := runBackfill(ctx, &out, c, types.NamespacedName{Namespace: "reports", Name: "absent"}, opts); err == nil || !strings.Contains(err.Error(), "scheduledjob absent not found") {
-		t.Errorf("absent: %v", err)
 	}
 }

@@ -80,6 +80,9 @@ func runSuite(m *testing.M) int {
 	if err == nil {
 		err = NewValidator(mgr.GetClient(), testCrowdThreshold).Register(mgr)
 	}
+	if err == nil {
+		err = NewBackfillValidator(mgr.GetAPIReader()).Register(mgr)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -392,6 +395,10 @@ func TestKubectlExplain(t *testing.T) {
 		"sj.status.lastRunStart.lateness":                         "startTime minus scheduledTime",
 		"sj.spec.jobTemplate.metadata.labels":                     "Map of string keys and values",
 		"sj.spec.jobTemplate.spec.template.spec.containers.image": "Container image name",
+		"backfills.spec":                                         "which past runs of a ScheduledJob to run now, how many at once",
+		"backfill.spec.redo":                                     "Failed also reruns the times whose Job failed",
+		"backfill.spec.maxActive":                                "how many of the backfill's runs may be active at once",
+		"backfill.status.next":                                   "earliest time not yet started nor skipped",
 	} {
 		stdout, stderr, err := kubectl.Run("explain", field)
 		if err != nil {

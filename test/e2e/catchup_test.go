@@ -143,17 +143,25 @@ func backfillMissedMinutes(t *testing.T, c client.Client, binary string, cluster
 	if s := bf.Status; s.Total != 6 || s.Started != 4 || s.Skipped != 2 || s.Succeeded != 4 || s.Done != "6/6" {
 		t.Errorf("status %+v", s)
 	}
-	runs := checkRunsOf(t, c, "latest-only", []time.Time{minute(0), minute(1), minute(2), minute(3), minute(4), minute(5)})
-	for _, job := range runs {
-		scheduled, _ := v1alpha1.ScheduledTime(&job)
-		backfilled := job.Labels[v1alpha1.BackfillLabel] == "missed"
-		if owner := metav1.GetControllerOf(&job); backfilled != (scheduled.After(minute(0)) && scheduled.Before(minute(5))) || backfilled && (owner == nil || owner.Kind != "Backfill") {
-			t.Errorf("%s: backfill label %q, owner %v", job.Name, job.Labels[v1alpha1.BackfillLabel], metav1.GetControllerOf(&job))
-		}
-	}
+	checkBackfilledJobs(t, checkRunsOf(t, c, "latest-only", []time.Time{minute(0), minute(1), minute(2), minute(3), minute(4), minute(5)}), minute(0), minute(5))
 	table := cluster.Kubectl(t, "get", "backfill", "missed", "-n", catchUpNamespace)
 	if !strings.Contains(table, "latest-only") || !strings.Contains(table, "6/6") || !strings.Contains(table, "True") {
 		t.Errorf("kubectl get backfill:\n%s", table)
+	}
+}
+
+// checkBackfilledJobs: the Jobs of the times strictly between first and
+// last are the backfill's (its label, owned by it), the others the live
+// schedule's.
+func checkBackfilledJobs(t *testing.T, runs []batchv1.Job, first, last time.Time) {
+	t.Helper()
+	for _, job := range runs {
+		scheduled, _ := v1alpha1.ScheduledTime(&job)
+		want := scheduled.After(first) && scheduled.Before(last)
+		owner := metav1.GetControllerOf(&job)
+		if backfilled := job.Labels[v1alpha1.BackfillLabel] == "missed" && owner != nil && owner.Kind == "Backfill"; backfilled != want {
+			t.Errorf("%s: backfill label %q, owner %v; want the backfill's: %v", job.Name, job.Labels[v1alpha1.BackfillLabel], owner, want)
+		}
 	}
 }
 

@@ -262,7 +262,7 @@ func (w *backfillWorld) faults() interceptor.Funcs {
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 			return gate("delete "+obj.GetName(), func() error { return w.delete(ctx, c, obj, opts...) })
 		},
-		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+		SubResourceUpdate: func(ctx context.Context, c client.Client, _ string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			return gate("status update", func() error {
 				err := c.Status().Update(ctx, obj, opts...)
 				if bf, ok := obj.(*v1alpha1.Backfill); ok && err == nil {

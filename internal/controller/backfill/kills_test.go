@@ -3,10 +3,12 @@ package backfill
 import (
 	"context"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -25,19 +28,21 @@ import (
 	"github.com/ontime-dev/ontime/internal/testenv"
 )
 
+func TestMain(m *testing.M) {
+	log.SetLogger(logr.Discard()) // the killed leaders' managers log canceled requests
+	os.Exit(m.Run())
+}
+
 // TestThousandTimesUnderLeaderKills backfills 1,000 times of a minutely
 // ScheduledJob that keeps no history (successfulJobsHistoryLimit 0: each
 // Job is deleted once counted), at most 10 at once, on a real API server,
 // while the leader is killed every 0.2 to 1.5 s: its manager stopped
-// mid-reconcile (requests in flight cancelled) and the next leader's
+// mid-reconcile (requests in flight canceled) and the next leader's
 // started, with a cache of its own. The test plays the Job controller:
 // each run finishes a moment after it is created, one in ten failed. A
 // watch sees every Job created: each time's Job is created once, never
 // more than 10 at once are active, and the status counts 1,000 started.
 func TestThousandTimesUnderLeaderKills(t *testing.T) {
-	if testing.Short() {
-		t.Log("short: 200 times")
-	}
 	times := 1000
 	if testing.Short() {
 		times = 200
