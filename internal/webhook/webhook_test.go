@@ -395,10 +395,10 @@ func TestKubectlExplain(t *testing.T) {
 		"sj.status.lastRunStart.lateness":                         "startTime minus scheduledTime",
 		"sj.spec.jobTemplate.metadata.labels":                     "Map of string keys and values",
 		"sj.spec.jobTemplate.spec.template.spec.containers.image": "Container image name",
-		"backfills.spec":                                         "which past runs of a ScheduledJob to run now, how many at once",
-		"backfill.spec.redo":                                     "Failed also reruns the times whose Job failed",
-		"backfill.spec.maxActive":                                "how many of the backfill's runs may be active at once",
-		"backfill.status.next":                                   "earliest time not yet started nor skipped",
+		"backfills.spec":                                          "which past runs of a ScheduledJob to run now, how many at once",
+		"backfill.spec.redo":                                      "Failed also reruns the times whose Job failed",
+		"backfill.spec.maxActive":                                 "how many of the backfill's runs may be active at once",
+		"backfill.status.next":                                    "earliest time not yet started nor skipped",
 	} {
 		stdout, stderr, err := kubectl.Run("explain", field)
 		if err != nil {
