@@ -10,6 +10,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
@@ -165,8 +166,7 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 			return err
 		}
 	}
-	backfills := backfill.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("backfill-controller"))
-	if err := backfills.Register(mgr, opts.Workers); err != nil {
+	if err := registerBackfills(mgr, clk, opts); err != nil {
 		return err
 	}
 	if !opts.CronJobWarmUp {
@@ -174,4 +174,20 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 	}
 	cronJobs := cronjobwarmup.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("cronjob-warmup-controller"), opts.Defaults(), warmUp)
 	return cronJobs.Register(ctx, mgr, opts.Workers)
+}
+
+// registerBackfills adds the Backfill controller, if the API server serves
+// Backfills: a cluster upgraded without first applying the new CRDs (Helm
+// never upgrades them) keeps running its ScheduledJobs, and the controller
+// says what is missing, instead of failing to start.
+func registerBackfills(mgr ctrl.Manager, clk clock.PassiveClock, opts Options) error {
+	kind := v1alpha1.GroupVersion.WithKind("Backfill")
+	if _, err := mgr.GetRESTMapper().RESTMapping(kind.GroupKind(), kind.Version); meta.IsNoMatchError(err) {
+		mgr.GetLogger().Error(err, "backfills.ontime.dev is not installed: Backfills are not carried out until the chart's CRDs are applied and the controller restarted (docs/install.md, Upgrading)")
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("looking up the Backfill API: %w", err)
+	}
+	backfills := backfill.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("backfill-controller"))
+	return backfills.Register(mgr, opts.Workers)
 }

@@ -1,6 +1,9 @@
 package controller
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -9,7 +12,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -128,5 +136,37 @@ func scheduledJob(namespace, name, shard string) *v1alpha1.ScheduledJob {
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
 				Containers: []corev1.Container{{Name: "main", Image: "busybox"}}}},
 		}}},
+	}
+}
+
+// TestStartsWithoutTheBackfillCRD: on a cluster whose CRDs were not
+// upgraded (only ScheduledJobs served), the controllers register and the
+// manager runs, without the Backfill controller.
+func TestStartsWithoutTheBackfillCRD(t *testing.T) {
+	dir := t.TempDir()
+	crd, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "crd", "bases", "ontime.dev_scheduledjobs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scheduledjobs.yaml"), crd, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err := testenv.StartHarness(testenv.HarnessOptions{Options: testenv.Options{CRDDirs: []string{dir}}, Scheme: ontimescheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Stop()
+	mgr, err := ctrl.NewManager(h.Config, ctrl.Options{Scheme: ontimescheme.New(), Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Register(h.Ctx, mgr, clock.RealClock{}, Options{Workers: 1, SpreadNamespace: "ontime-system"}); err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	ctx, stop := context.WithTimeout(h.Ctx, 3*time.Second)
+	defer stop()
+	if err := mgr.Start(ctx); err != nil {
+		t.Fatalf("the manager stopped: %v", err)
 	}
 }
