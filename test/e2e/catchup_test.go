@@ -148,6 +148,18 @@ func backfillMissedMinutes(t *testing.T, c client.Client, binary string, cluster
 	if !strings.Contains(table, "latest-only") || !strings.Contains(table, "6/6") || !strings.Contains(table, "True") {
 		t.Errorf("kubectl get backfill:\n%s", table)
 	}
+	// Deleting the Backfill deletes its Jobs (its dependents), and only
+	// those: the live schedule's stay.
+	cluster.Kubectl(t, "delete", "backfill", "missed", "-n", catchUpNamespace)
+	framework.Eventually(t, time.Minute, "the backfill's Jobs to be deleted with it", func() bool {
+		for _, job := range catchUpRuns(t, c, "latest-only") {
+			if job.Labels[v1alpha1.BackfillLabel] != "" {
+				return false
+			}
+		}
+		return true
+	})
+	checkRunsOf(t, c, "latest-only", []time.Time{minute(0), minute(5)})
 }
 
 // checkBackfilledJobs: the Jobs of the times strictly between first and
