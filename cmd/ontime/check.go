@@ -162,12 +162,20 @@ func (k checker) api() checkResult {
 	case err != nil:
 		return checkResult{Check: "api", Status: checkFail, Detail: "cannot reach the API server: " + err.Error(), Fix: "check --kubeconfig and --context"}
 	}
+	served := map[string]bool{}
 	for _, r := range resources.APIResources {
-		if r.Name == "scheduledjobs" {
-			return checkResult{Check: "api", Status: checkOK, Detail: "ScheduledJobs are served (" + gv + ")"}
-		}
+		served[r.Name] = true
 	}
-	return checkResult{Check: "api", Status: checkFail, Detail: gv + " serves no scheduledjobs", Fix: "reinstall the CRD of this version"}
+	switch {
+	case !served["scheduledjobs"]:
+		return checkResult{Check: "api", Status: checkFail, Detail: gv + " serves no scheduledjobs", Fix: "reinstall the CRD of this version"}
+	case !served["backfills"]:
+		// An upgrade that did not apply the new CRD: Helm never upgrades
+		// them. ScheduledJobs run; Backfills are not carried out.
+		return checkResult{Check: "api", Status: checkWarn, Detail: "ScheduledJobs are served (" + gv + "), Backfills are not: the CRDs were not upgraded",
+			Fix: "apply the chart's CRDs (docs/install.md, Upgrading), then restart the controller"}
+	}
+	return checkResult{Check: "api", Status: checkOK, Detail: "ScheduledJobs and Backfills are served (" + gv + ")"}
 }
 
 // webhook: the admission webhook answers a dry-run create through its

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,6 +87,23 @@ func TestCheck(t *testing.T) {
 	if len(results) != 1 {
 		t.Errorf("no CRD: %+v, want the api check alone", results)
 	}
+
+	// The ScheduledJob CRD only: an upgrade that did not apply the new
+	// CRDs.
+	dir := t.TempDir()
+	crd, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "crd", "bases", "ontime.dev_scheduledjobs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scheduledjobs.yaml"), crd, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, old := startAPIServerConfig(t, dir)
+	oldKubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := testenv.WriteKubeconfig(old, oldKubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	expectCheck(t, "CRDs not upgraded", runCheckCLI(t, oldKubeconfig, 1)["api"], checkWarn, "Backfills are not")
 }
 
 // expectCheck: the check has the status, its detail says what, and one

@@ -419,7 +419,7 @@ func (e *env) waitForNoPods(t *testing.T) {
 // deleteCRDAndNamespace are the last steps of uninstalling.
 func (e *env) deleteCRDAndNamespace(t *testing.T) {
 	t.Helper()
-	e.cluster.Kubectl(t, "delete", "crd", "scheduledjobs.ontime.dev", "--wait")
+	e.cluster.Kubectl(t, "delete", "crd", "scheduledjobs.ontime.dev", "backfills.ontime.dev", "--wait")
 	e.cluster.Kubectl(t, "delete", "namespace", namespace, "--wait", "--timeout=2m")
 }
 
