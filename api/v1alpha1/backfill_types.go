@@ -126,18 +126,18 @@ type BackfillStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// Backfill conditions, their reasons, and the events of a backfill.
+// Backfill conditions, their reasons, and the events of a backfill. A
+// complete backfill says ReasonCompleted, one whose ScheduledJob is
+// suspended ReasonSuspended, as a ScheduledJob does.
 const (
 	BackfillComplete    = "Complete"
 	BackfillProgressing = "Progressing"
 
 	ReasonBackfilling            = "Backfilling"
-	ReasonBackfillDone           = "Completed"
 	ReasonScheduledJobNotFound   = "ScheduledJobNotFound"
 	ReasonNotBackfillable        = "ScheduleNotBackfillable"
 	ReasonWaitingForLiveRun      = "WaitingForLiveRun"
 	ReasonWaitingForLiveSchedule = "WaitingForLiveSchedule"
-	ReasonBackfillSuspended      = "Suspended"
 	ReasonBackfillTooManyTimes   = "TooManyTimes"
 	ReasonBackfillCompleted      = "BackfillCompleted"
 )

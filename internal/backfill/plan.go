@@ -26,8 +26,10 @@
 package backfill
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -147,7 +149,7 @@ func (p *planning) read() (reason, message string) {
 		}
 	}
 	if p.sj.Spec.Suspend != nil && *p.sj.Spec.Suspend {
-		return v1alpha1.ReasonBackfillSuspended, fmt.Sprintf("ScheduledJob %s is suspended: its backfill waits for it to resume", p.sj.Name)
+		return v1alpha1.ReasonSuspended, fmt.Sprintf("ScheduledJob %s is suspended: its backfill waits for it to resume", p.sj.Name)
 	}
 	return "", ""
 }
@@ -355,8 +357,8 @@ func (p *planning) finish(read bool) {
 	}
 	p.status.CompletionTime = &metav1.Time{Time: p.in.Now}
 	message := fmt.Sprintf("%d times: %d succeeded, %d failed, %d skipped (their Job existed)", p.status.Total, p.status.Succeeded, p.status.Failed, p.status.Skipped)
-	p.setCondition(v1alpha1.BackfillComplete, metav1.ConditionTrue, v1alpha1.ReasonBackfillDone, message)
-	p.setCondition(v1alpha1.BackfillProgressing, metav1.ConditionFalse, v1alpha1.ReasonBackfillDone, message)
+	p.setCondition(v1alpha1.BackfillComplete, metav1.ConditionTrue, v1alpha1.ReasonCompleted, message)
+	p.setCondition(v1alpha1.BackfillProgressing, metav1.ConditionFalse, v1alpha1.ReasonCompleted, message)
 	p.event(corev1.EventTypeNormal, v1alpha1.ReasonBackfillCompleted, "backfill of "+p.sj.Name+" complete: "+message)
 }
 
@@ -393,16 +395,7 @@ func beyond(jobs []*batchv1.Job, limit *int32) []*batchv1.Job {
 // compareRuns orders two run Job names of one ScheduledJob by time: the
 // longer suffix is the later.
 func compareRuns(a, b string) int {
-	if len(a) != len(b) {
-		return len(a) - len(b)
-	}
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
 }
 
 // waiting records why the backfill waits.

@@ -279,7 +279,7 @@ func TestBackfillWaits(t *testing.T) {
 		wake   time.Time
 	}{
 		{name: "no ScheduledJob", to: from, reason: v1alpha1.ReasonScheduledJobNotFound},
-		{name: "suspended", sj: scheduledJob(func(sj *v1alpha1.ScheduledJob) { sj.Spec.Suspend = ptr.To(true) }), to: from, reason: v1alpha1.ReasonBackfillSuspended},
+		{name: "suspended", sj: scheduledJob(func(sj *v1alpha1.ScheduledJob) { sj.Spec.Suspend = ptr.To(true) }), to: from, reason: v1alpha1.ReasonSuspended},
 		{name: "runAt", sj: scheduledJob(func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule, sj.Spec.RunAt = "", &metav1.Time{Time: from} }), to: from, reason: v1alpha1.ReasonNotBackfillable},
 		{name: "@every", sj: scheduledJob(func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = "@every 1h" }), to: from, reason: v1alpha1.ReasonNotBackfillable},
 		{name: "a run of its own active under Forbid", sj: scheduledJob(func(sj *v1alpha1.ScheduledJob) {
