@@ -89,6 +89,18 @@ type ScheduledJobSpec struct {
 	// +optional
 	MaxActive *int32 `json:"maxActive,omitempty"`
 
+	// concurrencyGroup, when set, counts this ScheduledJob's runs in a
+	// group that bounds the active runs of all its members (a
+	// ConcurrencyGroup in this namespace, or a ClusterConcurrencyGroup):
+	// each run's Job is created suspended and started when the group has
+	// room, in order of priority and scheduled time; a run that waits
+	// past startingDeadlineSeconds is missed (status.lastMissedTime, event
+	// MissedWaitingForGroup). A waiting run is active for
+	// concurrencyPolicy and maxActive. Not with warmUp strategy
+	// EarlyStart. See docs/concurrency-groups.md.
+	// +optional
+	ConcurrencyGroup *ConcurrencyGroupRef `json:"concurrencyGroup,omitempty"`
+
 	// catchUp, when set, starts the runs missed while none could start
 	// (the controller was down, or concurrencyPolicy Forbid or maxActive
 	// held them back), oldest first, instead of only the most recent one

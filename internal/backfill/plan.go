@@ -329,6 +329,9 @@ func (p *planning) create(name string) {
 	}
 	job := planner.RunJob(p.sj, t, p.loc)
 	job.Labels[v1alpha1.BackfillLabel] = p.bf.Name
+	// In a concurrency group, a backfill run waits as long as it takes:
+	// its scheduled time is long past.
+	delete(job.Annotations, v1alpha1.StartByAnnotation)
 	job.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(p.bf, v1alpha1.GroupVersion.WithKind("Backfill"))}
 	if ttl := job.Spec.TTLSecondsAfterFinished; ttl != nil && *ttl < MinJobTTL {
 		job.Spec.TTLSecondsAfterFinished = ptr.To(MinJobTTL)

@@ -5,6 +5,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
@@ -13,7 +14,8 @@ import (
 // template's labels, annotations and spec, the scheduled-time annotation (in
 // spec.timeZone, else UTC) and a controller owner reference; and, unlike
 // upstream, v1alpha1.ScheduledJobLabel, so that the controller can cache
-// only its own Jobs.
+// only its own Jobs. A member of a concurrency group has its Job created
+// suspended, to be started by the group (v1alpha1.JoinGroup).
 func buildJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *time.Location) *batchv1.Job {
 	template := sj.Spec.JobTemplate.DeepCopy()
 	annotations := template.Annotations
@@ -26,7 +28,7 @@ func buildJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *
 		labels = map[string]string{}
 	}
 	labels[v1alpha1.ScheduledJobLabel] = sj.Name
-	return &batchv1.Job{
+	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Namespace:   sj.Namespace,
@@ -38,6 +40,16 @@ func buildJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *
 		},
 		Spec: template.Spec,
 	}
+	if group := sj.Spec.ConcurrencyGroup; group != nil {
+		// The run waits for room in its group, at most its starting
+		// deadline.
+		var startBy *time.Time
+		if deadline := sj.Spec.StartingDeadlineSeconds; deadline != nil {
+			startBy = ptr.To(scheduled.Add(time.Duration(*deadline) * time.Second))
+		}
+		v1alpha1.JoinGroup(job, *group, startBy)
+	}
+	return job
 }
 
 // RunJob is the Job of the ScheduledJob's run at scheduled, named and

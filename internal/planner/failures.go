@@ -158,8 +158,8 @@ func uncountedRuns(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, claims []stri
 	var runs []scheduledRun
 	for _, job := range jobs {
 		scheduled, ok := v1alpha1.ScheduledTime(job)
-		if !ok || v1alpha1.IsTriggered(job) || !countsAfter(scheduled, streak) {
-			continue
+		if _, missed := v1alpha1.MissedInGroup(job); !ok || missed || v1alpha1.IsTriggered(job) || !countsAfter(scheduled, streak) {
+			continue // a run missed in its group neither failed nor succeeded
 		}
 		condition, finished := v1alpha1.JobFinished(job)
 		runs = append(runs, scheduledRun{scheduled: scheduled, job: job.Name, finished: finished, failed: condition == batchv1.JobFailed})
@@ -184,7 +184,7 @@ func countsAfter(scheduled time.Time, streak *v1alpha1.FailureStreak) bool {
 // awaitsCount reports whether a finished Job is a run the streak has not
 // counted yet: the history cleanup keeps it until it is.
 func awaitsCount(job *batchv1.Job, streak *v1alpha1.FailureStreak) bool {
-	if streak == nil || v1alpha1.IsTriggered(job) {
+	if _, missed := v1alpha1.MissedInGroup(job); streak == nil || missed || v1alpha1.IsTriggered(job) {
 		return false
 	}
 	scheduled, ok := v1alpha1.ScheduledTime(job)

@@ -23,7 +23,13 @@ type observation struct {
 	activeRefs []corev1.ObjectReference
 	// claims are the claimed runs whose Jobs do not exist (yet), by Job
 	// name.
-	claims       []string
+	claims []string
+	// missed are the Jobs whose runs waited in their concurrency group
+	// past their starting deadline and were marked missed: they never
+	// ran, are not active, and go at once (history keeps none);
+	// lastMissed is the latest of their scheduled times.
+	missed       []*batchv1.Job
+	lastMissed   time.Time
 	lastSchedule *metav1.Time
 	lastSuccess  *metav1.Time
 	events       []Event
@@ -65,6 +71,11 @@ func observeJobs(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, deleted map[typ
 			// The claimed run's Job: it was active from its claim on.
 			delete(claims, job.Name)
 			wasActive = true
+		}
+		if at, missed := v1alpha1.MissedInGroup(job); missed && suspendedJob(job) {
+			o.missed = append(o.missed, job)
+			o.lastMissed = latest(o.lastMissed, at)
+			continue
 		}
 		condition, done := v1alpha1.JobFinished(job)
 		if !done {
@@ -137,6 +148,12 @@ func (o *observation) observeActive(job *batchv1.Job, ref corev1.ObjectReference
 	o.active = append(o.active, job)
 }
 
+// suspendedJob reports whether a Job is suspended (a run waiting in its
+// concurrency group).
+func suspendedJob(job *batchv1.Job) bool {
+	return job.Spec.Suspend != nil && *job.Spec.Suspend
+}
+
 // createdEarly reports whether a Job was created ahead of its run by
 // EarlyStart warm-up: its pods wait for their release time.
 func createdEarly(job *batchv1.Job) bool {
@@ -153,7 +170,7 @@ func createdEarly(job *batchv1.Job) bool {
 // while the trigger annotation still asks for it (its request is recorded
 // as handled by the annotation's removal). A run status.failures has not
 // counted yet is kept until it is.
-func historyDeletions(sj *v1alpha1.ScheduledJob, sched schedule, finished []*batchv1.Job, streak *v1alpha1.FailureStreak, now time.Time) (deletions []Deletion, wake []time.Time) {
+func historyDeletions(sj *v1alpha1.ScheduledJob, sched schedule, finished, missed []*batchv1.Job, streak *v1alpha1.FailureStreak, now time.Time) (deletions []Deletion, wake []time.Time) {
 	var succeeded, failed []*batchv1.Job
 	for _, job := range finished {
 		if job.DeletionTimestamp != nil {
@@ -167,6 +184,12 @@ func historyDeletions(sj *v1alpha1.ScheduledJob, sched schedule, finished []*bat
 	}
 	request := sj.Annotations[v1alpha1.TriggerAnnotation]
 	beyond := append(oldestBeyond(succeeded, sj.Spec.SuccessfulJobsHistoryLimit), oldestBeyond(failed, sj.Spec.FailedJobsHistoryLimit)...)
+	for _, job := range missed {
+		if job.DeletionTimestamp == nil {
+			// A missed run never ran: no history limit keeps its Job.
+			beyond = append(beyond, Deletion{Job: job, Reason: DeleteForHistoryLimit})
+		}
+	}
 	for _, deletion := range beyond {
 		job := deletion.Job
 		if awaitsCount(job, streak) {

@@ -38,6 +38,7 @@ var statusWriters = map[string]string{
 	"Conditions":              "",
 	"condition Ready":         "readiness.write",
 	"condition CapacityReady": "capacity.write",
+	"condition Waiting":       "setWaiting",
 }
 
 // TestOneWriterPerStatusField reads the planner's and the controllers'

@@ -207,6 +207,7 @@ func Compute(in Input) Plan {
 	status := *sj.Status.DeepCopy()
 	observed := observeJobs(sj, in.Jobs, in.Deleted, in.Now)
 	observed.record(&status)
+	setWaiting(&status, sj, observed.active, in.Now)
 	plan := Plan{now: in.Now, generation: sj.Generation}
 	failures := decideFailures(in, observed.claims)
 	plan.SuspendAfterFailures, plan.FailuresUncounted = failures.suspend, failures.uncounted
@@ -215,7 +216,8 @@ func Compute(in Input) Plan {
 	streak, suspending := failures.streak, failures.suspending
 	spec := scheduleOf(sj, timeOf(status.LastScheduleTime), in.Placement)
 	var heldUntil []time.Time
-	plan.Deletes, heldUntil = historyDeletions(sj, spec.schedule, observed.finished, streak, in.Now)
+	plan.Deletes, heldUntil = historyDeletions(sj, spec.schedule, observed.finished, observed.missed, streak, in.Now)
+	recordMissed(&status, observed.lastMissed)
 	setObserved(&status, sj.Generation, spec.effective, in.Placement)
 	events := observed.events
 	if sj.DeletionTimestamp == nil {

@@ -1,7 +1,10 @@
 package planner
 
 import (
+	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -75,8 +78,34 @@ func setLastRunStart(status *v1alpha1.ScheduledJobStatus, start *v1alpha1.RunSta
 	status.LastRunStart = start
 }
 
+// setWaiting writes a concurrency group member's Waiting condition: True,
+// naming them, while some of its active runs wait for room in the group
+// (their Jobs suspended); absent when it is not a member.
+func setWaiting(status *v1alpha1.ScheduledJobStatus, sj *v1alpha1.ScheduledJob, active []*batchv1.Job, now time.Time) {
+	group := sj.Spec.ConcurrencyGroup
+	if group == nil {
+		meta.RemoveStatusCondition(&status.Conditions, v1alpha1.ConditionWaiting)
+		return
+	}
+	var waiting []string
+	for _, job := range active {
+		if suspendedJob(job) && job.Labels[group.Label()] != "" {
+			waiting = append(waiting, job.Name)
+		}
+	}
+	kind := cmp.Or(group.Kind, v1alpha1.KindConcurrencyGroup)
+	if len(waiting) == 0 {
+		setCondition(status, sj.Generation, now, v1alpha1.ConditionWaiting, metav1.ConditionFalse, v1alpha1.ReasonNotWaiting,
+			fmt.Sprintf("no run waits for room in %s %s", kind, group.Name))
+		return
+	}
+	setCondition(status, sj.Generation, now, v1alpha1.ConditionWaiting, metav1.ConditionTrue, v1alpha1.ReasonWaitingForGroup,
+		fmt.Sprintf("%s wait for room in %s %s (kubectl get %s %s)", strings.Join(waiting, ", "), kind, group.Name, strings.ToLower(kind), group.Name))
+}
+
 // setCondition sets a condition and reports whether its status, reason or
-// message changed. Only the writers of Ready and CapacityReady call it.
+// message changed. Only the writers of Ready, CapacityReady and Waiting
+// call it.
 func setCondition(status *v1alpha1.ScheduledJobStatus, generation int64, now time.Time, conditionType string, conditionStatus metav1.ConditionStatus, reason, message string) bool {
 	old := meta.FindStatusCondition(status.Conditions, conditionType)
 	changed := old == nil || old.Status != conditionStatus || old.Reason != reason || old.Message != message

@@ -1,0 +1,261 @@
+// Package concurrencygroup is the controller of ConcurrencyGroups and
+// ClusterConcurrencyGroups: it reads a group from the API server and its
+// members' Jobs, has internal/concurrency decide, writes the group's status
+// (conditional), then releases, marks missed and deletes Jobs. It runs on
+// every replica, leader or not: its writes are conditional, so any number
+// of them may decide at once, and a freed slot is handed over without
+// waiting for a new leader.
+package concurrencygroup
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/concurrency"
+	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
+)
+
+// +kubebuilder:rbac:groups=ontime.dev,resources=concurrencygroups;clusterconcurrencygroups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=ontime.dev,resources=concurrencygroups/status;clusterconcurrencygroups/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;update;delete
+
+// Controller reconciles the groups of one kind.
+type Controller struct {
+	kind string
+	// cached reads the groups' Jobs and writes; live reads the group and
+	// the Jobs of its entries the cache lacks.
+	cached   client.Client
+	live     client.Reader
+	clock    clock.PassiveClock
+	recorder record.EventRecorder
+	metrics  *Metrics
+	// restarted lets a test register the controller again in one process.
+	restarted bool
+}
+
+// New returns the controller of the groups of kind
+// (v1alpha1.KindConcurrencyGroup or KindClusterConcurrencyGroup).
+func New(kind string, cached client.Client, live client.Reader, clk clock.PassiveClock, recorder record.EventRecorder, metrics *Metrics) *Controller {
+	return &Controller{kind: kind, cached: cached, live: live, clock: clk, recorder: recorder, metrics: metrics}
+}
+
+// Register adds the controller to mgr, on every replica: it reconciles a
+// group when it changes and when one of its Jobs does.
+func (c *Controller) Register(mgr ctrl.Manager, workers int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(map[string]string{v1alpha1.KindConcurrencyGroup: "concurrencygroup", v1alpha1.KindClusterConcurrencyGroup: "clusterconcurrencygroup"}[c.kind]).
+		For(c.newGroup()).
+		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(c.groupOf)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, NeedLeaderElection: ptr.To(false),
+			RateLimiter: scheduledjob.FailureBackoff(), SkipNameValidation: ptr.To(c.restarted)}).
+		Complete(c)
+}
+
+func (c *Controller) newGroup() client.Object {
+	if c.kind == v1alpha1.KindClusterConcurrencyGroup {
+		return &v1alpha1.ClusterConcurrencyGroup{}
+	}
+	return &v1alpha1.ConcurrencyGroup{}
+}
+
+// parts are a group's spec and status, whichever its kind.
+func parts(group client.Object) (*v1alpha1.ConcurrencyGroupSpec, *v1alpha1.ConcurrencyGroupStatus) {
+	switch g := group.(type) {
+	case *v1alpha1.ClusterConcurrencyGroup:
+		return &g.Spec, &g.Status
+	case *v1alpha1.ConcurrencyGroup:
+		return &g.Spec, &g.Status
+	}
+	panic(fmt.Sprintf("not a concurrency group: %T", group))
+}
+
+// groupOf is the group of a member's Job, of this controller's kind.
+func (c *Controller) groupOf(_ context.Context, obj client.Object) []reconcile.Request {
+	job, ok := obj.(*batchv1.Job)
+	if !ok {
+		return nil
+	}
+	kind, name, ok := v1alpha1.GroupOf(job)
+	if !ok || kind != c.kind {
+		return nil
+	}
+	key := types.NamespacedName{Name: name}
+	if kind == v1alpha1.KindConcurrencyGroup {
+		key.Namespace = job.Namespace
+	}
+	return []reconcile.Request{{NamespacedName: key}}
+}
+
+// Reconcile plans one step of a group and carries it out: the status
+// first (conditional on the resourceVersion read), then the releases, the
+// misses and the deletions, which the status write has made this
+// controller's to do.
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	group := c.newGroup()
+	if err := c.live.Get(ctx, req.NamespacedName, group); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	spec, status := parts(group)
+	jobs, err := c.gather(ctx, group, status)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	plan := concurrency.Decide(concurrency.Input{Kind: c.kind, Name: group.GetName(), Spec: *spec, Status: *status,
+		Generation: group.GetGeneration(), Jobs: jobs, Now: c.clock.Now()})
+	if !equality.Semantic.DeepEqual(plan.Status, *status) {
+		*status = plan.Status
+		if err := c.cached.Status().Update(ctx, group); err != nil {
+			// A conflict: another controller decided since; plan again
+			// from what it wrote.
+			return reconcile.Result{}, err
+		}
+	}
+	c.metrics.observe(c.kind, group, plan)
+	if plan.OverLimit != "" {
+		c.recorder.Event(group, corev1.EventTypeWarning, v1alpha1.ReasonOverLimit, plan.OverLimit)
+	}
+	if err := c.carryOut(ctx, group, plan); err != nil {
+		return reconcile.Result{}, err
+	}
+	if plan.Wake.IsZero() {
+		return reconcile.Result{}, nil
+	}
+	return reconcile.Result{RequeueAfter: max(plan.Wake.Sub(c.clock.Now())+time.Second, time.Millisecond)}, nil
+}
+
+// gather lists the group's Jobs from the cache, and reads from the API
+// server the Jobs of the entries the cache lacks: a cache behind must not
+// free a slot whose run is still running.
+func (c *Controller) gather(ctx context.Context, group client.Object, status *v1alpha1.ConcurrencyGroupStatus) ([]*batchv1.Job, error) {
+	label := v1alpha1.GroupLabel
+	opts := []client.ListOption{client.InNamespace(group.GetNamespace())}
+	if c.kind == v1alpha1.KindClusterConcurrencyGroup {
+		label, opts = v1alpha1.ClusterGroupLabel, nil
+	}
+	var list batchv1.JobList
+	if err := c.cached.List(ctx, &list, append(opts, client.MatchingLabels{label: group.GetName()})...); err != nil {
+		return nil, err
+	}
+	jobs := make([]*batchv1.Job, 0, len(list.Items))
+	present := map[types.UID]bool{}
+	for i := range list.Items {
+		jobs = append(jobs, &list.Items[i])
+		present[list.Items[i].UID] = true
+	}
+	for _, entry := range status.Active {
+		if present[entry.UID] {
+			continue
+		}
+		job := &batchv1.Job{}
+		switch err := c.live.Get(ctx, types.NamespacedName{Namespace: entry.Namespace, Name: entry.Name}, job); {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		default:
+			jobs = replaceJob(jobs, job)
+		}
+	}
+	return jobs, nil
+}
+
+// replaceJob puts job in jobs, in place of a Job of the same name.
+func replaceJob(jobs []*batchv1.Job, job *batchv1.Job) []*batchv1.Job {
+	for i, j := range jobs {
+		if j.Namespace == job.Namespace && j.Name == job.Name {
+			jobs[i] = job
+			return jobs
+		}
+	}
+	return append(jobs, job)
+}
+
+// carryOut releases the admitted runs, then marks the missed ones and
+// deletes the missed CronJobs' Jobs.
+func (c *Controller) carryOut(ctx context.Context, group client.Object, plan concurrency.Plan) error {
+	waited := map[types.UID]time.Duration{}
+	for _, admission := range plan.Admitted {
+		waited[admission.Job.UID] = admission.Waited
+	}
+	for _, job := range plan.Release {
+		released, err := c.release(ctx, job)
+		if err != nil {
+			return err
+		}
+		if wait, admitted := waited[job.UID]; released && admitted {
+			c.metrics.waited(c.kind, group, wait)
+			c.recorder.Eventf(concurrency.Owner(job), corev1.EventTypeNormal, v1alpha1.ReasonAdmitted,
+				"started Job %s after waiting %s in %s %s", job.Name, wait.Round(time.Millisecond), c.kind, group.GetName())
+		}
+	}
+	for _, job := range plan.Miss {
+		marked := job.DeepCopy()
+		marked.Annotations[v1alpha1.MissedAnnotation] = c.clock.Now().UTC().Format(time.RFC3339)
+		// Conditional on the resourceVersion that showed it waiting: it
+		// fails if the Job was released since.
+		switch err := c.cached.Update(ctx, marked); {
+		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return err
+		}
+		c.metrics.missed(c.kind, group)
+		c.recorder.Eventf(concurrency.Owner(job), corev1.EventTypeWarning, v1alpha1.ReasonMissedInGroup,
+			"Job %s waited in %s %s past its starting deadline (%s): not run", job.Name, c.kind, group.GetName(), job.Annotations[v1alpha1.StartByAnnotation])
+		if !isScheduledJobs(job) {
+			plan.Delete = append(plan.Delete, marked)
+		}
+	}
+	for _, job := range plan.Delete {
+		err := c.cached.Delete(ctx, job, client.Preconditions{UID: &job.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// release starts an admitted run's Job: read from the API server, and
+// updated conditionally on what was read, unless it was marked missed
+// (then it never runs, and the next plan drops its entry).
+func (c *Controller) release(ctx context.Context, job *batchv1.Job) (bool, error) {
+	current := &batchv1.Job{}
+	switch err := c.live.Get(ctx, client.ObjectKeyFromObject(job), current); {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	if current.UID != job.UID || current.Spec.Suspend == nil || !*current.Spec.Suspend {
+		return false, nil
+	}
+	if _, missed := current.Annotations[v1alpha1.MissedAnnotation]; missed {
+		return false, nil
+	}
+	current.Spec.Suspend = ptr.To(false)
+	if err := c.cached.Update(ctx, current); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return true, nil
+}
+
+func isScheduledJobs(job *batchv1.Job) bool {
+	ref := metav1.GetControllerOf(job)
+	return ref != nil && ref.Kind == "ScheduledJob"
+}

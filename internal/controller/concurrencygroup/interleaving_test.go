@@ -1,0 +1,545 @@
+package concurrencygroup
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/scheme"
+)
+
+var (
+	groupSeeds = flag.Int("group-seeds", 0, "explore this many seeds (default: 300 with -short, 2000 without)")
+	groupSeed  = flag.Uint64("group-seed", 0, "run only this seed, with its trace")
+)
+
+// TestGroupInterleavings runs two group controllers, as they ship (every
+// replica runs one), against a fake API server, seed after seed. They
+// reconcile at once: each request of either is a point where the other,
+// or the world, may go first. The world creates members' runs (Jobs,
+// suspended, some with a starting deadline, a priority, a tenant label),
+// finishes running ones, deletes finished ones (history), moves the clock,
+// and lets each controller's cache lag behind on its own; a controller may
+// die at any request, the request refused or carried out with its answer
+// lost. Every seed checks what docs/reliability.md states for groups:
+// never more runs active than maxActive (nor, per label value, than its
+// limit), at any moment; no run both released and missed; a run marked
+// missed only after its start-by; and, once quiet, every run ran or was
+// missed.
+func TestGroupInterleavings(t *testing.T) {
+	seeds := 2000
+	if testing.Short() {
+		seeds = 300
+	}
+	if *groupSeeds > 0 {
+		seeds = *groupSeeds
+	}
+	first := uint64(1)
+	if *groupSeed != 0 {
+		first, seeds = *groupSeed, 1
+	}
+	var mu sync.Mutex
+	broken := 0
+	work := make(chan uint64)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for seed := range work {
+				w := newGroupWorld(seed)
+				w.run()
+				if len(w.violations) == 0 {
+					continue
+				}
+				mu.Lock()
+				if broken++; broken == 1 {
+					t.Errorf("seed %d: %s\n  %s\n  trace:\n    %s\nrun it alone: go test ./internal/controller/concurrencygroup/ -run TestGroupInterleavings -group-seed %d",
+						seed, w.scenario, strings.Join(w.violations, "\n  "), strings.Join(w.trace, "\n    "), seed)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for seed := first; seed < first+uint64(seeds); seed++ {
+		work <- seed
+	}
+	close(work)
+	wg.Wait()
+	if broken > 0 {
+		t.Errorf("%d of %d seeds broke an invariant", broken, seeds)
+	}
+}
+
+// groupWorld is one seed's world.
+type groupWorld struct {
+	rng        *rand.Rand
+	api        client.WithWatch
+	clock      *clocktesting.FakeClock
+	group      *v1alpha1.ConcurrencyGroup
+	actors     []*actor
+	jobs       int
+	uids       int
+	released   map[types.UID]bool
+	scenario   string
+	trace      []string
+	violation  map[string]bool
+	violations []string
+	quiet      bool
+}
+
+// actor is one replica's controller, running its reconciles in a goroutine
+// that stops at each of its requests until the world lets it go on.
+type actor struct {
+	name       string
+	snapshot   client.Client
+	controller *Controller
+	// running is set while a reconcile is under way; parked receives
+	// when it stops at a request (true) or returns (false); resume lets
+	// it go on (false: it dies there).
+	running bool
+	parked  chan bool
+	resume  chan step
+	dying   bool
+}
+
+// step is what the world lets a parked request do.
+type step struct{ proceed, landing bool }
+
+const namespace = "team"
+
+func newGroupWorld(seed uint64) *groupWorld {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	w := &groupWorld{rng: rng, released: map[types.UID]bool{}, violation: map[string]bool{},
+		clock: clocktesting.NewFakeClock(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))}
+	w.group = &v1alpha1.ConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: namespace, UID: "group-uid", Generation: 1},
+		Spec: v1alpha1.ConcurrencyGroupSpec{MaxActive: int32(1 + rng.IntN(4))}}
+	if rng.IntN(3) == 0 {
+		w.group.Spec.LimitPerLabelValue = &v1alpha1.LabelValueLimit{Key: "tenant", MaxActive: int32(1 + rng.IntN(2))}
+	}
+	w.scenario = fmt.Sprintf("maxActive %d, per tenant %v", w.group.Spec.MaxActive, w.group.Spec.LimitPerLabelValue)
+	w.api = newFakeClient().WithStatusSubresource(&v1alpha1.ConcurrencyGroup{}, &batchv1.Job{}).WithObjects(w.group.DeepCopy()).Build()
+	for i := range 2 {
+		w.actors = append(w.actors, w.newActor(fmt.Sprint("replica-", i)))
+	}
+	return w
+}
+
+func (w *groupWorld) newActor(name string) *actor {
+	a := &actor{name: name, parked: make(chan bool), resume: make(chan step)}
+	w.sync(a)
+	live := interceptor.NewClient(w.api, w.faults(a))
+	cached := lagging{Client: live, snapshot: readerFunc(func() client.Reader { return a.snapshot })}
+	a.controller = New(v1alpha1.KindConcurrencyGroup, cached, live, w.clock, record.NewFakeRecorder(1000), nil)
+	return a
+}
+
+func (w *groupWorld) logf(format string, args ...any) {
+	w.trace = append(w.trace, fmt.Sprintf(format, args...))
+}
+
+func (w *groupWorld) violate(format string, args ...any) {
+	message := fmt.Sprintf(format, args...)
+	if !w.violation[message] {
+		w.violation[message] = true
+		w.violations = append(w.violations, message)
+	}
+}
+
+// run draws steps, then a quiet end in which every run must be settled.
+func (w *groupWorld) run() {
+	defer w.stopActors()
+	for range 400 {
+		switch roll := w.rng.IntN(20); {
+		case roll < 9:
+			w.stepActor(w.actors[w.rng.IntN(len(w.actors))])
+		case roll < 12 && w.jobs < 40:
+			w.createRun()
+		case roll < 15:
+			w.finishOne()
+		case roll < 16:
+			w.deleteFinished()
+		case roll < 18:
+			w.sync(w.actors[w.rng.IntN(len(w.actors))])
+		default:
+			w.clock.Step(time.Duration(1+w.rng.IntN(20)) * time.Second)
+		}
+	}
+	w.quiet = true
+	for range 60 {
+		w.stopActors()
+		for _, a := range w.actors {
+			w.sync(a)
+			w.reconcileFully(a)
+		}
+		w.finishAll()
+		w.clock.Step(5 * time.Second)
+		if w.settled() {
+			for _, a := range w.actors {
+				w.sync(a)
+				w.reconcileFully(a)
+			}
+			w.checkEnd()
+			return
+		}
+	}
+	w.violate("not settled after the quiet end: %v", w.waitingNames())
+}
+
+// createRun is a member's controller creating a run's Job, suspended, as
+// v1alpha1.JoinGroup makes it.
+func (w *groupWorld) createRun() {
+	w.jobs++
+	scheduled := w.clock.Now().Truncate(time.Second).Add(-time.Duration(w.rng.IntN(5)) * time.Second)
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("run-%02d", w.jobs), Namespace: namespace,
+		CreationTimestamp: metav1.NewTime(w.clock.Now().Truncate(time.Second)),
+		Annotations:       map[string]string{v1alpha1.ScheduledTimestampAnnotation: scheduled.Format(time.RFC3339)},
+		Labels:            map[string]string{"tenant": fmt.Sprint("t", w.rng.IntN(3))}}}
+	if w.rng.IntN(2) == 0 {
+		job.OwnerReferences = []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ScheduledJob", Name: "sj", UID: "sj-uid", Controller: ptr.To(true)}}
+	} else {
+		job.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "cj", UID: "cj-uid", Controller: ptr.To(true)}}
+	}
+	var startBy *time.Time
+	if w.rng.IntN(3) > 0 {
+		startBy = ptr.To(scheduled.Add(time.Duration(3+w.rng.IntN(30)) * time.Second))
+	}
+	v1alpha1.JoinGroup(job, v1alpha1.ConcurrencyGroupRef{Name: "db", Priority: int32(w.rng.IntN(3) - 1)}, startBy)
+	w.uids++
+	job.UID = types.UID(fmt.Sprint("uid-", w.uids))
+	if err := w.api.Create(context.Background(), job); err != nil {
+		panic(err)
+	}
+	w.logf("created %s (tenant %s, start-by %s)", job.Name, job.Labels["tenant"], job.Annotations[v1alpha1.StartByAnnotation])
+}
+
+// stepActor lets a replica go on: start a reconcile, or carry its parked
+// request out (or kill it there).
+func (w *groupWorld) stepActor(a *actor) {
+	if !a.running {
+		a.running, a.dying = true, false
+		go func() {
+			_, err := a.controller.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: "db"}})
+			w.logf("%s: reconcile returned %v", a.name, err)
+			a.parked <- false
+		}()
+		a.running = <-a.parked
+		return
+	}
+	s := step{proceed: true}
+	if !w.quiet && w.rng.IntN(12) == 0 {
+		s = step{proceed: false, landing: w.rng.IntN(2) == 0}
+		a.dying = true
+		w.logf("%s dies at its next request (landing %v)", a.name, s.landing)
+	}
+	a.resume <- s
+	a.running = <-a.parked
+}
+
+// reconcileFully runs one reconcile of a to its end.
+func (w *groupWorld) reconcileFully(a *actor) {
+	w.stepActor(a)
+	for a.running {
+		w.stepActor(a)
+	}
+}
+
+// stopActors lets every parked reconcile finish (dying: the rest of its
+// requests fail).
+func (w *groupWorld) stopActors() {
+	for _, a := range w.actors {
+		for a.running {
+			a.dying = true
+			a.resume <- step{}
+			a.running = <-a.parked
+		}
+	}
+}
+
+// errKilled is what a request of a dead replica gets.
+var errKilled = errors.New("the replica died")
+
+// faults park each request of the actor until the world lets it go on.
+func (w *groupWorld) faults(a *actor) interceptor.Funcs {
+	gate := func(what string, do func() error) error {
+		if a.dying {
+			return errKilled
+		}
+		a.parked <- true
+		s := <-a.resume
+		switch {
+		case s.proceed:
+			return do()
+		case s.landing:
+			err := do()
+			w.logf("  %s: %s landed, its answer lost (%v)", a.name, what, err)
+		}
+		return errKilled
+	}
+	return interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			return gate("get "+key.Name, func() error { return c.Get(ctx, key, obj, opts...) })
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			return gate("list", func() error { return c.List(ctx, list, opts...) })
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			return gate("update "+obj.GetName(), func() error { return w.updateJob(ctx, a, c, obj, opts...) })
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			return gate("delete "+obj.GetName(), func() error { return w.deleteJob(ctx, a, c, obj, opts...) })
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, _ string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			return gate("status update", func() error {
+				err := c.Status().Update(ctx, obj, opts...)
+				if g, ok := obj.(*v1alpha1.ConcurrencyGroup); ok && err == nil {
+					w.logf("  %s: status: active %v, waiting %d", a.name, entryNames(g.Status.Active), g.Status.Waiting)
+				}
+				return err
+			})
+		},
+	}
+}
+
+// updateJob is the API server's update of a Job, watching for releases
+// and missed marks.
+func (w *groupWorld) updateJob(ctx context.Context, a *actor, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+	job, ok := obj.(*batchv1.Job)
+	if !ok {
+		return c.Update(ctx, obj, opts...)
+	}
+	before := &batchv1.Job{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(job), before); err != nil {
+		return err
+	}
+	err := c.Update(ctx, job, opts...)
+	if err != nil {
+		return err
+	}
+	// Only an update starts a run, or marks one missed: the limits
+	// are checked after each.
+	defer w.check()
+	if suspended(before) && !suspended(job) {
+		w.released[job.UID] = true
+		w.logf("  %s: released %s", a.name, job.Name)
+	}
+	if _, marked := job.Annotations[v1alpha1.MissedAnnotation]; marked {
+		if _, was := before.Annotations[v1alpha1.MissedAnnotation]; !was {
+			w.logf("  %s: marked %s missed", a.name, job.Name)
+			if startBy, _ := time.Parse(time.RFC3339, job.Annotations[v1alpha1.StartByAnnotation]); !w.clock.Now().After(startBy) {
+				w.violate("%s marked missed at %s, before its start-by %s", job.Name, w.clock.Now().Format(time.TimeOnly), startBy.Format(time.TimeOnly))
+			}
+		}
+	}
+	return nil
+}
+
+// deleteJob is the API server's delete, with its UID precondition (which
+// the fake client does not check); the group deletes only missed Jobs.
+func (w *groupWorld) deleteJob(ctx context.Context, a *actor, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+	current := &batchv1.Job{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), current); err != nil {
+		return err
+	}
+	o := (&client.DeleteOptions{}).ApplyOptions(opts)
+	if o.Preconditions != nil && o.Preconditions.UID != nil && current.UID != *o.Preconditions.UID {
+		return apierrors.NewConflict(schema.GroupResource{Group: "batch", Resource: "jobs"}, obj.GetName(), errors.New("UID precondition"))
+	}
+	if _, missed := current.Annotations[v1alpha1.MissedAnnotation]; !missed || !suspended(current) {
+		w.violate("%s deleted by the group, not a missed run", current.Name)
+	}
+	w.logf("  %s: deleted %s", a.name, current.Name)
+	return c.Delete(ctx, obj, opts...)
+}
+
+// check: never over the limits; a missed run never released. Runs go from
+// waiting to running only by a Job update, after which it is called.
+func (w *groupWorld) check() {
+	running, byValue := 0, map[string]int{}
+	for _, job := range w.listJobs() {
+		_, missed := job.Annotations[v1alpha1.MissedAnnotation]
+		if missed && w.released[job.UID] {
+			w.violate("%s both released and missed", job.Name)
+		}
+		if suspended(job) || finished(job) {
+			continue
+		}
+		running++
+		byValue[job.Labels["tenant"]]++
+	}
+	if running > int(w.group.Spec.MaxActive) {
+		w.violate("over the limit: %d runs active, maxActive %d", running, w.group.Spec.MaxActive)
+	}
+	if limit := w.group.Spec.LimitPerLabelValue; limit != nil {
+		for value, n := range byValue {
+			if n > int(limit.MaxActive) {
+				w.violate("over the per-tenant limit: %d runs of %s active, limit %d", n, value, limit.MaxActive)
+			}
+		}
+	}
+}
+
+// settled: no run running or waiting (all ran, or were missed).
+func (w *groupWorld) settled() bool {
+	for _, job := range w.listJobs() {
+		if _, missed := job.Annotations[v1alpha1.MissedAnnotation]; !missed && !finished(job) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkEnd: every run created ran once or was missed; the status lists
+// nothing active.
+func (w *groupWorld) checkEnd() {
+	g := &v1alpha1.ConcurrencyGroup{}
+	_ = w.api.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: "db"}, g)
+	if len(g.Status.Active) > 0 || g.Status.Waiting > 0 {
+		w.violate("settled, but the status lists active %v, waiting %d", entryNames(g.Status.Active), g.Status.Waiting)
+	}
+	for _, job := range w.listJobs() {
+		if _, missed := job.Annotations[v1alpha1.MissedAnnotation]; !missed && !w.released[job.UID] {
+			w.violate("%s finished without being released", job.Name)
+		}
+	}
+}
+
+func (w *groupWorld) waitingNames() []string {
+	var names []string
+	for _, job := range w.listJobs() {
+		if _, missed := job.Annotations[v1alpha1.MissedAnnotation]; !missed && !finished(job) {
+			names = append(names, job.Name)
+		}
+	}
+	return names
+}
+
+func (w *groupWorld) listJobs() []*batchv1.Job {
+	var list batchv1.JobList
+	_ = w.api.List(context.Background(), &list)
+	jobs := make([]*batchv1.Job, len(list.Items))
+	for i := range list.Items {
+		jobs[i] = &list.Items[i]
+	}
+	return jobs
+}
+
+// finishOne is the Job controller finishing one running Job.
+func (w *groupWorld) finishOne() {
+	var running []*batchv1.Job
+	for _, job := range w.listJobs() {
+		if !suspended(job) && !finished(job) {
+			running = append(running, job)
+		}
+	}
+	if len(running) > 0 {
+		w.finish(running[w.rng.IntN(len(running))])
+	}
+}
+
+func (w *groupWorld) finishAll() {
+	for _, job := range w.listJobs() {
+		if !suspended(job) && !finished(job) {
+			w.finish(job)
+		}
+	}
+}
+
+func (w *groupWorld) finish(job *batchv1.Job) {
+	condition := batchv1.JobComplete
+	if w.rng.IntN(5) == 0 {
+		condition = batchv1.JobFailed
+	}
+	job.Status.Conditions = []batchv1.JobCondition{{Type: condition, Status: corev1.ConditionTrue}}
+	if err := w.api.Status().Update(context.Background(), job); err == nil {
+		w.logf("%s finished: %s", job.Name, condition)
+	}
+}
+
+// deleteFinished is a member's history limit deleting a finished Job.
+func (w *groupWorld) deleteFinished() {
+	for _, job := range w.listJobs() {
+		if finished(job) && w.rng.IntN(2) == 0 {
+			if err := w.api.Delete(context.Background(), job); err == nil {
+				w.logf("history deleted %s", job.Name)
+			}
+			return
+		}
+	}
+}
+
+// sync has a replica's cache catch up with the API server.
+func (w *groupWorld) sync(a *actor) {
+	// The snapshot keeps the API server's resourceVersions: the
+	// controller's Job updates are conditional on them.
+	var objects []client.Object
+	for _, job := range w.listJobs() {
+		objects = append(objects, job)
+	}
+	g := &v1alpha1.ConcurrencyGroup{}
+	_ = w.api.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: "db"}, g)
+	a.snapshot = newFakeClient().WithObjects(append(objects, g)...).Build()
+}
+
+// worldScheme is built once: building it is most of a fake client's cost.
+var worldScheme = scheme.New()
+
+// newFakeClient is a fake API server without managed fields.
+func newFakeClient() *fake.ClientBuilder {
+	tracker := clienttesting.NewObjectTracker(worldScheme, serializer.NewCodecFactory(worldScheme).UniversalDecoder())
+	return fake.NewClientBuilder().WithScheme(worldScheme).WithObjectTracker(tracker)
+}
+
+// lagging is a replica's cached client: reads from its snapshot of the API
+// server, writes to the API server.
+type lagging struct {
+	client.Client
+	snapshot readerFunc
+}
+
+type readerFunc func() client.Reader
+
+func (l lagging) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return l.snapshot().Get(ctx, key, obj, opts...)
+}
+
+func (l lagging) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return l.snapshot().List(ctx, list, opts...)
+}
+
+func entryNames(entries []v1alpha1.GroupRun) []string {
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name
+	}
+	return names
+}
+
+func suspended(job *batchv1.Job) bool { return job.Spec.Suspend != nil && *job.Spec.Suspend }
+
+func finished(job *batchv1.Job) bool {
+	_, done := v1alpha1.JobFinished(job)
+	return done
+}

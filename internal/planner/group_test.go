@@ -1,0 +1,92 @@
+package planner
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+// TestGroupMemberRuns: a member of a concurrency group has each run's Job
+// created suspended, labelled with its group, with its priority and its
+// start-by (scheduled time plus startingDeadlineSeconds); a run asked for
+// by hand waits from when it was asked. A waiting run is active (Forbid
+// holds the next one) and says so in the Waiting condition; a run the
+// group marked missed is not active, moves lastMissedTime, and its Job is
+// deleted whatever the history limits.
+func TestGroupMemberRuns(t *testing.T) {
+	sj := scheduledJob("*/5 * * * *", justBeforeThePriorHour)
+	sj.Spec.ConcurrencyGroup = &v1alpha1.ConcurrencyGroupRef{Kind: v1alpha1.KindClusterConcurrencyGroup, Name: "db", Priority: 3}
+	sj.Spec.StartingDeadlineSeconds = ptr.To[int64](120)
+	sj.Spec.SuccessfulJobsHistoryLimit, sj.Spec.FailedJobsHistoryLimit = ptr.To[int32](3), ptr.To[int32](3)
+	first := topOfTheHour
+	plan := Compute(Input{ScheduledJob: sj, Now: first.Add(time.Second)})
+	if plan.Create == nil {
+		t.Fatal("no run created")
+	}
+	job := plan.Create.Job
+	if !suspendedJob(job) || job.Labels[v1alpha1.ClusterGroupLabel] != "db" || job.Annotations[v1alpha1.GroupPriorityAnnotation] != "3" ||
+		job.Annotations[v1alpha1.StartByAnnotation] != first.Add(2*time.Minute).UTC().Format(time.RFC3339) {
+		t.Fatalf("the member's Job: suspend %v, labels %v, annotations %v", job.Spec.Suspend, job.Labels, job.Annotations)
+	}
+
+	t.Run("waiting: active, and said", func(t *testing.T) {
+		waiting := childJob(sj, first, "uid-1", false)
+		v1alpha1.JoinGroup(waiting, *sj.Spec.ConcurrencyGroup, nil)
+		s := sj.DeepCopy()
+		s.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
+		s.Status.LastScheduleTime = &metav1.Time{Time: first}
+		s.Status.Active = append(s.Status.Active, refOf(waiting))
+		plan := Compute(Input{ScheduledJob: s, Jobs: []*batchv1.Job{waiting}, Now: first.Add(5 * time.Minute)})
+		if plan.Create != nil {
+			t.Errorf("Forbid started %s while a run waits", plan.Create.Job.Name)
+		}
+		out := succeed(plan)
+		if len(out.Status.Active) != 1 {
+			t.Errorf("active %v, want the waiting run", out.Status.Active)
+		}
+		c := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionWaiting)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonWaitingForGroup {
+			t.Errorf("Waiting %+v", c)
+		}
+	})
+
+	t.Run("missed: recorded and deleted", func(t *testing.T) {
+		missed := childJob(sj, first, "uid-1", false)
+		v1alpha1.JoinGroup(missed, *sj.Spec.ConcurrencyGroup, nil)
+		missed.Annotations[v1alpha1.MissedAnnotation] = first.Add(2 * time.Minute).Format(time.RFC3339)
+		s := sj.DeepCopy()
+		s.Status.LastScheduleTime = &metav1.Time{Time: first}
+		s.Status.Active = append(s.Status.Active, refOf(missed))
+		// Past the standby's window of the run, so history may delete it.
+		plan := Compute(Input{ScheduledJob: s, Jobs: []*batchv1.Job{missed}, Now: first.Add(4 * time.Minute)})
+		out := succeed(plan)
+		if len(out.Status.Active) != 0 || out.Status.LastMissedTime == nil || !out.Status.LastMissedTime.Equal(&metav1.Time{Time: first}) {
+			t.Errorf("active %v, lastMissedTime %v; want none active, missed at %v", out.Status.Active, out.Status.LastMissedTime, first)
+		}
+		if !slices.ContainsFunc(plan.Deletes, func(d Deletion) bool { return d.Job.Name == missed.Name }) {
+			t.Errorf("deletes %v: want the missed run's Job deleted", plan.Deletes)
+		}
+		if c := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionWaiting); c == nil || c.Status != metav1.ConditionFalse {
+			t.Errorf("Waiting %+v, want False", c)
+		}
+	})
+
+	t.Run("not a member: no condition", func(t *testing.T) {
+		s := sj.DeepCopy()
+		s.Spec.ConcurrencyGroup = nil
+		out := succeed(Compute(Input{ScheduledJob: s, Now: first.Add(time.Second)}))
+		if c := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionWaiting); c != nil {
+			t.Errorf("Waiting %+v on a ScheduledJob in no group", c)
+		}
+		if job := Compute(Input{ScheduledJob: s, Now: first.Add(time.Second)}).Create.Job; job.Spec.Suspend != nil {
+			t.Errorf("a non-member's Job is created with suspend %v", *job.Spec.Suspend)
+		}
+	})
+}
