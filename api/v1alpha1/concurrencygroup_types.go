@@ -180,7 +180,7 @@ func (r ConcurrencyGroupRef) Label() string {
 }
 
 // JoinGroup makes job a waiting run of the group: created suspended,
-// labelled with the group, its priority and, when it has a starting
+// labeled with the group, its priority and, when it has a starting
 // deadline, the time after which it is missed.
 func JoinGroup(job *batchv1.Job, ref ConcurrencyGroupRef, startBy *time.Time) {
 	if job.Labels == nil {
@@ -257,7 +257,7 @@ type ConcurrencyGroupList struct {
 }
 
 // ClusterConcurrencyGroup is a ConcurrencyGroup whose members may live in
-// any namespace: a platform team's cap on one shared database or licence
+// any namespace: a platform team's cap on one shared database or license
 // server across its tenants.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

@@ -58,18 +58,20 @@ type controllerOptions struct {
 }
 
 type webhookOptions struct {
-	enabled        bool
-	port           int
-	certDir        string
-	rotateCerts    bool
-	namespace      string
-	secret         string
-	service        string
-	dnsName        string
-	configuration  string
-	writeCertFiles bool
-	crowdThreshold int
-	drain          time.Duration
+	enabled       bool
+	port          int
+	certDir       string
+	rotateCerts   bool
+	namespace     string
+	secret        string
+	service       string
+	dnsName       string
+	configuration string
+	// mutatingConfiguration is the Job webhook's configuration.
+	mutatingConfiguration string
+	writeCertFiles        bool
+	crowdThreshold        int
+	drain                 time.Duration
 }
 
 func newControllerCommand() *cobra.Command {
@@ -141,6 +143,8 @@ service account, then ~/.kube/config.`,
 	flags.StringVar(&w.service, "webhook-service", "ontime-webhook-service", "Service the API server calls the webhook through")
 	flags.StringVar(&w.dnsName, "webhook-dns-name", "", "name in the webhook certificate (default: <service>.<namespace>.svc)")
 	flags.StringVar(&w.configuration, "webhook-configuration", "ontime-validating-webhook-configuration", "ValidatingWebhookConfiguration to inject the CA bundle into")
+	flags.StringVar(&w.mutatingConfiguration, "mutating-webhook-configuration", "ontime-mutating-webhook-configuration",
+		"MutatingWebhookConfiguration (the concurrency groups' Job webhook) to inject the CA bundle into")
 	flags.BoolVar(&w.writeCertFiles, "webhook-write-cert-files", false,
 		"copy the certificate Secret into --webhook-cert-dir, as a Secret volume would; for a controller running outside the cluster (make dev)")
 	logFlags := flag.NewFlagSet("logging", flag.ContinueOnError)
@@ -319,6 +323,8 @@ func serveWebhook(mgr ctrl.Manager, opts webhookOptions, defaults v1alpha1.Contr
 			Secret:        secret,
 			DNSName:       dnsName,
 			Configuration: opts.configuration,
+
+			MutatingConfiguration: opts.mutatingConfiguration,
 		})
 		if err != nil {
 			return fmt.Errorf("setting up webhook certificates: %w", err)
@@ -344,6 +350,11 @@ func serveWebhook(mgr ctrl.Manager, opts webhookOptions, defaults v1alpha1.Contr
 			ctrl.Log.Error(err, "registering the Backfill webhook")
 			return
 		}
+		if err := ontimewebhook.RegisterGroupValidators(mgr); err != nil {
+			ctrl.Log.Error(err, "registering the concurrency groups' webhook")
+			return
+		}
+		ontimewebhook.RegisterJobGroupMutator(mgr)
 		serving.Store(true)
 	}()
 	return mgr.AddReadyzCheck("webhook", func(req *http.Request) error {

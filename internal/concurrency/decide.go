@@ -93,13 +93,26 @@ func Decide(in Input) Plan {
 	for _, entry := range entries {
 		count.add(entry.LabelValue)
 	}
+	waiting := plan.sortOut(in, listed, count)
+	entries, stillWaiting := plan.admit(in, entries, waiting, count)
+	if count.total > int(in.Spec.MaxActive) {
+		plan.OverLimit = fmt.Sprintf("%d runs active, more than maxActive %d: a member's Job was started by someone else", count.total, in.Spec.MaxActive)
+	}
+	plan.record(in, entries, count.total, stillWaiting)
+	return plan
+}
+
+// sortOut goes through the Jobs not listed in active: the missed ones of
+// CronJobs are deleted, the running ones counted, and the waiting ones
+// returned in queue order.
+func (p *Plan) sortOut(in Input, listed map[types.UID]bool, count *counter) []*batchv1.Job {
 	var waiting []*batchv1.Job
 	for _, job := range in.Jobs {
 		switch {
 		case listed[job.UID] || job.DeletionTimestamp != nil:
 		case isMissed(job):
 			if suspended(job) && !ownedByScheduledJob(job) {
-				plan.Delete = append(plan.Delete, job)
+				p.Delete = append(p.Delete, job)
 			}
 		case finished(job):
 		case !suspended(job):
@@ -111,30 +124,32 @@ func Decide(in Input) Plan {
 		}
 	}
 	slices.SortFunc(waiting, inQueueOrder)
-	var stillWaiting []*batchv1.Job
+	return waiting
+}
+
+// admit goes down the queue: a run past its start-by is missed, one with
+// room is admitted (listed, released), the others wait; Wake is the
+// earliest start-by of those.
+func (p *Plan) admit(in Input, entries []v1alpha1.GroupRun, waiting []*batchv1.Job, count *counter) (admitted []v1alpha1.GroupRun, stillWaiting []*batchv1.Job) {
 	for _, job := range waiting {
 		value := labelValue(in.Spec, job)
 		switch startBy, ok := startByOf(job); {
 		case ok && in.Now.After(startBy):
-			plan.Miss = append(plan.Miss, job)
+			p.Miss = append(p.Miss, job)
 		case count.hasRoom(value):
 			count.add(value)
 			entries = append(entries, v1alpha1.GroupRun{Namespace: job.Namespace, Name: job.Name, UID: job.UID, LabelValue: value, AdmittedAt: metav1.NewTime(in.Now)})
-			plan.Release = append(plan.Release, job)
-			plan.Admitted = append(plan.Admitted, Admission{Job: job, Waited: max(in.Now.Sub(waitingSince(job)), 0)})
-			plan.Status.Admitted++
+			p.Release = append(p.Release, job)
+			p.Admitted = append(p.Admitted, Admission{Job: job, Waited: max(in.Now.Sub(waitingSince(job)), 0)})
+			p.Status.Admitted++
 		default:
 			stillWaiting = append(stillWaiting, job)
-			if ok && (plan.Wake.IsZero() || startBy.Before(plan.Wake)) {
-				plan.Wake = startBy
+			if ok && (p.Wake.IsZero() || startBy.Before(p.Wake)) {
+				p.Wake = startBy
 			}
 		}
 	}
-	if count.total > int(in.Spec.MaxActive) {
-		plan.OverLimit = fmt.Sprintf("%d runs active, more than maxActive %d: a member's Job was started by someone else", count.total, in.Spec.MaxActive)
-	}
-	plan.record(in, entries, count.total, stillWaiting)
-	return plan
+	return entries, stillWaiting
 }
 
 // keepActive keeps the entries whose run may still be running, and has

@@ -35,8 +35,10 @@ func done(job *batchv1.Job) {
 	running(job)
 	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
 }
-func missed(job *batchv1.Job)   { job.Annotations[v1alpha1.MissedAnnotation] = now.Format(time.RFC3339) }
-func ofCronJob(job *batchv1.Job) { job.OwnerReferences[0].APIVersion, job.OwnerReferences[0].Kind = "batch/v1", "CronJob" }
+func missed(job *batchv1.Job) { job.Annotations[v1alpha1.MissedAnnotation] = now.Format(time.RFC3339) }
+func ofCronJob(job *batchv1.Job) {
+	job.OwnerReferences[0].APIVersion, job.OwnerReferences[0].Kind = "batch/v1", "CronJob"
+}
 func priority(p int) func(*batchv1.Job) {
 	return func(job *batchv1.Job) { job.Annotations[v1alpha1.GroupPriorityAnnotation] = strconv.Itoa(p) }
 }
@@ -101,8 +103,8 @@ func TestDecide(t *testing.T) {
 			jobs:    []*batchv1.Job{run("x", -time.Minute, running), run("y", -time.Minute, running), run("w", 0)},
 			waiting: 1, count: 2, overLimit: true},
 		{name: "past its start-by a waiting run is missed, and does not take the slot", max: 1,
-			jobs:    []*batchv1.Job{run("late", -time.Minute, startBy(-time.Second)), run("w", 0)},
-			miss:    []string{"late"}, release: []string{"w"}, count: 1},
+			jobs: []*batchv1.Job{run("late", -time.Minute, startBy(-time.Second)), run("w", 0)},
+			miss: []string{"late"}, release: []string{"w"}, count: 1},
 		{name: "a waiting run wakes the group at its start-by", max: 1,
 			active: []*batchv1.Job{run("r", -time.Minute, running)}, jobs: []*batchv1.Job{run("w", 0, startBy(20*time.Second))},
 			waiting: 1, count: 1, wake: now.Add(20 * time.Second)},

@@ -22,6 +22,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller/backfill"
+	"github.com/ontime-dev/ontime/internal/controller/concurrencygroup"
 	"github.com/ontime-dev/ontime/internal/controller/cronjobwarmup"
 	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
@@ -169,11 +170,43 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 	if err := registerBackfills(mgr, clk, opts); err != nil {
 		return err
 	}
+	if err := registerGroups(mgr, clk, opts); err != nil {
+		return err
+	}
 	if !opts.CronJobWarmUp {
 		return nil
 	}
 	cronJobs := cronjobwarmup.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("cronjob-warmup-controller"), opts.Defaults(), warmUp)
 	return cronJobs.Register(ctx, mgr, opts.Workers)
+}
+
+// registerGroups adds the controllers of ConcurrencyGroups and
+// ClusterConcurrencyGroups (on every replica), if the API server serves
+// them: as for Backfills, a cluster upgraded without the new CRDs runs on
+// without them, saying what is missing.
+func registerGroups(mgr ctrl.Manager, clk clock.PassiveClock, opts Options) error {
+	var metricsOnce *concurrencygroup.Metrics
+	for _, kind := range []string{v1alpha1.KindConcurrencyGroup, v1alpha1.KindClusterConcurrencyGroup} {
+		gvk := v1alpha1.GroupVersion.WithKind(kind)
+		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); meta.IsNoMatchError(err) {
+			mgr.GetLogger().Error(err, "a concurrency group CRD is not installed: members' runs wait until the chart's CRDs are applied and the controller restarted (docs/install.md, Upgrading)", "kind", kind)
+			continue
+		} else if err != nil {
+			return fmt.Errorf("looking up the %s API: %w", kind, err)
+		}
+		if metricsOnce == nil {
+			m, err := concurrencygroup.NewMetrics(metrics.Registry)
+			if err != nil {
+				return fmt.Errorf("registering the concurrency groups' metrics: %w", err)
+			}
+			metricsOnce = m
+		}
+		c := concurrencygroup.New(kind, mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("concurrencygroup-controller"), metricsOnce)
+		if err := c.Register(mgr, opts.Workers); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // registerBackfills adds the Backfill controller, if the API server serves

@@ -141,7 +141,7 @@ func scheduledJob(namespace, name, shard string) *v1alpha1.ScheduledJob {
 
 // TestStartsWithoutTheBackfillCRD: on a cluster whose CRDs were not
 // upgraded (only ScheduledJobs served), the controllers register and the
-// manager runs, without the Backfill controller.
+// manager runs, without the Backfill and concurrency group controllers.
 func TestStartsWithoutTheBackfillCRD(t *testing.T) {
 	dir := t.TempDir()
 	crd, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "crd", "bases", "ontime.dev_scheduledjobs.yaml"))

@@ -14,18 +14,10 @@ import (
 )
 
 // TestGroupMemberRuns: a member of a concurrency group has each run's Job
-// created suspended, labelled with its group, with its priority and its
-// start-by (scheduled time plus startingDeadlineSeconds); a run asked for
-// by hand waits from when it was asked. A waiting run is active (Forbid
-// holds the next one) and says so in the Waiting condition; a run the
-// group marked missed is not active, moves lastMissedTime, and its Job is
-// deleted whatever the history limits.
+// created suspended, labeled with its group, with its priority and its
+// start-by (scheduled time plus startingDeadlineSeconds).
 func TestGroupMemberRuns(t *testing.T) {
-	sj := scheduledJob("*/5 * * * *", justBeforeThePriorHour)
-	sj.Spec.ConcurrencyGroup = &v1alpha1.ConcurrencyGroupRef{Kind: v1alpha1.KindClusterConcurrencyGroup, Name: "db", Priority: 3}
-	sj.Spec.StartingDeadlineSeconds = ptr.To[int64](120)
-	sj.Spec.SuccessfulJobsHistoryLimit, sj.Spec.FailedJobsHistoryLimit = ptr.To[int32](3), ptr.To[int32](3)
-	first := topOfTheHour
+	sj, first := groupMember()
 	plan := Compute(Input{ScheduledJob: sj, Now: first.Add(time.Second)})
 	if plan.Create == nil {
 		t.Fatal("no run created")
@@ -36,6 +28,25 @@ func TestGroupMemberRuns(t *testing.T) {
 		t.Fatalf("the member's Job: suspend %v, labels %v, annotations %v", job.Spec.Suspend, job.Labels, job.Annotations)
 	}
 
+}
+
+// groupMember is a ScheduledJob every 5 minutes in a cluster group, with a
+// starting deadline of 2 minutes, and its first run's time.
+func groupMember() (*v1alpha1.ScheduledJob, time.Time) {
+	sj := scheduledJob("*/5 * * * *", justBeforeThePriorHour)
+	sj.Spec.ConcurrencyGroup = &v1alpha1.ConcurrencyGroupRef{Kind: v1alpha1.KindClusterConcurrencyGroup, Name: "db", Priority: 3}
+	sj.Spec.StartingDeadlineSeconds = ptr.To[int64](120)
+	sj.Spec.SuccessfulJobsHistoryLimit, sj.Spec.FailedJobsHistoryLimit = ptr.To[int32](3), ptr.To[int32](3)
+	return sj, topOfTheHour
+}
+
+// TestGroupMemberWaits: a waiting run is active (Forbid holds the next
+// one), says so in the Waiting condition; a run the group marked missed is
+// not active, moves lastMissedTime, and its Job is deleted whatever the
+// history limits; a ScheduledJob in no group has no Waiting condition and
+// unsuspended Jobs.
+func TestGroupMemberWaits(t *testing.T) {
+	sj, first := groupMember()
 	t.Run("waiting: active, and said", func(t *testing.T) {
 		waiting := childJob(sj, first, "uid-1", false)
 		v1alpha1.JoinGroup(waiting, *sj.Spec.ConcurrencyGroup, nil)

@@ -66,6 +66,7 @@ func validate(sj, old *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, meaningE
 	errs, warnings = append(errs, failureErrs...), append(warnings, failureWarnings...)
 	errs = append(errs, validateMaxActive(sj.Spec, spec.Child("maxActive"))...)
 	errs = append(errs, validateCatchUp(sj.Spec, spec.Child("catchUp"))...)
+	errs = append(errs, validateConcurrencyGroup(sj.Spec, spec.Child("concurrencyGroup"))...)
 	return errs, warnings
 }
 

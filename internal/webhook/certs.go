@@ -21,6 +21,8 @@ import (
 // +kubebuilder:rbac:groups="",namespace=system,resources=secrets,verbs=update,resourceNames=ontime-webhook-server-cert
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=update;patch,resourceNames=ontime-validating-webhook-configuration
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=update;patch,resourceNames=ontime-mutating-webhook-configuration
 
 // CertOptions say where the webhook's serving certificate lives.
 type CertOptions struct {
@@ -34,6 +36,10 @@ type CertOptions struct {
 	// Configuration is the ValidatingWebhookConfiguration to inject the CA
 	// bundle into.
 	Configuration string
+	// MutatingConfiguration is the MutatingWebhookConfiguration (the Job
+	// webhook of concurrency groups) to inject it into; one not installed
+	// is passed over.
+	MutatingConfiguration string
 }
 
 // RotateCerts has open-policy-agent's cert-controller create a CA and
@@ -49,7 +55,7 @@ func RotateCerts(mgr ctrl.Manager, opts CertOptions) (<-chan struct{}, error) {
 		CAOrganization: "ontime",
 		DNSName:        opts.DNSName,
 		IsReady:        ready,
-		Webhooks:       []rotator.WebhookInfo{{Name: opts.Configuration, Type: rotator.Validating}},
+		Webhooks:       []rotator.WebhookInfo{{Name: opts.Configuration, Type: rotator.Validating}, {Name: opts.MutatingConfiguration, Type: rotator.Mutating}},
 	})
 	return ready, err
 }

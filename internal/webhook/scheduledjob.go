@@ -121,6 +121,7 @@ func (v *Validator) validate(ctx context.Context, sj, old *v1alpha1.ScheduledJob
 	if len(errs) == 0 && v.client != nil {
 		errs = append(errs, v.dryRunJob(ctx, sj)...)
 		warnings = append(warnings, v.priorityWarnings(ctx, sj)...)
+		warnings = append(warnings, groupWarnings(ctx, v.client, sj)...)
 		if meaning, err := validation.MeaningOf(sj); err == nil {
 			warnings = append(warnings, v.crowdWarnings(sj, meaning, now)...)
 		}

@@ -89,29 +89,44 @@ func NewController(tb testing.TB, opts ControllerOptions) *Controller {
 	return c
 }
 
-// pointWebhookAt points the webhook configuration config/dev installed
+// pointWebhookAt points the webhook configurations config/dev installed
 // (https://localhost:9443/…) at port.
 func pointWebhookAt(tb testing.TB, kubeconfig string, port int) {
 	tb.Helper()
 	c := NewClient(tb, kubeconfig)
-	config := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	key := client.ObjectKey{Name: "ontime-validating-webhook-configuration"}
-	if err := c.Get(context.Background(), key, config); err != nil {
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := c.Get(context.Background(), client.ObjectKey{Name: "ontime-validating-webhook-configuration"}, validating); err != nil {
 		tb.Fatalf("reading the webhook configuration of config/dev: %v", err)
 	}
-	for i := range config.Webhooks {
-		if u := config.Webhooks[i].ClientConfig.URL; u != nil {
-			parsed, err := url.Parse(*u)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			parsed.Host = fmt.Sprintf("localhost:%d", port)
-			config.Webhooks[i].ClientConfig.URL = ptr.To(parsed.String())
-		}
+	for i := range validating.Webhooks {
+		validating.Webhooks[i].ClientConfig.URL = atPort(tb, validating.Webhooks[i].ClientConfig.URL, port)
 	}
-	if err := c.Update(context.Background(), config); err != nil {
+	if err := c.Update(context.Background(), validating); err != nil {
 		tb.Fatalf("pointing the webhook at port %d: %v", port, err)
 	}
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := c.Get(context.Background(), client.ObjectKey{Name: "ontime-mutating-webhook-configuration"}, mutating); err != nil {
+		tb.Fatalf("reading the Job webhook configuration of config/dev: %v", err)
+	}
+	for i := range mutating.Webhooks {
+		mutating.Webhooks[i].ClientConfig.URL = atPort(tb, mutating.Webhooks[i].ClientConfig.URL, port)
+	}
+	if err := c.Update(context.Background(), mutating); err != nil {
+		tb.Fatalf("pointing the Job webhook at port %d: %v", port, err)
+	}
+}
+
+// atPort is a webhook's URL at localhost:port.
+func atPort(tb testing.TB, u *string, port int) *string {
+	if u == nil {
+		return nil
+	}
+	parsed, err := url.Parse(*u)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	parsed.Host = fmt.Sprintf("localhost:%d", port)
+	return ptr.To(parsed.String())
 }
 
 // StartController starts a controller process, waits until it is ready
@@ -235,7 +250,7 @@ func (c *Controller) signal(sig syscall.Signal) {
 	}
 }
 
-// Metric reads an unlabelled metric from the process's /metrics: the value
+// Metric reads an unlabeled metric from the process's /metrics: the value
 // of the line "name value", 0 when there is none.
 func (c *Controller) Metric(name string) (float64, error) {
 	lines, err := c.metricLines()

@@ -37,7 +37,10 @@ var allowed = map[string][]string{
 	// The Backfill controller: the backfill's plan, and the ScheduledJob
 	// controller's retry backoff.
 	"internal/controller/backfill": {"internal/backfill", "internal/controller/scheduledjob", "api/v1alpha1"},
-	"internal/controller/owned":    {"internal/warmup", "api/v1alpha1"},
+	// The concurrency groups' controller: the group's decision, and the
+	// ScheduledJob controller's retry backoff.
+	"internal/controller/concurrencygroup": {"internal/concurrency", "internal/controller/scheduledjob", "api/v1alpha1"},
+	"internal/controller/owned":            {"internal/warmup", "api/v1alpha1"},
 	// The one reconciler of every owner of warm-up: the loop, over each
 	// kind's plan.
 	"internal/controller/owners": {"internal/controller/warmupobjects", "internal/controller/recovery", "internal/warmup"},
@@ -52,6 +55,7 @@ var allowed = map[string][]string{
 	"internal/validation":              {"internal/spread", "api/v1alpha1", "pkg/cron"},
 	"internal/planner":                 {"internal/validation", "internal/warmup", "internal/spread", "internal/wakeup", "api/v1alpha1", "pkg/cron"},
 	"internal/backfill":                {"internal/planner", "internal/warmup", "api/v1alpha1", "pkg/cron"},
+	"internal/concurrency":             {"api/v1alpha1"},
 	"internal/wakeup":                  {},
 	"internal/warmup":                  {"api/v1alpha1", "pkg/cron"},
 	"internal/spread":                  {"pkg/cron"},

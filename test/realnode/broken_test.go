@@ -124,7 +124,7 @@ func (e *env) checkWebhookDown(t *testing.T) {
 // install.yaml's here): ontime check fails on the API alone.
 func (e *env) checkCRDMissing(t *testing.T) {
 	t.Helper()
-	e.cluster.Kubectl(t, "delete", "crd", "scheduledjobs.ontime.dev", "backfills.ontime.dev", "--wait")
+	e.cluster.Kubectl(t, "delete", "crd", "scheduledjobs.ontime.dev", "backfills.ontime.dev", "concurrencygroups.ontime.dev", "clusterconcurrencygroups.ontime.dev", "--wait")
 	// The API server's discovery drops the group a moment after the CRD.
 	var results map[string]checkResult
 	var failed bool

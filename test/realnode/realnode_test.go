@@ -127,7 +127,7 @@ func TestInstallOnRealNode(t *testing.T) {
 		framework.Progress("uninstalling as docs/install.md says, with ontime check between the steps")
 		e.deleteWorkloads(t)
 		e.checkWebhookDown(t)
-		cluster.Kubectl(t, "delete", "validatingwebhookconfiguration,priorityclass,clusterrole,clusterrolebinding",
+		cluster.Kubectl(t, "delete", "validatingwebhookconfiguration,mutatingwebhookconfiguration,priorityclass,clusterrole,clusterrolebinding",
 			"-l", "app.kubernetes.io/name=ontime", "--wait")
 		cluster.Kubectl(t, "delete", "-n", namespace, "deploy,svc,secret,sa,role,rolebinding,pdb",
 			"-l", "app.kubernetes.io/name=ontime", "--wait")
@@ -419,7 +419,7 @@ func (e *env) waitForNoPods(t *testing.T) {
 // deleteCRDAndNamespace are the last steps of uninstalling.
 func (e *env) deleteCRDAndNamespace(t *testing.T) {
 	t.Helper()
-	e.cluster.Kubectl(t, "delete", "crd", "scheduledjobs.ontime.dev", "backfills.ontime.dev", "--wait")
+	e.cluster.Kubectl(t, "delete", "crd", "scheduledjobs.ontime.dev", "backfills.ontime.dev", "concurrencygroups.ontime.dev", "clusterconcurrencygroups.ontime.dev", "--wait")
 	e.cluster.Kubectl(t, "delete", "namespace", namespace, "--wait", "--timeout=2m")
 }
 

@@ -1,6 +1,7 @@
 package concurrencygroup
 
 import (
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,12 +33,31 @@ func NewMetrics(registry prometheus.Registerer) (*Metrics, error) {
 		missedRuns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ontime_concurrency_group_missed_total",
 			Help: "Runs this replica found waiting past their starting deadline (not run)."}, labels),
 	}
-	for _, c := range []prometheus.Collector{m.active, m.waiting, m.wait, m.missedRuns} {
-		if err := registry.Register(c); err != nil {
-			return nil, err
+	var err error
+	m.active, err = register(registry, m.active)
+	if err == nil {
+		m.waiting, err = register(registry, m.waiting)
+	}
+	if err == nil {
+		m.wait, err = register(registry, m.wait)
+	}
+	if err == nil {
+		m.missedRuns, err = register(registry, m.missedRuns)
+	}
+	return m, err
+}
+
+// register registers c, or returns the collector registered before it (a
+// process that registers its controllers again, as tests do).
+func register[C prometheus.Collector](registry prometheus.Registerer, c C) (C, error) {
+	err := registry.Register(c)
+	var already prometheus.AlreadyRegisteredError
+	if errors.As(err, &already) {
+		if existing, ok := already.ExistingCollector.(C); ok {
+			return existing, nil
 		}
 	}
-	return m, nil
+	return c, err
 }
 
 func (m *Metrics) observe(kind string, group client.Object, plan concurrency.Plan) {

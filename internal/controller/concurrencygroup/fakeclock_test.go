@@ -1,0 +1,168 @@
+package concurrencygroup
+
+import (
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	ontimescheme "github.com/ontime-dev/ontime/internal/scheme"
+	"github.com/ontime-dev/ontime/internal/testenv"
+)
+
+// TestGroupOnAFakeClock reconciles a ConcurrencyGroup of 2 by hand on a
+// fake clock, against a real API server, with four waiting runs: the one
+// of higher priority starts first, then the earliest scheduled; a finished
+// run's slot goes to the next; a CronJob's run still waiting past its
+// start-by is marked missed and deleted; once all finished, the status
+// lists nothing and Saturated is False.
+func TestGroupOnAFakeClock(t *testing.T) {
+	h := harness(t)
+	ns := h.NewNamespace(t)
+	now := h.Clock.Now().Truncate(time.Second)
+	h.Clock.SetTime(now)
+	group := &v1alpha1.ConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns}, Spec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 2}}
+	h.Create(t, group)
+	sjOwner := metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ScheduledJob", Name: "report", UID: "sj-uid", Controller: ptr.To(true)}
+	cronJobOwner := metav1.OwnerReference{APIVersion: "batch/v1", Kind: "CronJob", Name: "legacy", UID: "cj-uid", Controller: ptr.To(true)}
+	newRun := func(name string, ago time.Duration, owner metav1.OwnerReference, ref v1alpha1.ConcurrencyGroupRef, startBy *time.Time) *batchv1.Job {
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, OwnerReferences: []metav1.OwnerReference{owner},
+			Annotations: map[string]string{v1alpha1.ScheduledTimestampAnnotation: now.Add(-ago).Format(time.RFC3339)}},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+		v1alpha1.JoinGroup(job, ref, startBy)
+		h.Create(t, job)
+		h.WaitForCache(t, job)
+		return job
+	}
+	db := v1alpha1.ConcurrencyGroupRef{Name: "db"}
+	newRun("a", 30*time.Second, sjOwner, db, nil)
+	newRun("b", 20*time.Second, sjOwner, db, nil)
+	newRun("c", 10*time.Second, cronJobOwner, db, ptr.To(now.Add(20*time.Second)))
+	newRun("d", 5*time.Second, sjOwner, v1alpha1.ConcurrencyGroupRef{Name: "db", Priority: 5}, nil)
+
+	c := New(v1alpha1.KindConcurrencyGroup, h.Cached, h.Reader, h.Clock, h.Recorder, nil)
+	step := func() *v1alpha1.ConcurrencyGroup {
+		t.Helper()
+		if _, err := c.Reconcile(h.Ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(group)}); err != nil {
+			t.Fatal(err)
+		}
+		current := &v1alpha1.ConcurrencyGroup{}
+		if err := h.Live.Get(h.Ctx, client.ObjectKeyFromObject(group), current); err != nil {
+			t.Fatal(err)
+		}
+		for _, job := range h.jobs(t, ns) {
+			h.WaitForCache(t, job)
+		}
+		return current
+	}
+	finish := func(name string) {
+		t.Helper()
+		job := &batchv1.Job{}
+		if err := h.Live.Get(h.Ctx, types.NamespacedName{Namespace: ns, Name: name}, job); err != nil {
+			t.Fatal(err)
+		}
+		at := metav1.NewTime(h.Clock.Now())
+		job.Status.StartTime, job.Status.CompletionTime = &at, &at
+		job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: at},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: at}}
+		if err := h.Live.Status().Update(h.Ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		h.WaitForCache(t, job)
+	}
+
+	got := step()
+	wantRunning(t, h, ns, "a", "d")
+	if got.Status.ActiveCount != 2 || got.Status.Waiting != 2 || !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.GroupSaturated) {
+		t.Fatalf("status %+v", got.Status)
+	}
+	finish("a")
+	step()
+	wantRunning(t, h, ns, "b", "d")
+
+	h.Clock.Step(21 * time.Second) // past c's start-by
+	got = step()
+	missed := &batchv1.Job{}
+	if err := h.Live.Get(h.Ctx, types.NamespacedName{Namespace: ns, Name: "c"}, missed); !apierrors.IsNotFound(err) && missed.DeletionTimestamp == nil {
+		t.Fatalf("the CronJob's missed run: %v, annotations %v", err, missed.Annotations)
+	}
+	if got.Status.Waiting != 0 {
+		t.Errorf("waiting %d after the miss", got.Status.Waiting)
+	}
+	finish("b")
+	finish("d")
+	got = step()
+	if len(got.Status.Active) != 0 || got.Status.Admitted != 3 || meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.GroupSaturated) {
+		t.Errorf("status at the end %+v", got.Status)
+	}
+}
+
+// wantRunning: exactly these Jobs of ns are released and unfinished.
+func wantRunning(t *testing.T, h *harnessT, ns string, names ...string) {
+	t.Helper()
+	var running []string
+	for _, job := range h.jobs(t, ns) {
+		if !suspended(job) && !finished(job) {
+			running = append(running, job.Name)
+		}
+	}
+	if !slices.Equal(running, names) {
+		t.Fatalf("running %v, want %v", running, names)
+	}
+}
+
+// harnessT is the package's harness, with a listing of Jobs.
+type harnessT struct{ *testenv.Harness }
+
+func (h *harnessT) jobs(t *testing.T, ns string) []*batchv1.Job {
+	t.Helper()
+	var list batchv1.JobList
+	if err := h.Live.List(h.Ctx, &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	jobs := make([]*batchv1.Job, len(list.Items))
+	for i := range list.Items {
+		jobs[i] = &list.Items[i]
+	}
+	return jobs
+}
+
+// harnessOnce is the package's API server, started by the first test that
+// needs it and stopped by TestMain.
+var harnessOnce struct {
+	sync.Once
+	h   *testenv.Harness
+	err error
+}
+
+func harness(t *testing.T) *harnessT {
+	t.Helper()
+	harnessOnce.Do(func() {
+		harnessOnce.h, harnessOnce.err = testenv.StartHarness(testenv.HarnessOptions{Options: testenv.Options{CRDDirs: []string{"config/crd/bases"}}, Scheme: ontimescheme.New()})
+	})
+	if harnessOnce.err != nil {
+		t.Fatal(harnessOnce.err)
+	}
+	return &harnessT{harnessOnce.h}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if harnessOnce.h != nil {
+		harnessOnce.h.Stop()
+	}
+	os.Exit(code)
+}
