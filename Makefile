@@ -287,7 +287,7 @@ test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI r
 	@rm -rf $(BACKGROUND_DIR)
 	@echo "==> in the background, [lead] lead: Auto against Karpenter, delays 30 s → 60 s → 25 s beside a fixed lead (about 22 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) lead $(GO) test -tags e2e,lead -count=1 -timeout 40m -v -run '^TestAutoLeadAgainstKarpenterQuick$$' ./test/e2e/
-	@echo "==> in the background, [e2e] end-to-end on local kwok clusters, side by side: next to native CronJobs, warm-up with Karpenter, EarlyStart under its consolidation, catch-up after 5 minutes down (about 10 minutes)"
+	@echo "==> in the background, [e2e] end-to-end on local kwok clusters, side by side: next to native CronJobs, warm-up with Karpenter, EarlyStart under its consolidation, catch-up after 5 minutes down, a concurrency group of ScheduledJobs and CronJobs (about 12 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) e2e $(GO) test -tags e2e -count=1 -parallel 4 -timeout 30m -v ./test/e2e/
 	@echo "==> in the background once [e2e] has ended, [real-node] (kubelet, containerd, runc): published to a registry on loopback and installed from it: docs/getting-started.md run, Helm with real runs, leader killed, upgraded; install.yaml with ontime check on broken installs; an image the registry lacks (about 7 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) real-node --after e2e $(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/
@@ -304,6 +304,8 @@ test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI r
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -count=1 -run 'TestBurstCreatesJobsBeforeStatus' ./internal/controller/scheduledjob/
 	@echo "==> chaos, short: leader killed every 30 s, kube-apiserver and etcd killed once; 0 duplicated and 0 lost runs (about 6 minutes)"
 	$(GO) test -tags chaos -count=1 -timeout 20m -v -run '^TestChaos$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0
+	@echo "==> chaos, concurrency group: 50 ScheduledJobs every minute in a group of 5, runs of 20 s, leader killed every 20 s; never over 5 running, 0 duplicated, every run ran or was missed (about 6 minutes)"
+	$(GO) test -tags chaos -count=1 -timeout 20m -v -run '^TestGroupChaos$$' ./test/chaos/ -args -duration 3m -kill-every 20s
 	@echo "==> waiting for [image] and [lead]"
 	@hack/background.sh wait $(BACKGROUND_DIR) image lead
 
@@ -352,9 +354,10 @@ bench-scale: kube-binaries ## Memory, CPU, skew and restart time with 100 and 10
 	$(BENCH) ./test/bench/scale/ -args -n 10000 -controllers ontime -others 10000 -ontime-flags '--job-cache=owned --cronjob-warmup=false --crowded-minute-threshold=0'
 
 .PHONY: chaos
-chaos: kube-binaries ## Faults for 10 minutes (leader killed every 20 s, kube-apiserver and etcd once, then kube-apiserver 45 s across a minute) under 200 ScheduledJobs: 0 duplicated, 0 lost, skew p99 ≤ 2 s, runs past their deadline missed as CronJob's, the rest within 2 s of the API answering; then 6 minutes of graceful stops just before every other minute: no run over 1 s later than in the minutes between.
+chaos: kube-binaries ## Faults for 10 minutes (leader killed every 20 s, kube-apiserver and etcd once, then kube-apiserver 45 s across a minute) under 200 ScheduledJobs: 0 duplicated, 0 lost, skew p99 ≤ 2 s, runs past their deadline missed as CronJob's, the rest within 2 s of the API answering; then 6 minutes of graceful stops just before every other minute: no run over 1 s later than in the minutes between; then 10 minutes of a concurrency group of 5 shared by 50 ScheduledJobs, leader killed every 20 s: never over 5 running, 0 duplicated.
 	$(GO) test -tags chaos -count=1 -timeout 40m -v -run '^TestChaos$$' ./test/chaos/ -args -n 200 -duration 10m -kill-every 20s
 	$(GO) test -tags chaos -count=1 -timeout 30m -v -run '^TestGracefulHandover$$' ./test/chaos/ -args -n 200 -duration 6m
+	$(GO) test -tags chaos -count=1 -timeout 30m -v -run '^TestGroupChaos$$' ./test/chaos/ -args -duration 10m -kill-every 20s
 
 .PHONY: bench-warmup
 bench-warmup: kube-binaries autoscaler ## Warm-up against Karpenter (N=20, 100; D=60s; lead 90s): start lateness, nodes, cost (about an hour).

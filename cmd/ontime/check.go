@@ -166,16 +166,24 @@ func (k checker) api() checkResult {
 	for _, r := range resources.APIResources {
 		served[r.Name] = true
 	}
-	switch {
-	case !served["scheduledjobs"]:
+	if !served["scheduledjobs"] {
 		return checkResult{Check: "api", Status: checkFail, Detail: gv + " serves no scheduledjobs", Fix: "reinstall the CRD of this version"}
-	case !served["backfills"]:
-		// An upgrade that did not apply the new CRD: Helm never upgrades
-		// them. ScheduledJobs run; Backfills are not carried out.
-		return checkResult{Check: "api", Status: checkWarn, Detail: "ScheduledJobs are served (" + gv + "), Backfills are not: the CRDs were not upgraded",
+	}
+	// Kinds added after ScheduledJobs: an upgrade that did not apply their
+	// CRDs (Helm never upgrades them) runs ScheduledJobs without them.
+	var missing []string
+	for _, kind := range []struct{ resource, name string }{
+		{"backfills", "Backfills"}, {"concurrencygroups", "ConcurrencyGroups"}, {"clusterconcurrencygroups", "ClusterConcurrencyGroups"},
+	} {
+		if !served[kind.resource] {
+			missing = append(missing, kind.name)
+		}
+	}
+	if len(missing) > 0 {
+		return checkResult{Check: "api", Status: checkWarn, Detail: "ScheduledJobs are served (" + gv + "), " + strings.Join(missing, ", ") + " are not: the CRDs were not upgraded",
 			Fix: "apply the chart's CRDs (docs/install.md, Upgrading), then restart the controller"}
 	}
-	return checkResult{Check: "api", Status: checkOK, Detail: "ScheduledJobs and Backfills are served (" + gv + ")"}
+	return checkResult{Check: "api", Status: checkOK, Detail: "ScheduledJobs, Backfills and concurrency groups are served (" + gv + ")"}
 }
 
 // webhook: the admission webhook answers a dry-run create through its

@@ -103,7 +103,7 @@ func TestCheck(t *testing.T) {
 	if err := testenv.WriteKubeconfig(old, oldKubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	expectCheck(t, "CRDs not upgraded", runCheckCLI(t, oldKubeconfig, 1)["api"], checkWarn, "Backfills are not")
+	expectCheck(t, "CRDs not upgraded", runCheckCLI(t, oldKubeconfig, 1)["api"], checkWarn, "Backfills, ConcurrencyGroups, ClusterConcurrencyGroups are not")
 }
 
 // expectCheck: the check has the status, its detail says what, and one

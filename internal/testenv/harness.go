@@ -89,7 +89,7 @@ func (h *Harness) Stop() {
 }
 
 // NewNamespace gives a test its own namespace.
-func (h *Harness) NewNamespace(t *testing.T) string {
+func (h *Harness) NewNamespace(t testing.TB) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}
 	h.Create(t, ns)
@@ -97,7 +97,7 @@ func (h *Harness) NewNamespace(t *testing.T) string {
 }
 
 // Create creates obj through the live client.
-func (h *Harness) Create(t *testing.T, obj client.Object) {
+func (h *Harness) Create(t testing.TB, obj client.Object) {
 	t.Helper()
 	if err := h.Live.Create(h.Ctx, obj); err != nil {
 		t.Fatal(err)

@@ -399,6 +399,11 @@ func TestKubectlExplain(t *testing.T) {
 		"backfill.spec.redo":                                      "Failed also reruns the times whose Job failed",
 		"backfill.spec.maxActive":                                 "how many of the backfill's runs may be active at once",
 		"backfill.status.next":                                    "earliest time not yet started nor skipped",
+		"sj.spec.concurrencyGroup.priority":                       "orders this member's waiting runs",
+		"cg.spec.maxActive":                                       "the most runs of the group's members that may be active",
+		"cg.spec.limitPerLabelValue.key":                          "the label's key",
+		"cg.status.oldestWaitingSince":                            "when the run that has waited longest began",
+		"ccg.spec":                                                "bounds how many runs of the group's members are active",
 	} {
 		stdout, stderr, err := kubectl.Run("explain", field)
 		if err != nil {

@@ -4,6 +4,7 @@ package chaos
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +29,9 @@ type jobWatcher struct {
 	uids     map[string][]types.UID
 	finished map[types.UID]time.Time
 	byName   map[string]types.UID
+	// released and marked are the concurrency group runs' Jobs seen
+	// released (not suspended) and marked missed, by name.
+	released, marked map[string]bool
 }
 
 func watchJobs(ctx context.Context, t *testing.T, kubeconfig string) *jobWatcher {
@@ -40,7 +44,8 @@ func watchJobs(ctx context.Context, t *testing.T, kubeconfig string) *jobWatcher
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &jobWatcher{uids: map[string][]types.UID{}, finished: map[types.UID]time.Time{}, byName: map[string]types.UID{}}
+	w := &jobWatcher{uids: map[string][]types.UID{}, finished: map[types.UID]time.Time{}, byName: map[string]types.UID{},
+		released: map[string]bool{}, marked: map[string]bool{}}
 	factory := informers.NewSharedInformerFactoryWithOptions(clientset, 0, informers.WithNamespace(namespace))
 	informer := factory.Batch().V1().Jobs().Informer()
 	record := func(obj any) {
@@ -69,6 +74,14 @@ func (w *jobWatcher) see(job *batchv1.Job) {
 			w.byName[job.Name] = job.UID
 		}
 	}
+	if job.Labels[v1alpha1.GroupLabel] != "" {
+		if job.Spec.Suspend == nil || !*job.Spec.Suspend {
+			w.released[job.Name] = true
+		}
+		if _, ok := job.Annotations[v1alpha1.MissedAnnotation]; ok {
+			w.marked[job.Name] = true
+		}
+	}
 	if condition, done := v1alpha1.JobFinished(job); done && w.finished[job.UID].IsZero() {
 		for _, c := range job.Status.Conditions {
 			if c.Type == condition {
@@ -89,4 +102,12 @@ func (w *jobWatcher) jobs() (seen map[string]int, finished map[string]time.Time)
 		finished[name] = w.finished[w.byName[name]]
 	}
 	return seen, finished
+}
+
+// groupRuns are the concurrency group runs' Jobs seen released, and seen
+// marked missed, by name.
+func (w *jobWatcher) groupRuns() (released, marked map[string]bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.released), maps.Clone(w.marked)
 }

@@ -24,8 +24,8 @@ func TestSamplesArePortable(t *testing.T) {
 		t.Errorf("config/samples render %d ScheduledJobs", n)
 	}
 	dev := kustomize(t, "config/dev/samples")
-	if n := strings.Count(dev, "pod-complete.stage.kwok.x-k8s.io/delay"); n != 8 {
-		t.Errorf("config/dev/samples: %d samples with kwok's run time, want 8 (the warm-up ones, cold-start, forbid-slow and max-active)", n)
+	if n := strings.Count(dev, "pod-complete.stage.kwok.x-k8s.io/delay"); n != 12 {
+		t.Errorf("config/dev/samples: %d samples with kwok's run time, want 12 (the warm-up ones, cold-start, forbid-slow, max-active and the concurrency group's four)", n)
 	}
 	if n := strings.Count(dev, "karpenter.sh/nodepool: batch"); n != 6 {
 		t.Errorf("config/dev/samples: %d samples on the NodePool batch, want 6 (the warm-up ones and cold-start)", n)

@@ -265,6 +265,28 @@ func (c *Controller) Metric(name string) (float64, error) {
 	return 0, nil
 }
 
+// MetricSum reads a metric from the process's /metrics: the sum of its
+// lines, whatever their labels (0 when there are none).
+func (c *Controller) MetricSum(name string) (float64, error) {
+	lines, err := c.metricLines()
+	if err != nil {
+		return 0, err
+	}
+	sum := 0.0
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		if len(fields) != 2 || (fields[0] != name && !strings.HasPrefix(fields[0], name+"{")) {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[1], 64)
+		if err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	return sum, nil
+}
+
 // IsLeader reports whether the process says, on its metrics endpoint, that
 // it holds the lease.
 func (c *Controller) IsLeader() bool {

@@ -148,7 +148,7 @@ var harnessOnce struct {
 	err error
 }
 
-func harness(t *testing.T) *harnessT {
+func harness(t testing.TB) *harnessT {
 	t.Helper()
 	harnessOnce.Do(func() {
 		harnessOnce.h, harnessOnce.err = testenv.StartHarness(testenv.HarnessOptions{Options: testenv.Options{CRDDirs: []string{"config/crd/bases"}}, Scheme: ontimescheme.New()})
