@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -104,6 +105,25 @@ func (h *Harness) Create(t testing.TB, obj client.Object) {
 	}
 }
 
+// Complete marks the Job ns/name Complete, as the Job controller does when
+// its pods succeed (started and completed now, with the conditions the API
+// server requires of a finished Job), and waits for the cache to see it.
+func (h *Harness) Complete(t testing.TB, ns, name string, now time.Time) {
+	t.Helper()
+	job := &batchv1.Job{}
+	if err := h.Live.Get(h.Ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
+		t.Fatal(err)
+	}
+	at := metav1.NewTime(now)
+	job.Status.StartTime, job.Status.CompletionTime = &at, &at
+	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: at},
+		{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: at}}
+	if err := h.Live.Status().Update(h.Ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitForCache(t, job)
+}
+
 // DrainEvents returns the events recorded so far.
 func (h *Harness) DrainEvents() []string {
 	var events []string
@@ -128,7 +148,7 @@ type Cached struct {
 // WaitForCache waits until the cached obj, and the cached objects of each
 // kind in its namespace, are the API server's, at the same
 // resourceVersions.
-func (h *Harness) WaitForCache(t *testing.T, obj client.Object, kinds ...Cached) {
+func (h *Harness) WaitForCache(t testing.TB, obj client.Object, kinds ...Cached) {
 	t.Helper()
 	key := client.ObjectKeyFromObject(obj)
 	Eventually(t, 10*time.Second, "the cache to catch up with "+key.String(), func() bool {

@@ -60,18 +60,7 @@ func TestBackfillOnAFakeClock(t *testing.T) {
 	}
 	finish := func(name string) {
 		t.Helper()
-		job := &batchv1.Job{}
-		if err := h.Live.Get(h.Ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
-			t.Fatal(err)
-		}
-		at := metav1.NewTime(h.Clock.Now())
-		job.Status.StartTime, job.Status.CompletionTime = &at, &at
-		job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: at},
-			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: at}}
-		if err := h.Live.Status().Update(h.Ctx, job); err != nil {
-			t.Fatal(err)
-		}
-		h.WaitForCache(t, job)
+		h.Complete(t, ns, name, h.Clock.Now())
 	}
 
 	got := step()

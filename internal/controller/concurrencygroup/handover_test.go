@@ -90,7 +90,7 @@ func measureHandOver(b *testing.B, h *harnessT, members, limit int) (handOver, f
 		name := firstOf(running)
 		delete(running, name)
 		start := time.Now()
-		complete(b, h, ns, name)
+		h.Complete(b, ns, name, time.Now())
 		_, at := released(10 * time.Second)
 		handOver = append(handOver, at.Sub(start))
 	}
@@ -169,21 +169,6 @@ func benchRun(ns, name string, scheduled time.Time) *batchv1.Job {
 			Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
 	v1alpha1.JoinGroup(job, v1alpha1.ConcurrencyGroupRef{Name: "db"}, nil)
 	return job
-}
-
-// complete marks a Job Complete, as the Job controller does.
-func complete(b *testing.B, h *harnessT, ns, name string) {
-	job := &batchv1.Job{}
-	if err := h.Live.Get(h.Ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
-		b.Fatal(err)
-	}
-	at := metav1.Now()
-	job.Status.StartTime, job.Status.CompletionTime = &at, &at
-	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: at},
-		{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: at}}
-	if err := h.Live.Status().Update(h.Ctx, job); err != nil {
-		b.Fatal(err)
-	}
 }
 
 func firstOf(set map[string]bool) string {
