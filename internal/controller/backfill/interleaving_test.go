@@ -6,10 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,9 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -32,6 +28,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/scheme"
+	"github.com/ontime-dev/ontime/internal/testenv"
 )
 
 var (
@@ -65,35 +62,12 @@ func TestBackfillInterleavings(t *testing.T) {
 	if *backfillSeed != 0 {
 		first, seeds = *backfillSeed, 1
 	}
-	var mu sync.Mutex
-	broken := 0
-	work := make(chan uint64)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for seed := range work {
-				w := newBackfillWorld(seed)
-				w.run()
-				if len(w.violations) == 0 {
-					continue
-				}
-				mu.Lock()
-				if broken++; broken == 1 {
-					t.Errorf("seed %d: %s\n  %s\n  trace:\n    %s\nrun it alone: go test ./internal/controller/backfill/ -run TestBackfillInterleavings -backfill-seed %d",
-						seed, w.scenario, strings.Join(w.violations, "\n  "), strings.Join(w.trace, "\n    "), seed)
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	for seed := first; seed < first+uint64(seeds); seed++ {
-		work <- seed
-	}
-	close(work)
-	wg.Wait()
-	if broken > 0 {
-		t.Errorf("%d of %d seeds broke an invariant", broken, seeds)
-	}
+	testenv.ExploreSeeds(t, first, seeds, func(seed uint64) (string, bool) {
+		w := newBackfillWorld(seed)
+		w.run()
+		return fmt.Sprintf("%s\n  %s\n  trace:\n    %s\nrun it alone: go test ./internal/controller/backfill/ -run TestBackfillInterleavings -backfill-seed %d",
+			w.scenario, strings.Join(w.violations, "\n  "), strings.Join(w.trace, "\n    "), seed), len(w.violations) > 0
+	})
 }
 
 // backfillWorld is one seed's world.
@@ -208,7 +182,8 @@ func (w *backfillWorld) reconcile() {
 		w.killAt, w.landing = 1+w.rng.IntN(8), w.rng.IntN(2) == 0
 	}
 	live := interceptor.NewClient(w.api, w.faults())
-	cached := lagging{Client: live, snapshot: w.snapshot}
+	snapshot := w.snapshot
+	cached := testenv.Lagging{Client: live, Snapshot: func() client.Reader { return snapshot }}
 	c := NewController(cached, live, clocktesting.NewFakePassiveClock(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)), record.NewFakeRecorder(100))
 	_, err := c.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "bf"}})
 	w.logf("reconcile (kill at request %d, landing %v): %v", w.killAt, w.landing, err)
@@ -217,12 +192,7 @@ func (w *backfillWorld) reconcile() {
 // worldScheme is built once: building it is most of a fake client's cost.
 var worldScheme = scheme.New()
 
-// newFakeClient is a fake API server without managed fields, which the
-// controller never reads and whose bookkeeping is most of a write's cost.
-func newFakeClient() *fake.ClientBuilder {
-	tracker := clienttesting.NewObjectTracker(worldScheme, serializer.NewCodecFactory(worldScheme).UniversalDecoder())
-	return fake.NewClientBuilder().WithScheme(worldScheme).WithObjectTracker(tracker)
-}
+func newFakeClient() *fake.ClientBuilder { return testenv.FakeAPI(worldScheme) }
 
 // errKilled is what a request of a dead leader gets.
 var errKilled = errors.New("the leader died")
@@ -307,21 +277,6 @@ func (w *backfillWorld) delete(ctx context.Context, c client.WithWatch, obj clie
 		w.logf("  deleted %s", obj.GetName())
 	}
 	return err
-}
-
-// lagging is the controller's cached client: reads from a snapshot of the
-// API server taken at the last sync, writes to the API server.
-type lagging struct {
-	client.Client
-	snapshot client.Reader
-}
-
-func (l lagging) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	return l.snapshot.Get(ctx, key, obj, opts...)
-}
-
-func (l lagging) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	return l.snapshot.List(ctx, list, opts...)
 }
 
 // sync has the cache catch up with the API server.

@@ -6,9 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,9 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -30,6 +26,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/scheme"
+	"github.com/ontime-dev/ontime/internal/testenv"
 )
 
 var (
@@ -62,35 +59,12 @@ func TestGroupInterleavings(t *testing.T) {
 	if *groupSeed != 0 {
 		first, seeds = *groupSeed, 1
 	}
-	var mu sync.Mutex
-	broken := 0
-	work := make(chan uint64)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for seed := range work {
-				w := newGroupWorld(seed)
-				w.run()
-				if len(w.violations) == 0 {
-					continue
-				}
-				mu.Lock()
-				if broken++; broken == 1 {
-					t.Errorf("seed %d: %s\n  %s\n  trace:\n    %s\nrun it alone: go test ./internal/controller/concurrencygroup/ -run TestGroupInterleavings -group-seed %d",
-						seed, w.scenario, strings.Join(w.violations, "\n  "), strings.Join(w.trace, "\n    "), seed)
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	for seed := first; seed < first+uint64(seeds); seed++ {
-		work <- seed
-	}
-	close(work)
-	wg.Wait()
-	if broken > 0 {
-		t.Errorf("%d of %d seeds broke an invariant", broken, seeds)
-	}
+	testenv.ExploreSeeds(t, first, seeds, func(seed uint64) (string, bool) {
+		w := newGroupWorld(seed)
+		w.run()
+		return fmt.Sprintf("%s\n  %s\n  trace:\n    %s\nrun it alone: go test ./internal/controller/concurrencygroup/ -run TestGroupInterleavings -group-seed %d",
+			w.scenario, strings.Join(w.violations, "\n  "), strings.Join(w.trace, "\n    "), seed), len(w.violations) > 0
+	})
 }
 
 // groupWorld is one seed's world.
@@ -151,7 +125,7 @@ func (w *groupWorld) newActor(name string) *actor {
 	a := &actor{name: name, parked: make(chan bool), resume: make(chan step)}
 	w.sync(a)
 	live := interceptor.NewClient(w.api, w.faults(a))
-	cached := lagging{Client: live, snapshot: readerFunc(func() client.Reader { return a.snapshot })}
+	cached := testenv.Lagging{Client: live, Snapshot: func() client.Reader { return a.snapshot }}
 	a.controller = New(v1alpha1.KindConcurrencyGroup, cached, live, w.clock, record.NewFakeRecorder(1000), nil)
 	return a
 }
@@ -506,28 +480,7 @@ func (w *groupWorld) sync(a *actor) {
 // worldScheme is built once: building it is most of a fake client's cost.
 var worldScheme = scheme.New()
 
-// newFakeClient is a fake API server without managed fields.
-func newFakeClient() *fake.ClientBuilder {
-	tracker := clienttesting.NewObjectTracker(worldScheme, serializer.NewCodecFactory(worldScheme).UniversalDecoder())
-	return fake.NewClientBuilder().WithScheme(worldScheme).WithObjectTracker(tracker)
-}
-
-// lagging is a replica's cached client: reads from its snapshot of the API
-// server, writes to the API server.
-type lagging struct {
-	client.Client
-	snapshot readerFunc
-}
-
-type readerFunc func() client.Reader
-
-func (l lagging) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	return l.snapshot().Get(ctx, key, obj, opts...)
-}
-
-func (l lagging) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	return l.snapshot().List(ctx, list, opts...)
-}
+func newFakeClient() *fake.ClientBuilder { return testenv.FakeAPI(worldScheme) }
 
 func entryNames(entries []v1alpha1.GroupRun) []string {
 	names := make([]string, len(entries))
