@@ -36,9 +36,7 @@ import (
 
 // Input is what a decision looks at.
 type Input struct {
-	// Kind and Name say which group it is, for messages.
-	Kind, Name string
-	Spec       v1alpha1.ConcurrencyGroupSpec
+	Spec v1alpha1.ConcurrencyGroupSpec
 	// Status is the group's, read from the API server.
 	Status     v1alpha1.ConcurrencyGroupStatus
 	Generation int64
@@ -111,7 +109,7 @@ func (p *Plan) sortOut(in Input, listed map[types.UID]bool, count *counter) []*b
 		switch {
 		case listed[job.UID] || job.DeletionTimestamp != nil:
 		case isMissed(job):
-			if suspended(job) && !ownedByScheduledJob(job) {
+			if suspended(job) && !OwnedByScheduledJob(job) {
 				p.Delete = append(p.Delete, job)
 			}
 		case finished(job):
@@ -297,7 +295,10 @@ func isMissed(job *batchv1.Job) bool {
 	return ok
 }
 
-func ownedByScheduledJob(job *batchv1.Job) bool {
+// OwnedByScheduledJob reports whether a ScheduledJob controls job: its
+// missed run is then recorded, and its Job deleted, by the ScheduledJob's
+// controller, not the group's.
+func OwnedByScheduledJob(job *batchv1.Job) bool {
 	ref := metav1.GetControllerOf(job)
 	return ref != nil && ref.Kind == "ScheduledJob" && ref.APIVersion == v1alpha1.GroupVersion.String()
 }

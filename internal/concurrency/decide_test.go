@@ -118,7 +118,7 @@ func TestDecide(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := v1alpha1.ConcurrencyGroupSpec{MaxActive: tc.max, LimitPerLabelValue: tc.perValue}
-			in := Input{Kind: v1alpha1.KindConcurrencyGroup, Name: "db", Spec: spec, Now: now}
+			in := Input{Spec: spec, Now: now}
 			for _, job := range tc.active {
 				in.Status.Active = append(in.Status.Active, entry(job))
 				if job.Name != "gone" {

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -79,10 +80,7 @@ func groupWarnings(ctx context.Context, c client.Reader, sj *v1alpha1.ScheduledJ
 		group, key.Namespace = &v1alpha1.ClusterConcurrencyGroup{}, ""
 	}
 	if err := c.Get(ctx, key, group); apierrors.IsNotFound(err) {
-		kind := v1alpha1.KindConcurrencyGroup
-		if ref.Kind != "" {
-			kind = ref.Kind
-		}
+		kind := cmp.Or(ref.Kind, v1alpha1.KindConcurrencyGroup)
 		return []string{fmt.Sprintf("spec.concurrencyGroup: %s %q does not exist; runs wait (their Jobs suspended) until it does", kind, ref.Name)}
 	}
 	return nil

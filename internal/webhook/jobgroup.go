@@ -73,7 +73,7 @@ func (m *JobGroupMutator) Handle(ctx context.Context, req admission.Request) adm
 	case err != nil:
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading CronJob %s/%s: %w", req.Namespace, owner.Name, err))
 	}
-	ref, member, err := CronJobGroup(cronJob)
+	ref, member, err := cronJobGroup(cronJob)
 	if err != nil {
 		return admission.Denied(err.Error())
 	}
@@ -88,9 +88,9 @@ func (m *JobGroupMutator) Handle(ctx context.Context, req admission.Request) adm
 	return admission.PatchResponseFromRaw(req.Object.Raw, patched)
 }
 
-// CronJobGroup reads a CronJob's group annotations: which group it joins,
+// cronJobGroup reads a CronJob's group annotations: which group it joins,
 // if any, with its priority.
-func CronJobGroup(cronJob *batchv1.CronJob) (v1alpha1.ConcurrencyGroupRef, bool, error) {
+func cronJobGroup(cronJob *batchv1.CronJob) (v1alpha1.ConcurrencyGroupRef, bool, error) {
 	ref := v1alpha1.ConcurrencyGroupRef{Kind: v1alpha1.KindConcurrencyGroup, Name: cronJob.Annotations[v1alpha1.GroupLabel]}
 	key := v1alpha1.GroupLabel
 	if cluster, ok := cronJob.Annotations[v1alpha1.ClusterGroupLabel]; ok {

@@ -117,8 +117,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	plan := concurrency.Decide(concurrency.Input{Kind: c.kind, Name: group.GetName(), Spec: *spec, Status: *status,
-		Generation: group.GetGeneration(), Jobs: jobs, Now: c.clock.Now()})
+	plan := concurrency.Decide(concurrency.Input{Spec: *spec, Status: *status, Generation: group.GetGeneration(), Jobs: jobs, Now: c.clock.Now()})
 	if !equality.Semantic.DeepEqual(plan.Status, *status) {
 		*status = plan.Status
 		if err := c.cached.Status().Update(ctx, group); err != nil {
@@ -218,7 +217,7 @@ func (c *Controller) carryOut(ctx context.Context, group client.Object, plan con
 		c.metrics.missed(c.kind, group)
 		c.recorder.Eventf(concurrency.Owner(job), corev1.EventTypeWarning, v1alpha1.ReasonMissedInGroup,
 			"Job %s waited in %s %s past its starting deadline (%s): not run", job.Name, c.kind, group.GetName(), job.Annotations[v1alpha1.StartByAnnotation])
-		if !isScheduledJobs(job) {
+		if !concurrency.OwnedByScheduledJob(job) {
 			plan.Delete = append(plan.Delete, marked)
 		}
 	}
@@ -253,9 +252,4 @@ func (c *Controller) release(ctx context.Context, job *batchv1.Job) (bool, error
 		return false, client.IgnoreNotFound(err)
 	}
 	return true, nil
-}
-
-func isScheduledJobs(job *batchv1.Job) bool {
-	ref := metav1.GetControllerOf(job)
-	return ref != nil && ref.Kind == "ScheduledJob"
 }
