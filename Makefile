@@ -303,7 +303,7 @@ test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI r
 	@echo "==> timing: the burst test, where its order of events means something (make unit skips it)"
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -count=1 -run 'TestBurstCreatesJobsBeforeStatus' ./internal/controller/scheduledjob/
 	@echo "==> chaos, short: leader killed every 30 s, kube-apiserver and etcd killed once; 0 duplicated and 0 lost runs (about 6 minutes)"
-	$(GO) test -tags chaos -count=1 -timeout 20m -v -run '^TestChaos$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0
+	$(GO) test -tags chaos -count=1 -timeout 20m -v -run '^(TestForbidStart|TestForbidOverlaps|TestChaos)$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0
 	@echo "==> chaos, concurrency group: 50 ScheduledJobs every minute in a group of 5, runs of 20 s, leader killed every 20 s; never over 5 running, 0 duplicated, every run ran or was missed (about 6 minutes)"
 	$(GO) test -tags chaos -count=1 -timeout 20m -v -run '^TestGroupChaos$$' ./test/chaos/ -args -duration 3m -kill-every 20s
 	@echo "==> waiting for [image] and [lead]"
@@ -355,7 +355,7 @@ bench-scale: kube-binaries ## Memory, CPU, skew and restart time with 100 and 10
 
 .PHONY: chaos
 chaos: kube-binaries ## Faults for 10 minutes (leader killed every 20 s, kube-apiserver and etcd once, then kube-apiserver 45 s across a minute) under 200 ScheduledJobs: 0 duplicated, 0 lost, skew p99 ≤ 2 s, runs past their deadline missed as CronJob's, the rest within 2 s of the API answering; then 6 minutes of graceful stops just before every other minute: no run over 1 s later than in the minutes between; then 10 minutes of a concurrency group of 5 shared by 50 ScheduledJobs, leader killed every 20 s: never over 5 running, 0 duplicated.
-	$(GO) test -tags chaos -count=1 -timeout 40m -v -run '^TestChaos$$' ./test/chaos/ -args -n 200 -duration 10m -kill-every 20s
+	$(GO) test -tags chaos -count=1 -timeout 40m -v -run '^(TestForbidStart|TestForbidOverlaps|TestChaos)$$' ./test/chaos/ -args -n 200 -duration 10m -kill-every 20s
 	$(GO) test -tags chaos -count=1 -timeout 30m -v -run '^TestGracefulHandover$$' ./test/chaos/ -args -n 200 -duration 6m
 	$(GO) test -tags chaos -count=1 -timeout 30m -v -run '^TestGroupChaos$$' ./test/chaos/ -args -duration 10m -kill-every 20s
 

@@ -313,12 +313,25 @@ func historyOf(i int) int32 {
 
 func triggered(i int) bool { return i%10 == 9 }
 
-// forbidJob reports whether a Job name is a run of a ScheduledJob whose
-// runs must never overlap (Forbid, or maxActive 1).
+// forbidJob reports whether a Job name is a run, scheduled or asked for by
+// hand, of a ScheduledJob whose runs must never overlap (Forbid, or
+// maxActive 1).
 func forbidJob(name string) bool {
-	var i, minute int
-	_, err := fmt.Sscanf(name, "job-%04d-%d", &i, &minute)
+	var i int
+	_, err := fmt.Sscanf(name, "job-%04d-", &i)
 	return err == nil && oneAtATime(i)
+}
+
+// triggeredJobs indexes the Jobs of runs asked for by hand (named
+// job-NNNN-m…, TriggeredJobName) by their ScheduledJob's name.
+func triggeredJobs(created map[string][]time.Time) map[string][]string {
+	runs := map[string][]string{}
+	for name := range created {
+		if sj, rest, ok := strings.Cut(name, "-m"); ok && strings.HasPrefix(sj, "job-") && rest != "" {
+			runs[sj] = append(runs[sj], name)
+		}
+	}
+	return runs
 }
 
 func isRunAt(i int) bool { return i%25 == 12 }
@@ -494,6 +507,9 @@ type result struct {
 	triggerRequests, triggerRuns int
 	kills, apiserver, etcd       int
 	lostExamples, duplicateEx    []string
+	// lateExamples are runs created more than cfg.maxSkew after they
+	// could start, in a minute the API server answered throughout.
+	lateExamples []string
 	// unlogged are created runs whose creation is missing from the audit
 	// log: kube-apiserver was killed, or etcd failed, as it completed.
 	unlogged []string
@@ -543,23 +559,46 @@ func jobsAtEnd(t *testing.T, c client.Client) (createdAt, finished map[string]ti
 }
 
 // forbidStart returns when a Forbid ScheduledJob's run at t could start:
-// at t, or when the run before it finished, if later. held reports that
-// the run before it had not finished grace before the run's window closed
-// (a run created all the same, after it finished, still counts its skew
-// from then: a long outage keeps Jobs from finishing too).
-func forbidStart(name string, t time.Time, created map[string][]time.Time, finished map[string]time.Time, window, grace time.Duration) (start time.Time, held bool) {
-	for prev := t.Add(-time.Minute); prev.After(t.Add(-time.Hour)); prev = prev.Add(-time.Minute) {
-		jobName := fmt.Sprintf("%s-%d", name, prev.Unix()/60)
-		if len(created[jobName]) == 0 {
-			continue
-		}
-		done, ok := finished[jobName]
-		if !ok || done.IsZero() {
+// at t, or once the runs of it that were running had finished, if later.
+// Those are the scheduled run before it, and the runs asked for by hand
+// (triggers, which count for concurrency) created before this one: a
+// leader that takes over late in a minute starts that minute's request
+// then, and the run at t waits for it. held reports that one of them had
+// not finished grace before the run's window closed (a run created all
+// the same, after it finished, still counts its skew from then: a long
+// outage keeps Jobs from finishing too).
+func forbidStart(name string, t time.Time, triggers []string, created map[string][]time.Time, finished map[string]time.Time, window, grace time.Duration) (start time.Time, held bool) {
+	closes := t.Add(window)
+	createdBy := closes
+	if times := created[fmt.Sprintf("%s-%d", name, t.Unix()/60)]; len(times) > 0 {
+		createdBy = times[0]
+	}
+	before := slices.DeleteFunc(slices.Clone(triggers), func(run string) bool {
+		return len(created[run]) == 0 || !created[run][0].Before(createdBy)
+	})
+	if previous := previousRun(name, t, created); previous != "" {
+		before = append(before, previous)
+	}
+	start = t
+	for _, run := range before {
+		done := finished[run]
+		if done.IsZero() {
 			return t, true
 		}
-		return later(t, done), !done.Before(t.Add(window - grace))
+		start = later(start, done)
 	}
-	return t, false
+	return start, !start.Before(closes.Add(-grace))
+}
+
+// previousRun is the Job of the latest scheduled run of the ScheduledJob
+// before t, within the hour ("": none).
+func previousRun(name string, t time.Time, created map[string][]time.Time) string {
+	for prev := t.Add(-time.Minute); prev.After(t.Add(-time.Hour)); prev = prev.Add(-time.Minute) {
+		if jobName := fmt.Sprintf("%s-%d", name, prev.Unix()/60); len(created[jobName]) > 0 {
+			return jobName
+		}
+	}
+	return ""
 }
 
 func later(a, b time.Time) time.Time {
@@ -676,6 +715,7 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 	}
 	a := analysis{cfg: cfg, obs: obs, f: f, seen: seen, to: to}
 	a.created, a.unlogged = creations(audit, seen)
+	a.triggerJobs = triggeredJobs(a.created)
 	r := &result{work: work, kills: len(f.kills), apiserver: f.apiserverRestarts, etcd: f.etcdRestarts, takeovers: obs.takeovers(f.kills),
 		skewsAt: map[time.Time][]time.Duration{}}
 	if !f.longOutage.until.IsZero() {
@@ -697,7 +737,8 @@ func analyze(t *testing.T, auditLog string, cfg config, from, to time.Time, obs 
 		if !oneAtATime(i) {
 			continue
 		}
-		r.overlaps = append(r.overlaps, forbidOverlaps(fmt.Sprintf("job-%04d", i), from, to, a.created, seen.finished)...)
+		name := fmt.Sprintf("job-%04d", i)
+		r.overlaps = append(r.overlaps, forbidOverlaps(name, from, to, a.triggerJobs[name], a.created, seen.finished)...)
 	}
 	for i := range cfg.n {
 		if catchUpOf(i) != nil {
@@ -725,6 +766,8 @@ type analysis struct {
 	seen     jobsSeen
 	created  map[string][]time.Time
 	unlogged map[string]bool
+	// triggerJobs are the Jobs of runs asked for by hand, by ScheduledJob.
+	triggerJobs map[string][]string
 	// to is the end of the minutes measured.
 	to time.Time
 }
@@ -753,7 +796,7 @@ func (a analysis) run(r *result, i int, t time.Time) {
 	// errs late).
 	startable, held := t, false
 	if oneAtATime(i) {
-		startable, held = forbidStart(name, t, a.created, a.seen.finished, window(i), a.cfg.grace)
+		startable, held = forbidStart(name, t, a.triggerJobs[name], a.created, a.seen.finished, window(i), a.cfg.grace)
 	}
 	switch {
 	case len(times) > 1 || a.seen.seen[jobName] > 1:
@@ -771,16 +814,20 @@ func (a analysis) run(r *result, i int, t time.Time) {
 		r.caughtUp++
 		return
 	}
-	a.skew(r, t, times[0], startable, inLongOutage)
+	a.skew(r, jobName, t, times[0], startable, inLongOutage)
 }
 
-// skew records how late the run at t was created (at created), from when
-// it could start (startable).
-func (a analysis) skew(r *result, t, created, startable time.Time, inLongOutage bool) {
+// skew records how late the run at t (its Job jobName) was created (at
+// created), from when it could start (startable).
+func (a analysis) skew(r *result, jobName string, t, created, startable time.Time, inLongOutage bool) {
 	r.skews = append(r.skews, created.Sub(t))
 	r.skewsAt[t] = append(r.skewsAt[t], created.Sub(startable))
 	if !a.obs.apiDownDuring(t, t.Add(time.Minute)) {
 		r.healthySkews = append(r.healthySkews, created.Sub(startable))
+		if late := created.Sub(startable); a.cfg.maxSkew > 0 && late > a.cfg.maxSkew {
+			r.lateExamples = append(r.lateExamples, fmt.Sprintf("%s (run at %s): startable from %s, created at %s, %s late",
+				jobName, t.Format(time.TimeOnly), startable.Format("15:04:05.000"), created.Format("15:04:05.000"), late))
+		}
 	}
 	if inLongOutage {
 		// From when the controller could act: the API server answering
@@ -810,7 +857,7 @@ func (a analysis) notCaughtUp(r *result, i int, name, jobName string, t time.Tim
 	owedFor := time.Duration(catchUpOf(i).MaxRuns) * time.Minute
 	startable, held := t, false
 	if oneAtATime(i) {
-		startable, held = forbidStart(name, t, a.created, a.seen.finished, owedFor, a.cfg.grace)
+		startable, held = forbidStart(name, t, a.triggerJobs[name], a.created, a.seen.finished, owedFor, a.cfg.grace)
 	}
 	owedUntil := t.Add(owedFor)
 	if owedUntil.After(a.to) {
@@ -868,6 +915,7 @@ func (r *result) printExamples() {
 	}{
 		{"duplicated runs:", r.duplicateEx},
 		{"lost runs:", r.lostExamples},
+		{"runs created late in a minute the API server answered throughout:", r.lateExamples},
 		{fmt.Sprintf("%d created runs are missing from the audit log, their Jobs found otherwise:", len(r.unlogged)), r.unlogged},
 		{fmt.Sprintf("%d Forbid runs not started: the run before finished in their window, no leader worked after:", len(r.startedLate)), r.startedLate},
 		{"Forbid runs started beside the run before them:", r.overlaps},
@@ -906,24 +954,27 @@ func (r *result) missedInOutage(name, jobName string, t time.Time, started bool,
 	r.outageMissed++
 }
 
-// forbidOverlaps lists the runs of a Forbid ScheduledJob created before
-// the run before them finished (a Job's finish is stamped in whole seconds,
-// down, so a run created after it never looks early).
-func forbidOverlaps(name string, from, to time.Time, created map[string][]time.Time, finished map[string]time.Time) []string {
-	var overlaps []string
-	var previous string
+// forbidOverlaps lists the runs of a Forbid ScheduledJob, scheduled or
+// asked for by hand, created before a run created earlier finished (a
+// Job's finish is stamped in whole seconds, down, so a run created after
+// it never looks early).
+func forbidOverlaps(name string, from, to time.Time, triggers []string, created map[string][]time.Time, finished map[string]time.Time) []string {
+	runs := slices.Clone(triggers)
 	for t := from.Add(-10 * time.Minute); t.Before(to); t = t.Add(time.Minute) {
-		jobName := fmt.Sprintf("%s-%d", name, t.Unix()/60)
-		if len(created[jobName]) == 0 {
-			continue
+		if jobName := fmt.Sprintf("%s-%d", name, t.Unix()/60); len(created[jobName]) > 0 {
+			runs = append(runs, jobName)
 		}
-		if previous != "" {
-			at := created[jobName][0]
-			if done := finished[previous]; done.IsZero() || done.After(at) {
-				overlaps = append(overlaps, fmt.Sprintf("%s created at %s, %s finished at %s", jobName, at.Format("15:04:05.000"), previous, done.Format(time.TimeOnly)))
+	}
+	slices.SortFunc(runs, func(a, b string) int { return created[a][0].Compare(created[b][0]) })
+	var overlaps []string
+	for i, run := range runs {
+		at := created[run][0]
+		for _, earlier := range runs[:i] {
+			if done := finished[earlier]; done.IsZero() || done.After(at) {
+				overlaps = append(overlaps, fmt.Sprintf("%s created at %s, %s finished at %s", run, at.Format("15:04:05.000"), earlier, done.Format(time.TimeOnly)))
+				break
 			}
 		}
-		previous = jobName
 	}
 	return overlaps
 }
