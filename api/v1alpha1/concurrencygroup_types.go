@@ -77,6 +77,20 @@ type ConcurrencyGroupStatus struct {
 	// +optional
 	Admitted int64 `json:"admitted,omitempty"`
 
+	// typicalRunDuration is how long the group's runs take from admission
+	// to finish, as a moving average: each run seen finishing moves it a
+	// quarter of the way to its own duration (whole seconds). Unset until
+	// the group has seen a run finish. It predicts admissions (queue).
+	// +optional
+	TypicalRunDuration *metav1.Duration `json:"typicalRunDuration,omitempty"`
+
+	// queue is the head of the waiting runs, at most 100, in the order
+	// the group admits them, each with its predicted admission.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	// +optional
+	Queue []QueuedRun `json:"queue,omitempty"`
+
 	// conditions: Saturated (True while runs wait for room).
 	// +listType=map
 	// +listMapKey=type
@@ -98,6 +112,25 @@ type GroupRun struct {
 	// admittedAt is when the group admitted it.
 	AdmittedAt metav1.Time `json:"admittedAt"`
 }
+
+// QueuedRun is one waiting run: its Job, and when the group expects to
+// admit it.
+type QueuedRun struct {
+	// namespace and name are the Job's.
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// predictedAdmission is when the group expects to admit the run if
+	// every active run takes typicalRunDuration from its admission, one
+	// slot freeing per finish, taken in queue order (and within
+	// spec.limitPerLabelValue). Unset without a typicalRunDuration. A time
+	// already past: the runs ahead take longer than typical. Warm-up
+	// places a member's lead before it.
+	// +optional
+	PredictedAdmission *metav1.Time `json:"predictedAdmission,omitempty"`
+}
+
+// MaxQueueListed is how many waiting runs a group's status.queue lists.
+const MaxQueueListed = 100
 
 // The group's condition and its reasons, and the events of a group's runs.
 const (
@@ -238,6 +271,8 @@ func MissedInGroup(job *batchv1.Job) (time.Time, bool) {
 // +kubebuilder:printcolumn:name="Waiting",type=integer,JSONPath=`.status.waiting`
 // +kubebuilder:printcolumn:name="Oldest Wait",type=date,JSONPath=`.status.oldestWaitingSince`
 // +kubebuilder:printcolumn:name="Admitted",type=integer,JSONPath=`.status.admitted`,priority=1
+// +kubebuilder:printcolumn:name="Typical Run",type=string,JSONPath=`.status.typicalRunDuration`,priority=1
+// +kubebuilder:printcolumn:name="Next Admission",type=string,JSONPath=`.status.queue[0].predictedAdmission`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ConcurrencyGroup struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -268,6 +303,8 @@ type ConcurrencyGroupList struct {
 // +kubebuilder:printcolumn:name="Waiting",type=integer,JSONPath=`.status.waiting`
 // +kubebuilder:printcolumn:name="Oldest Wait",type=date,JSONPath=`.status.oldestWaitingSince`
 // +kubebuilder:printcolumn:name="Admitted",type=integer,JSONPath=`.status.admitted`,priority=1
+// +kubebuilder:printcolumn:name="Typical Run",type=string,JSONPath=`.status.typicalRunDuration`,priority=1
+// +kubebuilder:printcolumn:name="Next Admission",type=string,JSONPath=`.status.queue[0].predictedAdmission`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ClusterConcurrencyGroup struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -91,20 +91,20 @@ func Decide(in Input) Plan {
 	for _, entry := range entries {
 		count.add(entry.LabelValue)
 	}
-	waiting := plan.sortOut(in, listed, count)
+	waiting, unlisted := plan.sortOut(in, listed, count)
 	entries, stillWaiting := plan.admit(in, entries, waiting, count)
 	if count.total > int(in.Spec.MaxActive) {
 		plan.OverLimit = fmt.Sprintf("%d runs active, more than maxActive %d: a member's Job was started by someone else", count.total, in.Spec.MaxActive)
 	}
 	plan.record(in, entries, count.total, stillWaiting)
+	plan.Status.Queue = predictQueue(in.Spec, plan.Status.TypicalRunDuration, slotHolders(in.Spec, entries, unlisted), stillWaiting)
 	return plan
 }
 
 // sortOut goes through the Jobs not listed in active: the missed ones of
-// CronJobs are deleted, the running ones counted, and the waiting ones
-// returned in queue order.
-func (p *Plan) sortOut(in Input, listed map[types.UID]bool, count *counter) []*batchv1.Job {
-	var waiting []*batchv1.Job
+// CronJobs are deleted, the running ones counted (and returned: unlisted),
+// and the waiting ones returned in queue order.
+func (p *Plan) sortOut(in Input, listed map[types.UID]bool, count *counter) (waiting, unlisted []*batchv1.Job) {
 	for _, job := range in.Jobs {
 		switch {
 		case listed[job.UID] || job.DeletionTimestamp != nil:
@@ -117,12 +117,13 @@ func (p *Plan) sortOut(in Input, listed map[types.UID]bool, count *counter) []*b
 			// Started by someone else (by hand, or created before the
 			// member joined): it runs, so it counts.
 			count.add(labelValue(in.Spec, job))
+			unlisted = append(unlisted, job)
 		default:
 			waiting = append(waiting, job)
 		}
 	}
 	slices.SortFunc(waiting, inQueueOrder)
-	return waiting
+	return waiting, unlisted
 }
 
 // admit goes down the queue: a run past its start-by is missed, one with
@@ -161,6 +162,9 @@ func (p *Plan) keepActive(spec v1alpha1.ConcurrencyGroupSpec, active []v1alpha1.
 	for _, entry := range active {
 		job := jobs[types.NamespacedName{Namespace: entry.Namespace, Name: entry.Name}]
 		if job == nil || job.UID != entry.UID || finished(job) || (isMissed(job) && suspended(job)) {
+			if job != nil && job.UID == entry.UID {
+				p.learnDuration(entry, job)
+			}
 			continue
 		}
 		entry.LabelValue = labelValue(spec, job)

@@ -79,8 +79,11 @@ func TestGroupOnAFakeClock(t *testing.T) {
 		t.Fatalf("status %+v", got.Status)
 	}
 	finish("a")
-	step()
+	got = step()
 	wantRunning(t, h, ns, "b", "d")
+	// a ran for no time on the fake clock: runs typically take 0 s, so c
+	// is predicted to be admitted now, when b's and d's slots free.
+	wantPredicted(t, got.Status, "c", h.Clock.Now())
 
 	h.Clock.Step(21 * time.Second) // past c's start-by
 	got = step()
@@ -154,4 +157,15 @@ func TestMain(m *testing.M) {
 		harnessOnce.h.Stop()
 	}
 	os.Exit(code)
+}
+
+// wantPredicted checks that the group's runs typically take no time (on
+// the fake clock) and that its queue is one run predicted at at.
+func wantPredicted(t *testing.T, status v1alpha1.ConcurrencyGroupStatus, name string, at time.Time) {
+	t.Helper()
+	typical, queue := status.TypicalRunDuration, status.Queue
+	if typical == nil || typical.Duration != 0 || len(queue) != 1 || queue[0].Name != name ||
+		queue[0].PredictedAdmission == nil || !queue[0].PredictedAdmission.Time.Equal(at) {
+		t.Fatalf("typical run %v, queue %+v; want 0s, %s predicted at %s", typical, queue, name, at)
+	}
 }
