@@ -91,6 +91,14 @@ type ConcurrencyGroupStatus struct {
 	// +optional
 	Queue []QueuedRun `json:"queue,omitempty"`
 
+	// newRunAdmission is when a run that joined the queue now, behind
+	// every waiting run, is predicted to be admitted, as for queue (its
+	// label value unknown: the group's slots alone). Unset while a new run
+	// would be admitted at once, and without a typicalRunDuration.
+	// Warm-up places the lead of a member's next run before it.
+	// +optional
+	NewRunAdmission *metav1.Time `json:"newRunAdmission,omitempty"`
+
 	// conditions: Saturated (True while runs wait for room).
 	// +listType=map
 	// +listMapKey=type
@@ -242,6 +250,21 @@ func GroupOf(job *batchv1.Job) (kind, name string, ok bool) {
 		return KindConcurrencyGroup, name, true
 	}
 	return "", "", false
+}
+
+// CronJobGroupRef is the concurrency group a CronJob joins by its
+// annotation (ontime.dev/concurrency-group or
+// ontime.dev/cluster-concurrency-group); ok is false for none. The Job
+// webhook refuses a CronJob's Jobs while both are set, or either is not a
+// name.
+func CronJobGroupRef(annotations map[string]string) (ref ConcurrencyGroupRef, ok bool) {
+	if name := annotations[ClusterGroupLabel]; name != "" {
+		return ConcurrencyGroupRef{Kind: KindClusterConcurrencyGroup, Name: name}, true
+	}
+	if name := annotations[GroupLabel]; name != "" {
+		return ConcurrencyGroupRef{Kind: KindConcurrencyGroup, Name: name}, true
+	}
+	return ConcurrencyGroupRef{}, false
 }
 
 // MissedInGroup reports whether a member's Job was found missed by its

@@ -332,6 +332,10 @@ func (in *ConcurrencyGroupStatus) DeepCopyInto(out *ConcurrencyGroupStatus) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.NewRunAdmission != nil {
+		in, out := &in.NewRunAdmission, &out.NewRunAdmission
+		*out = (*in).DeepCopy()
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]metav1.Condition, len(*in))

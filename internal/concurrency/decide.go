@@ -97,7 +97,7 @@ func Decide(in Input) Plan {
 		plan.OverLimit = fmt.Sprintf("%d runs active, more than maxActive %d: a member's Job was started by someone else", count.total, in.Spec.MaxActive)
 	}
 	plan.record(in, entries, count.total, stillWaiting)
-	plan.Status.Queue = predictQueue(in.Spec, plan.Status.TypicalRunDuration, slotHolders(in.Spec, entries, unlisted), stillWaiting)
+	plan.Status.Queue, plan.Status.NewRunAdmission = predictQueue(in.Spec, plan.Status.TypicalRunDuration, slotHolders(in.Spec, entries, unlisted), stillWaiting)
 	return plan
 }
 

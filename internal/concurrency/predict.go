@@ -79,23 +79,32 @@ func slotHolders(spec v1alpha1.ConcurrencyGroupSpec, entries []v1alpha1.GroupRun
 
 // predictQueue lists the first MaxQueueListed waiting runs, in queue
 // order, with their predicted admissions when the typical run duration is
-// known.
-func predictQueue(spec v1alpha1.ConcurrencyGroupSpec, typical *metav1.Duration, holders []holder, waiting []*batchv1.Job) []v1alpha1.QueuedRun {
-	var queue []v1alpha1.QueuedRun
+// known, and predicts the admission of a run that would join behind them.
+func predictQueue(spec v1alpha1.ConcurrencyGroupSpec, typical *metav1.Duration, holders []holder, waiting []*batchv1.Job) (queue []v1alpha1.QueuedRun, newRun *metav1.Time) {
 	var slots *slotPool
 	if typical != nil {
 		slots = newSlotPool(spec, typical.Duration, holders)
 	}
-	for _, job := range waiting[:min(len(waiting), v1alpha1.MaxQueueListed)] {
-		run := v1alpha1.QueuedRun{Namespace: job.Namespace, Name: job.Name}
+	for i, job := range waiting {
+		var at time.Time
 		if slots != nil {
-			if at := slots.take(labelValue(spec, job)); !at.IsZero() {
-				run.PredictedAdmission = &metav1.Time{Time: at}
-			}
+			at = slots.take(labelValue(spec, job))
+		}
+		if i >= v1alpha1.MaxQueueListed {
+			continue // predicted all the same: the runs behind wait for it
+		}
+		run := v1alpha1.QueuedRun{Namespace: job.Namespace, Name: job.Name}
+		if !at.IsZero() {
+			run.PredictedAdmission = &metav1.Time{Time: at}
 		}
 		queue = append(queue, run)
 	}
-	return queue
+	if slots != nil {
+		if at := slots.group.earliest(); !at.IsZero() {
+			newRun = &metav1.Time{Time: at}
+		}
+	}
+	return queue, newRun
 }
 
 // slotPool holds, for the group and for each label value under a limit,

@@ -42,33 +42,36 @@ func TestPredictedQueue(t *testing.T) {
 		active   map[*batchv1.Job]time.Duration // admitted this long from now
 		jobs     []*batchv1.Job
 		want     []string // name@predicted offset from now, or name alone
+		newRun   string   // a run joining now: predicted offset ("": none)
 	}{
 		{name: "each waiting run takes the slot that frees first, then the one it frees", max: 2, typical: typical,
 			active: map[*batchv1.Job]time.Duration{run("a", -3*time.Minute, running): -3 * time.Minute, run("b", -time.Minute, running): -time.Minute},
 			jobs:   []*batchv1.Job{run("c", -20*time.Second), run("d", -10*time.Second), run("e", 0)},
-			want:   []string{"c@7m0s", "d@9m0s", "e@17m0s"}},
+			want:   []string{"c@7m0s", "d@9m0s", "e@17m0s"}, newRun: "19m0s"},
 		{name: "without a typical duration: the order alone", max: 1,
 			active: map[*batchv1.Job]time.Duration{run("a", -time.Minute, running): -time.Minute},
 			jobs:   []*batchv1.Job{run("c", -10*time.Second, priority(5)), run("b", -20*time.Second)},
 			want:   []string{"c", "b"}},
+		{name: "room for a new run: no prediction", max: 3, typical: typical,
+			active: map[*batchv1.Job]time.Duration{run("a", -time.Minute, running): -time.Minute}},
 		{name: "a run started by someone else holds a slot from its start", max: 1, typical: typical,
 			jobs: []*batchv1.Job{run("x", -2*time.Minute, func(job *batchv1.Job) {
 				running(job)
 				job.Status.StartTime = &metav1.Time{Time: now.Add(-2 * time.Minute)}
 			}), run("c", -10*time.Second)},
-			want: []string{"c@8m0s"}},
+			want: []string{"c@8m0s"}, newRun: "18m0s"},
 		{name: "over the limit: a slot frees only once enough runs have finished", max: 1, typical: typical,
 			active: map[*batchv1.Job]time.Duration{run("a", -5*time.Minute, running): -5 * time.Minute, run("b", -time.Minute, running): -time.Minute},
 			jobs:   []*batchv1.Job{run("c", -10*time.Second)},
-			want:   []string{"c@9m0s"}},
+			want:   []string{"c@9m0s"}, newRun: "19m0s"},
 		{name: "per value: a run waits for its value's slot, and takes the group's then", max: 2, perValue: perTenant, typical: typical,
 			active: map[*batchv1.Job]time.Duration{run("a1", -4*time.Minute, running, tenant("a")): -4 * time.Minute, run("b1", -2*time.Minute, running, tenant("b")): -2 * time.Minute},
 			jobs:   []*batchv1.Job{run("b2", -30*time.Second, tenant("b")), run("a2", -20*time.Second, tenant("a")), run("a3", -10*time.Second, tenant("a"))},
-			want:   []string{"b2@8m0s", "a2@6m0s", "a3@16m0s"}},
+			want:   []string{"b2@8m0s", "a2@6m0s", "a3@16m0s"}, newRun: "18m0s"},
 		{name: "a prediction already past: the runs ahead take longer than typical", max: 1, typical: typical,
 			active: map[*batchv1.Job]time.Duration{run("a", -15*time.Minute, running): -15 * time.Minute},
 			jobs:   []*batchv1.Job{run("c", -10*time.Second)},
-			want:   []string{"c@-5m0s"}},
+			want:   []string{"c@-5m0s"}, newRun: "5m0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := Input{Spec: v1alpha1.ConcurrencyGroupSpec{MaxActive: tc.max, LimitPerLabelValue: tc.perValue}, Now: now,
@@ -79,7 +82,11 @@ func TestPredictedQueue(t *testing.T) {
 			}
 			in.Jobs = append(in.Jobs, tc.jobs...)
 			var got []string
-			for _, run := range Decide(in).Status.Queue {
+			status := Decide(in).Status
+			if newRun := status.NewRunAdmission; (newRun == nil) != (tc.newRun == "") || (newRun != nil && newRun.Sub(now).String() != tc.newRun) {
+				t.Errorf("a new run predicted at %v, want %q from now", newRun, tc.newRun)
+			}
+			for _, run := range status.Queue {
 				if run.PredictedAdmission == nil {
 					got = append(got, run.Name)
 					continue

@@ -68,16 +68,16 @@ func capacityOf(d warmup.Decision, runs timeline, now time.Time) capacity {
 	case d.BufferUnavailable:
 		return capacity{status: metav1.ConditionFalse, reason: v1alpha1.ReasonCapacityBufferUnavailable, message: "no warm-up, runs start at their time without it: " + d.BufferProblem}
 	case state == nil || state.ScheduledTime.Time.Before(runs.current):
-		if d.NextStart.IsZero() {
-			return capacity{status: metav1.ConditionUnknown, reason: v1alpha1.ReasonWarmingUp, message: "no run is coming"}
-		}
-		return capacity{status: metav1.ConditionUnknown, reason: v1alpha1.ReasonWarmingUp, message: fmt.Sprintf("warm-up for the run at %s begins at %s", at(runs.next), at(d.NextStart))}
+		return notWarming(d, runs, at)
 	case state.Late:
 		return capacity{status: metav1.ConditionFalse, reason: v1alpha1.ReasonCapacityLate, message: fmt.Sprintf("the run at %s started before its capacity was ready: %d of %d warm-up pods placed",
 			at(state.ScheduledTime.Time), state.ScheduledPods, state.Pods)}
 	case state.ReadyTime != nil:
 		return capacity{status: metav1.ConditionTrue, reason: v1alpha1.ReasonCapacityReady, message: fmt.Sprintf("capacity for the run at %s was ready at %s, %s after warm-up began",
 			at(state.ScheduledTime.Time), at(state.ReadyTime.Time), state.ReadyTime.Sub(state.StartTime.Time))}
+	case d.Waiting && state.ScheduledTime.Time.Equal(runs.current):
+		return capacity{status: metav1.ConditionFalse, reason: v1alpha1.ReasonWarmingUp, message: fmt.Sprintf("%d of %d warm-up pods placed for the run at %s, which waits in its concurrency group; warm-up began at %s",
+			state.ScheduledPods, state.Pods, at(state.ScheduledTime.Time), at(state.StartTime.Time))}
 	case state.ScheduledTime.After(now) && state.Strategy == v1alpha1.WarmUpCapacityBuffer:
 		message := fmt.Sprintf("waiting for the autoscaler to report room for %d pods for the run at %s; warm-up began at %s",
 			state.Pods, at(state.ScheduledTime.Time), at(state.StartTime.Time))
@@ -90,4 +90,17 @@ func capacityOf(d warmup.Decision, runs timeline, now time.Time) capacity {
 			state.ScheduledPods, state.Pods, at(state.ScheduledTime.Time), at(state.StartTime.Time))}
 	}
 	return capacity{status: metav1.ConditionUnknown, reason: v1alpha1.ReasonWarmingUp, message: fmt.Sprintf("the run at %s did not start", at(state.ScheduledTime.Time))}
+}
+
+// notWarming is the condition while no warm-up has begun for the current
+// or the next run: when it begins, if any run is coming.
+func notWarming(d warmup.Decision, runs timeline, at func(time.Time) string) capacity {
+	switch {
+	case !d.WaitingStart.IsZero():
+		return capacity{status: metav1.ConditionUnknown, reason: v1alpha1.ReasonWarmingUp, message: fmt.Sprintf("the run at %s waits in its concurrency group, predicted to start at %s: warm-up for it begins at %s",
+			at(runs.current), at(d.WaitingAdmission), at(d.WaitingStart))}
+	case d.NextStart.IsZero():
+		return capacity{status: metav1.ConditionUnknown, reason: v1alpha1.ReasonWarmingUp, message: "no run is coming"}
+	}
+	return capacity{status: metav1.ConditionUnknown, reason: v1alpha1.ReasonWarmingUp, message: fmt.Sprintf("warm-up for the run at %s begins at %s", at(runs.next), at(d.NextStart))}
 }

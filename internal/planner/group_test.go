@@ -101,3 +101,60 @@ func TestGroupMemberWaits(t *testing.T) {
 		}
 	})
 }
+
+// TestGroupMemberWarmUp follows an hourly run of a concurrency group's
+// member with a 10-minute lead, whose group predicts it will start at
+// 10:20: no capacity is held before 10:10, none while it waits until then,
+// the placeholders come at 10:10 and stay for the hand-off once the group
+// releases the run at 10:20.
+func TestGroupMemberWarmUp(t *testing.T) {
+	sj := warmJob("0 * * * *", "", "", 10*time.Minute, mustTime("2026-11-24T09:30:00Z"))
+	sj.Spec.JobTemplate.Spec.Parallelism = ptr.To[int32](2)
+	sj.Spec.ConcurrencyGroup = &v1alpha1.ConcurrencyGroupRef{Name: "db"}
+	predicted := mustTime("2026-11-24T10:20:00Z")
+	w := &world{t: t, sj: sj, group: &v1alpha1.ConcurrencyGroupStatus{NewRunAdmission: &metav1.Time{Time: predicted}}}
+	nextWarmUp := func(want string) func(t *testing.T, _ Plan, out Outcome) {
+		return func(t *testing.T, _ Plan, out Outcome) {
+			if got := out.Status.NextWarmUpTime; got == nil || !got.Time.Equal(mustTime("2026-11-24T"+want+"Z")) {
+				t.Errorf("nextWarmUpTime %v, want %s", got, want)
+			}
+		}
+	}
+	steps := []lifecycleStep{
+		// Predicted to wait: warm-up is placed before 10:20, not 10:00.
+		{at: "09:50:00", capacity: "Unknown/WarmingUp", check: nextWarmUp("10:10:00")},
+		// The run's Job, suspended: it waits in the queue.
+		{at: "10:00:00.1", events: []string{v1alpha1.ReasonSuccessfulCreate}, capacity: "Unknown/WarmingUp", check: func(t *testing.T, plan Plan, out Outcome) {
+			if plan.Create == nil || !suspendedJob(plan.Create.Job) {
+				t.Fatalf("run %+v, want a suspended Job", plan.Create)
+			}
+			nextWarmUp("10:10:00")(t, plan, out)
+		}},
+		{at: "10:00:30", before: func(w *world) {
+			w.group = &v1alpha1.ConcurrencyGroupStatus{Queue: []v1alpha1.QueuedRun{{Namespace: w.jobs[0].Namespace, Name: w.jobs[0].Name, PredictedAdmission: &metav1.Time{Time: predicted}}}}
+		}, capacity: "Unknown/WarmingUp", requeue: 9*time.Minute + 30*time.Second},
+		{at: "10:10:00", create: 2, events: []string{v1alpha1.ReasonWarmUpStarted}, capacity: "False/WarmingUp"},
+		{at: "10:11:01", before: func(w *world) { w.bind(mustTime("2026-11-24T10:11:00Z")) }, events: []string{v1alpha1.ReasonWarmUpReady}, capacity: "True/CapacityReady"},
+		// Released as predicted: the placeholders stay for the hand-off.
+		{at: "10:20:00.5", before: func(w *world) {
+			w.jobs[0].Spec.Suspend = ptr.To(false)
+			w.jobs[0].Status.StartTime = &metav1.Time{Time: predicted}
+			w.group = &v1alpha1.ConcurrencyGroupStatus{}
+		}, capacity: "True/CapacityReady", check: func(t *testing.T, _ Plan, out Outcome) {
+			if out.WarmUpLate {
+				t.Error("late, though the capacity was ready at its start")
+			}
+		}},
+		{at: "10:20:03", before: func(w *world) { w.jobs[0].Status.Ready = ptr.To[int32](2) }, delete: 2, capacity: "True/CapacityReady", check: nextWarmUp("10:50:00")},
+	}
+	for _, step := range steps {
+		if step.before != nil {
+			step.before(w)
+		}
+		plan, out := w.reconcile(mustTime("2026-11-24T" + step.at + "Z"))
+		t.Run(step.at, func(t *testing.T) { checkStep(t, step, plan, out) })
+	}
+	if len(w.pods) != 0 {
+		t.Errorf("%d placeholders left", len(w.pods))
+	}
+}

@@ -17,6 +17,7 @@
 package planner
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -67,6 +68,11 @@ type Input struct {
 	// moment (the cache, or one list from the API server), with no Job
 	// read by name ahead of the rest.
 	CountFailures bool
+	// Group is the status of the concurrency group the ScheduledJob joins
+	// (spec.concurrencyGroup), read when it has warm-up: warm-up is placed
+	// before the group's predicted start of each run. Nil when not read,
+	// or the group is not there.
+	Group *v1alpha1.ConcurrencyGroupStatus
 	// Defaults are the controller's defaults (--placeholder-image).
 	Defaults v1alpha1.ControllerDefaults
 	Now      time.Time
@@ -239,7 +245,7 @@ func Compute(in Input) Plan {
 	wake, missed, runs := append(runDecision.wake, heldUntil...), runDecision.missed, runDecision.runs
 
 	warm := decideWarmUp(sj, in, runs)
-	setWarmUp(&status, warm.State, warm.NextStart)
+	setWarmUp(&status, warm.State, cmp.Or(warm.WaitingStart, warm.NextStart))
 	plan.capacity = warm.capacity
 	if len(invalid.warmUp) > 0 {
 		plan.capacity = invalidWarmUp(invalid.warmUp)

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -24,6 +25,8 @@ type timeline struct {
 	current       time.Time
 	currentJob    *batchv1.Job
 	currentStarts bool
+	// currentCreating is the current run's Job when this plan creates it.
+	currentCreating *batchv1.Job
 }
 
 // timeline describes the runs around now, given the runs this plan creates.
@@ -36,6 +39,9 @@ func (s scheduling) timeline(create, early *Run) timeline {
 		t.current = current
 		t.currentJob = jobNamed(s.jobs, s.sj.JobName(current))
 		t.currentStarts = t.currentJob != nil || (create != nil && create.Scheduled.Equal(current))
+		if t.currentJob == nil && create != nil && create.Scheduled.Equal(current) {
+			t.currentCreating = create.Job
+		}
 	}
 	return t
 }
@@ -112,10 +118,12 @@ func decideWarmUp(sj *v1alpha1.ScheduledJob, in Input, runs timeline) warmDecisi
 	opts := sj.Spec.WarmUp.SettingsWith(in.Defaults)
 	lead := chosenLead(sj, opts, in.LeadPeers, in.Now)
 	opts.Lead = lead.Lead.Duration
+	admission := warmup.PredictAdmission(in.Group, cmp.Or(runs.currentJob, runs.currentCreating))
 	decision := warmup.Decide(warmup.Input{Lead: &lead,
 		Owner: ownerOf(sj), Options: opts, Now: in.Now,
-		Next: runs.next, NextJob: runs.nextJob, NextJobCreating: runs.nextJobCreating,
+		Next: runs.next, NextJob: runs.nextJob, NextJobCreating: runs.nextJobCreating, NextAdmission: admission.Next,
 		Current: runs.current, CurrentStarts: runs.currentStarts, CurrentJob: runs.currentJob,
+		CurrentWaits: admission.CurrentWaits, CurrentAdmission: admission.Current,
 		Pods: in.WarmUpPods, Previous: sj.Status.WarmUp, Buffers: in.WarmUpBuffers, BufferAPI: in.BufferAPI,
 	})
 	return warmDecision{Decision: decision, strategy: string(opts.Strategy), capacity: capacityOf(decision, runs, in.Now)}

@@ -35,6 +35,17 @@ type Input struct {
 	CurrentStarts bool
 	// CurrentJob is the current run's Job, when it exists.
 	CurrentJob *batchv1.Job
+	// For a member of a concurrency group, whose runs may wait for room
+	// (docs/concurrency-groups.md): NextAdmission is when the group
+	// predicts a run joining its queue now would start, if after Next
+	// (zero: at Next); CurrentWaits says the current run's Job waits in
+	// the group, and CurrentAdmission is when the group predicts it
+	// starts (zero: no prediction) or, once it started late, when it did.
+	// Warm-up is placed Options.Lead before a run's start, predicted or
+	// scheduled, and held until Options.Hold after it.
+	NextAdmission    time.Time
+	CurrentWaits     bool
+	CurrentAdmission time.Time
 	// Pods are the owner's warm-up pods (placeholders and EarlyStart pods).
 	Pods []*corev1.Pod
 	// Previous is the warm-up last reported, if any.
@@ -63,6 +74,12 @@ type Decision struct {
 	State *v1alpha1.WarmUpStatus
 	// NextStart is when warm-up for the next run begins; zero if none.
 	NextStart time.Time
+	// WaitingStart is, while the current run waits in its concurrency
+	// group, when warm-up for it begins: Options.Lead before its predicted
+	// start, WaitingAdmission (zero: none predicted, or it began).
+	WaitingStart, WaitingAdmission time.Time
+	// Waiting says the current run waits in its concurrency group.
+	Waiting bool
 	// Wake lists the times to look again without an event.
 	Wake   []time.Time
 	Events []Event
@@ -79,8 +96,12 @@ func Decide(in Input) Decision {
 	byRun := groupByRun(in.Pods)
 	keep := map[string]bool{} // runs whose placeholders stay
 	warming := ""             // the run warm-up prepares now, if any
-	if next := in.Next; !next.IsZero() {
-		d.NextStart = next.Add(-in.Options.Lead)
+	if d.Waiting = in.CurrentWaits; d.Waiting {
+		// The next run joins the group's queue behind this one.
+		warming = d.warmWaiting(in, byRun[v1alpha1.RunLabelValue(in.Current)])
+		keep[warming] = warming != ""
+	} else if next := in.Next; !next.IsZero() {
+		d.NextStart = later(next, in.NextAdmission).Add(-in.Options.Lead)
 		if in.Now.Before(d.NextStart) {
 			d.Wake = append(d.Wake, d.NextStart)
 		} else {
@@ -89,12 +110,12 @@ func Decide(in Input) Decision {
 			d.warm(in, byRun[v1alpha1.RunLabelValue(next)])
 		}
 	}
-	if current := in.Current; !current.IsZero() && d.State != nil && d.State.ScheduledTime.Time.Equal(current) {
+	if current := in.Current; !current.IsZero() && !in.CurrentWaits && d.State != nil && d.State.ScheduledTime.Time.Equal(current) {
 		d.judge(in, byRun[v1alpha1.RunLabelValue(current)])
 	}
 	if in.keepsCurrent() {
 		keep[v1alpha1.RunLabelValue(in.Current)] = true
-		d.Wake = append(d.Wake, in.Current.Add(in.Options.Hold))
+		d.Wake = append(d.Wake, in.currentStart().Add(in.Options.Hold))
 	}
 	d.deleteUnkept(in, byRun, keep)
 	d.deleteUnkeptBuffers(in, warming)
@@ -102,10 +123,59 @@ func Decide(in Input) Decision {
 }
 
 // keepsCurrent reports whether the current run's placeholders stay: the run
-// is starting, its pods are not all placed yet, and the hold has not run out.
+// is starting, its pods are not all placed yet, and the hold has not run
+// out. (A run waiting in its concurrency group keeps them by warmWaiting.)
 func (in Input) keepsCurrent() bool {
-	return !in.Current.IsZero() && in.CurrentStarts && in.Now.Before(in.Current.Add(in.Options.Hold)) &&
+	return !in.Current.IsZero() && in.CurrentStarts && !in.CurrentWaits && in.Now.Before(in.currentStart().Add(in.Options.Hold)) &&
 		!handedOff(in.CurrentJob, PodsPerRun(&in.Owner.Template.Spec))
+}
+
+// currentStart is when the current run started: at its time, or later
+// when it waited in its concurrency group.
+func (in Input) currentStart() time.Time { return later(in.Current, in.CurrentAdmission) }
+
+// warmWaiting warms the current run while it waits in its concurrency
+// group as a next run is warmed: from Options.Lead before its predicted
+// start until Options.Hold after it (a prediction already past: the runs
+// ahead take longer than typical, and the hold bounds what it keeps
+// waiting). Without a prediction, as any run: until Options.Hold after
+// its scheduled time. It returns the run's label while it warms ("" otherwise).
+func (d *Decision) warmWaiting(in Input, pods []*corev1.Pod) string {
+	if in.Options.Strategy == v1alpha1.WarmUpEarlyStart {
+		return ""
+	}
+	admission := in.currentStart()
+	start, until := admission.Add(-in.Options.Lead), admission.Add(in.Options.Hold)
+	ownState := d.State != nil && d.State.ScheduledTime.Time.Equal(in.Current)
+	switch {
+	case in.Now.Before(start):
+		// Capacity warmed before the run's time goes until then; the
+		// warm-up that begins then is measured afresh.
+		if ownState {
+			d.State = nil
+		}
+		d.WaitingStart, d.WaitingAdmission = start, admission
+		d.Wake = append(d.Wake, start)
+		return ""
+	case !in.Now.Before(until):
+		// The capacity goes: once the run starts, it is late.
+		if ownState {
+			d.State.ReadyTime, d.State.ScheduledPods = nil, 0
+		}
+		return ""
+	}
+	waiting := in
+	waiting.Next, waiting.NextJob, waiting.NextJobCreating = in.Current, nil, false
+	d.warm(waiting, pods)
+	d.Wake = append(d.Wake, until)
+	return v1alpha1.RunLabelValue(in.Current)
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // handedOff reports whether the run's pods have the capacity: every pod it
@@ -187,7 +257,7 @@ func (d *Decision) follow(pods []*corev1.Pod, n int32) {
 // judge decides, once the run's time has come, whether its capacity was
 // ready in time. Pods are the run's warm-up pods.
 func (d *Decision) judge(in Input, pods []*corev1.Pod) {
-	if d.State.Late || (d.State.ReadyTime != nil && !d.State.ReadyTime.After(d.State.ScheduledTime.Time)) || !in.CurrentStarts {
+	if d.State.Late || (d.State.ReadyTime != nil && !d.State.ReadyTime.After(in.currentStart())) || !in.CurrentStarts {
 		return
 	}
 	if d.State.ReadyTime == nil {
@@ -200,7 +270,7 @@ func (d *Decision) judge(in Input, pods []*corev1.Pod) {
 			d.follow(ofKind(pods, kindFor(in.Options.Strategy)), d.State.Pods)
 		}
 	}
-	if d.State.ReadyTime == nil || d.State.ReadyTime.After(d.State.ScheduledTime.Time) {
+	if d.State.ReadyTime == nil || d.State.ReadyTime.After(later(d.State.ScheduledTime.Time, in.CurrentAdmission)) {
 		d.State.Late = true
 		d.Late = true
 		d.Events = append(d.Events, warmUpLateEvent(d.State))

@@ -120,6 +120,9 @@ type gathered struct {
 	buffers []warmup.Buffer
 	api     warmup.BufferAPI
 	jobs    []*batchv1.Job
+	// group is the status of the concurrency group the CronJob joins, if
+	// it warms up: its predictions place the warm-up.
+	group *v1alpha1.ConcurrencyGroupStatus
 	// measured is the run whose start is measured now, if any, and its pods.
 	measured *batchv1.Job
 	runPods  []*corev1.Pod
@@ -127,8 +130,8 @@ type gathered struct {
 }
 
 // gather reads the CronJob's warm-up objects (Executor.Gather, as for a
-// ScheduledJob), Jobs and state, and the pods of the run whose start is
-// being measured.
+// ScheduledJob), Jobs and state, its concurrency group's predictions, and
+// the pods of the run whose start is being measured.
 func (c *Controller) gather(ctx context.Context, cj *batchv1.CronJob, now time.Time) (gathered, error) {
 	in := gathered{cj: cj, state: c.written.stateOf(cj), meaning: meaningOf(cj, c.defaults), now: now}
 	var wanted v1alpha1.WarmUpStrategy
@@ -147,6 +150,11 @@ func (c *Controller) gather(ctx context.Context, cj *batchv1.CronJob, now time.T
 	in.jobs = owned.Pointers(list.Items)
 	if in.meaning.warmUp != nil {
 		in.measured = warmup.RunToMeasure(in.jobs, measuredRun(in.state), in.now)
+		if ref, member := v1alpha1.CronJobGroupRef(cj.Annotations); member {
+			if in.group, err = warmupobjects.GroupStatus(ctx, c.kubeClient, ref, cj.Namespace); err != nil {
+				return in, err
+			}
+		}
 	}
 	if in.measured != nil {
 		in.runPods, err = owned.RunPods(ctx, c.apiReader, in.measured)

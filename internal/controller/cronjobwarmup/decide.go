@@ -71,6 +71,8 @@ func warmUpInput(in gathered, settings v1alpha1.WarmUpSettings) warmup.Input {
 	w.Options = settings
 	w.Pods, w.Previous = in.pods, in.state.WarmUp
 	w.Buffers, w.BufferAPI = in.buffers, in.api
+	admission := warmup.PredictAdmission(in.group, w.CurrentJob)
+	w.NextAdmission, w.CurrentWaits, w.CurrentAdmission = admission.Next, admission.CurrentWaits, admission.Current
 	return w
 }
 

@@ -1,6 +1,7 @@
 package cronjobwarmup
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -89,5 +90,30 @@ func TestWhetherTheCurrentRunStarts(t *testing.T) {
 				t.Errorf("current %v starts %v, want %v starts %v", in.Current, in.CurrentStarts, run, tc.starts)
 			}
 		})
+	}
+}
+
+// TestCronJobInAGroupWarmsBeforeItsPredictedStart: an annotated CronJob
+// whose run waits in its concurrency group, predicted to start at 10:30,
+// holds no placeholder until lead before then; the prediction comes from
+// the group's queue, the Job from the CronJob controller (suspended and
+// labeled by ontime's webhook).
+func TestCronJobInAGroupWarmsBeforeItsPredictedStart(t *testing.T) {
+	run := mustTime("2026-11-24T10:00:00Z")
+	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "team", CreationTimestamp: metav1.NewTime(run.Add(-24 * time.Hour)),
+		Annotations: map[string]string{v1alpha1.WarmUpLeadAnnotation: "10m", v1alpha1.GroupLabel: "db"}},
+		Spec: batchv1.CronJobSpec{Schedule: "0 * * * *"}}
+	waiting := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.RunJobName(cj.Name, run), Namespace: "team"}}
+	v1alpha1.JoinGroup(waiting, v1alpha1.ConcurrencyGroupRef{Name: "db"}, nil)
+	predicted := run.Add(30 * time.Minute)
+	group := &v1alpha1.ConcurrencyGroupStatus{Queue: []v1alpha1.QueuedRun{{Namespace: "team", Name: waiting.Name, PredictedAdmission: &metav1.Time{Time: predicted}}}}
+	in := gathered{cj: cj, meaning: meaningOf(cj, v1alpha1.ControllerDefaults{}), jobs: []*batchv1.Job{waiting}, group: group, now: run.Add(time.Minute)}
+	plan := decide(in)
+	if len(plan.changes.CreatePods) != 0 || !slices.ContainsFunc(plan.wake, predicted.Add(-10*time.Minute).Equal) {
+		t.Errorf("waiting: %d placeholders, wake %v; want none, and a wake at %s", len(plan.changes.CreatePods), plan.wake, predicted.Add(-10*time.Minute))
+	}
+	in.now = predicted.Add(-10 * time.Minute)
+	if plan := decide(in); len(plan.changes.CreatePods) != 1 {
+		t.Errorf("lead before its predicted start: %d placeholders, want 1", len(plan.changes.CreatePods))
 	}
 }

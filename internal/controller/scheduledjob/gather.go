@@ -35,7 +35,8 @@ const (
 )
 
 // gather reads what the planner looks at: the ScheduledJob's Jobs, its
-// warm-up pods, and the pods of the run whose start is being measured.
+// warm-up pods, its concurrency group's predictions, and the pods of the
+// run whose start is being measured.
 func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.Time, read jobsRead) (planner.Input, error) {
 	in, err := c.gatherRuns(ctx, sj, now, read)
 	if err != nil {
@@ -50,6 +51,9 @@ func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now 
 		return in, err
 	}
 	in.WarmUpPods, in.BufferAPI, in.WarmUpBuffers = observed.Pods, observed.BufferAPI, observed.Buffers
+	if in.Group, err = c.groupStatus(ctx, sj); err != nil {
+		return in, err
+	}
 	if job := planner.RunToMeasure(sj, in.Jobs, now); job != nil {
 		in.RunPods, err = owned.RunPods(ctx, c.apiReader, job)
 	}

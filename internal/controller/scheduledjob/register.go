@@ -58,6 +58,8 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 			RateLimiter:             FailureBackoff(),
 		},
 		Watch: func(b *builder.Builder) *builder.Builder {
+			// Concurrency groups: their predictions place members' warm-up.
+			b = watchGroups(mgr, b)
 			return b.
 				// A measurement of a lead pool's provisioning time: its
 				// peers' next warm-ups may begin earlier or later.
@@ -78,9 +80,13 @@ func FailureBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
 }
 
 // Index adds the indexes the controller lists with: Jobs by their
-// ScheduledJob, and ScheduledJobs with lead Auto by their lead pool.
+// ScheduledJob, ScheduledJobs with warm-up by their concurrency group, and
+// those with lead Auto by their lead pool.
 func Index(ctx context.Context, indexer client.FieldIndexer) error {
 	if err := indexer.IndexField(ctx, &batchv1.Job{}, owned.ScheduledJobOwnerKey, owned.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob")); err != nil {
+		return err
+	}
+	if err := indexer.IndexField(ctx, &v1alpha1.ScheduledJob{}, groupMemberKey, indexGroupMember); err != nil {
 		return err
 	}
 	return indexer.IndexField(ctx, &v1alpha1.ScheduledJob{}, leadPoolKey, indexLeadPool)
