@@ -99,6 +99,16 @@ type ConcurrencyGroupStatus struct {
 	// +optional
 	NewRunAdmission *metav1.Time `json:"newRunAdmission,omitempty"`
 
+	// upcoming are the members' next runs whose Jobs do not exist yet (a
+	// ScheduledJob's, at its status.nextScheduleTime), at most 100, in the
+	// order of their scheduled times, each with its predicted admission:
+	// as for queue, behind every waiting run, and not before its time.
+	// Members scheduled at the same minute thus learn who will wait.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	// +optional
+	Upcoming []QueuedRun `json:"upcoming,omitempty"`
+
 	// conditions: Saturated (True while runs wait for room).
 	// +listType=map
 	// +listMapKey=type

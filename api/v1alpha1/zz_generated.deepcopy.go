@@ -336,6 +336,13 @@ func (in *ConcurrencyGroupStatus) DeepCopyInto(out *ConcurrencyGroupStatus) {
 		in, out := &in.NewRunAdmission, &out.NewRunAdmission
 		*out = (*in).DeepCopy()
 	}
+	if in.Upcoming != nil {
+		in, out := &in.Upcoming, &out.Upcoming
+		*out = make([]QueuedRun, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]metav1.Condition, len(*in))

@@ -45,7 +45,17 @@ type Input struct {
 	// reads the ones its cache lacks from the API server, so an entry
 	// whose Job is not here is gone.
 	Jobs []*batchv1.Job
-	Now  time.Time
+	// Upcoming are the members' next runs whose Jobs do not exist yet:
+	// predicted (Status.Upcoming), never admitted.
+	Upcoming []Upcoming
+	Now      time.Time
+}
+
+// Upcoming is a member's next run, by the name its Job will have.
+type Upcoming struct {
+	Namespace, JobName string
+	Scheduled          time.Time
+	Priority           int32
 }
 
 // Plan is what the controller does: write Status (if it changed), then
@@ -97,7 +107,7 @@ func Decide(in Input) Plan {
 		plan.OverLimit = fmt.Sprintf("%d runs active, more than maxActive %d: a member's Job was started by someone else", count.total, in.Spec.MaxActive)
 	}
 	plan.record(in, entries, count.total, stillWaiting)
-	plan.Status.Queue, plan.Status.NewRunAdmission = predictQueue(in.Spec, plan.Status.TypicalRunDuration, slotHolders(in.Spec, entries, unlisted), stillWaiting)
+	plan.Status.Queue, plan.Status.NewRunAdmission, plan.Status.Upcoming = predictQueue(in.Spec, plan.Status.TypicalRunDuration, slotHolders(in.Spec, entries, unlisted), stillWaiting, in.Upcoming)
 	return plan
 }
 

@@ -1,6 +1,7 @@
 package concurrency
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -79,8 +80,10 @@ func slotHolders(spec v1alpha1.ConcurrencyGroupSpec, entries []v1alpha1.GroupRun
 
 // predictQueue lists the first MaxQueueListed waiting runs, in queue
 // order, with their predicted admissions when the typical run duration is
-// known, and predicts the admission of a run that would join behind them.
-func predictQueue(spec v1alpha1.ConcurrencyGroupSpec, typical *metav1.Duration, holders []holder, waiting []*batchv1.Job) (queue []v1alpha1.QueuedRun, newRun *metav1.Time) {
+// known; predicts the admission of a run that would join behind them; and
+// lists the members' upcoming runs, predicted behind the waiting ones in
+// the order of their times.
+func predictQueue(spec v1alpha1.ConcurrencyGroupSpec, typical *metav1.Duration, holders []holder, waiting []*batchv1.Job, upcoming []Upcoming) (queue []v1alpha1.QueuedRun, newRun *metav1.Time, next []v1alpha1.QueuedRun) {
 	var slots *slotPool
 	if typical != nil {
 		slots = newSlotPool(spec, typical.Duration, holders)
@@ -90,21 +93,36 @@ func predictQueue(spec v1alpha1.ConcurrencyGroupSpec, typical *metav1.Duration, 
 		if slots != nil {
 			at = slots.take(labelValue(spec, job))
 		}
-		if i >= v1alpha1.MaxQueueListed {
-			continue // predicted all the same: the runs behind wait for it
+		if i < v1alpha1.MaxQueueListed {
+			queue = append(queue, queued(job.Namespace, job.Name, at))
 		}
-		run := v1alpha1.QueuedRun{Namespace: job.Namespace, Name: job.Name}
-		if !at.IsZero() {
-			run.PredictedAdmission = &metav1.Time{Time: at}
-		}
-		queue = append(queue, run)
 	}
 	if slots != nil {
 		if at := slots.group.earliest(); !at.IsZero() {
 			newRun = &metav1.Time{Time: at}
 		}
 	}
-	return queue, newRun
+	upcoming = slices.Clone(upcoming)
+	slices.SortFunc(upcoming, func(a, b Upcoming) int {
+		return cmp.Or(a.Scheduled.Compare(b.Scheduled), cmp.Compare(b.Priority, a.Priority), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.JobName, b.JobName))
+	})
+	for _, run := range upcoming[:min(len(upcoming), v1alpha1.MaxQueueListed)] {
+		var at time.Time
+		if slots != nil {
+			at = slots.takeFrom(run.Scheduled)
+		}
+		next = append(next, queued(run.Namespace, run.JobName, at))
+	}
+	return queue, newRun, next
+}
+
+// queued lists a run with its predicted admission (none if at is zero).
+func queued(namespace, name string, at time.Time) v1alpha1.QueuedRun {
+	run := v1alpha1.QueuedRun{Namespace: namespace, Name: name}
+	if !at.IsZero() {
+		run.PredictedAdmission = &metav1.Time{Time: at}
+	}
+	return run
 }
 
 // slotPool holds, for the group and for each label value under a limit,
@@ -173,6 +191,18 @@ func (p *slotPool) take(value string) time.Time {
 	if values != nil {
 		values.hold(at, at.Add(p.took))
 	}
+	return at
+}
+
+// takeFrom admits an upcoming run, due at scheduled, into the group's
+// slot that frees first (its label value is not known before its Job is
+// created): not before it is due.
+func (p *slotPool) takeFrom(scheduled time.Time) time.Time {
+	at := p.group.earliest()
+	if scheduled.After(at) {
+		at = scheduled
+	}
+	p.group.hold(at, at.Add(p.took))
 	return at
 }
 

@@ -146,3 +146,23 @@ func TestTypicalRunDuration(t *testing.T) {
 		})
 	}
 }
+
+// TestUpcomingRuns: the members' next runs are predicted behind the
+// waiting ones, in the order of their times, each not before it is due;
+// three members due at the same minute learn that the third will wait.
+func TestUpcomingRuns(t *testing.T) {
+	in := Input{Spec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 2}, Now: now,
+		Status: v1alpha1.ConcurrencyGroupStatus{TypicalRunDuration: &metav1.Duration{Duration: 10 * time.Minute}}}
+	a := run("a", -3*time.Minute, running)
+	in.Status.Active, in.Jobs = []v1alpha1.GroupRun{admittedAt(a, -3*time.Minute)}, []*batchv1.Job{a}
+	due := now.Add(5 * time.Minute)
+	in.Upcoming = []Upcoming{{Namespace: "team", JobName: "u3", Scheduled: due}, {Namespace: "team", JobName: "u1", Scheduled: due, Priority: 5},
+		{Namespace: "team", JobName: "u2", Scheduled: due}, {Namespace: "team", JobName: "later", Scheduled: now.Add(time.Hour)}}
+	var got []string
+	for _, run := range Decide(in).Status.Upcoming {
+		got = append(got, fmt.Sprintf("%s@%s", run.Name, run.PredictedAdmission.Sub(now)))
+	}
+	if want := []string{"u1@5m0s", "u2@7m0s", "u3@15m0s", "later@1h0m0s"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("upcoming %v, want %v", got, want)
+	}
+}

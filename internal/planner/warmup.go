@@ -118,7 +118,7 @@ func decideWarmUp(sj *v1alpha1.ScheduledJob, in Input, runs timeline) warmDecisi
 	opts := sj.Spec.WarmUp.SettingsWith(in.Defaults)
 	lead := chosenLead(sj, opts, in.LeadPeers, in.Now)
 	opts.Lead = lead.Lead.Duration
-	admission := warmup.PredictAdmission(in.Group, cmp.Or(runs.currentJob, runs.currentCreating))
+	admission := warmup.PredictAdmission(in.Group, cmp.Or(runs.currentJob, runs.currentCreating), sj.Namespace, sj.JobName(runs.next))
 	decision := warmup.Decide(warmup.Input{Lead: &lead,
 		Owner: ownerOf(sj), Options: opts, Now: in.Now,
 		Next: runs.next, NextJob: runs.nextJob, NextJobCreating: runs.nextJobCreating, NextAdmission: admission.Next,

@@ -17,15 +17,17 @@ type Admission struct {
 }
 
 // PredictAdmission reads, from the status of the member's concurrency
-// group (nil: not read, or not there), when its next run would start if it
-// joined the queue now, and, from the current run's Job, whether that run
-// waits in the group (suspended by it) and when the group predicts it
-// starts, or, once released, when it started. A Job the group marked
-// missed neither waits nor starts.
-func PredictAdmission(group *v1alpha1.ConcurrencyGroupStatus, current *batchv1.Job) Admission {
+// group (nil: not read, or not there), when its next run (its Job to be
+// named next, in namespace) is predicted to start: as listed in the
+// group's upcoming runs, else as a run that joined now; and, from the
+// current run's Job, whether that run waits in the group (suspended by
+// it) and when the group predicts it starts (its queue entry; a Job just
+// created may still be listed as upcoming), or, once released, when it
+// started. A Job the group marked missed neither waits nor starts.
+func PredictAdmission(group *v1alpha1.ConcurrencyGroupStatus, current *batchv1.Job, namespace, next string) Admission {
 	var a Admission
-	if group != nil && group.NewRunAdmission != nil {
-		a.Next = group.NewRunAdmission.Time
+	if group != nil {
+		a.Next = predicted(group, namespace, next)
 	}
 	if current == nil {
 		return a
@@ -43,19 +45,28 @@ func PredictAdmission(group *v1alpha1.ConcurrencyGroupStatus, current *batchv1.J
 		return a
 	}
 	a.CurrentWaits = true
-	if group == nil {
-		return a
+	if group != nil {
+		a.Current = predicted(group, current.Namespace, current.Name)
 	}
-	for _, run := range group.Queue {
-		if run.Namespace == current.Namespace && run.Name == current.Name {
-			if run.PredictedAdmission != nil {
-				a.Current = run.PredictedAdmission.Time
+	return a
+}
+
+// predicted is the group's prediction for the run whose Job is (or will
+// be) namespace/name: its entry in the queue, else in the upcoming runs,
+// else as a run that joined now (zero: none).
+func predicted(group *v1alpha1.ConcurrencyGroupStatus, namespace, name string) time.Time {
+	for _, runs := range [][]v1alpha1.QueuedRun{group.Queue, group.Upcoming} {
+		for _, run := range runs {
+			if run.Namespace == namespace && run.Name == name {
+				if run.PredictedAdmission == nil {
+					return time.Time{}
+				}
+				return run.PredictedAdmission.Time
 			}
-			return a
 		}
 	}
-	// Not listed: a run just created, that joins behind every waiting run
-	// (or one past the first MaxQueueListed, near the back).
-	a.Current = a.Next
-	return a
+	if group.NewRunAdmission != nil {
+		return group.NewRunAdmission.Time
+	}
+	return time.Time{}
 }

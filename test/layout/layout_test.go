@@ -67,7 +67,10 @@ var allowed = map[string][]string{
 	"test/framework":                   {"internal/scheme", "internal/testenv"},
 	"test/e2e":                         {"test/framework", "api/v1alpha1"},
 	"test/*":                           {"test/framework", "internal/scheme", "api/v1alpha1", "pkg/cron"},
-	"hack/*":                           {"pkg/cron"},
+	// The simulation of a concurrency group's warm-up runs the group's
+	// decision and warm-up's, on a virtual clock.
+	"test/bench/groupwarmup": {"internal/concurrency", "internal/warmup", "api/v1alpha1"},
+	"hack/*":                 {"pkg/cron"},
 }
 
 // testOnly may also be imported by any package's tests: the local API

@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -57,12 +58,14 @@ func New(kind string, cached client.Client, live client.Reader, clk clock.Passiv
 }
 
 // Register adds the controller to mgr, on every replica: it reconciles a
-// group when it changes and when one of its Jobs does.
+// group when it changes, when one of its Jobs does, and when a member's
+// next run moves.
 func (c *Controller) Register(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(map[string]string{v1alpha1.KindConcurrencyGroup: "concurrencygroup", v1alpha1.KindClusterConcurrencyGroup: "clusterconcurrencygroup"}[c.kind]).
 		For(c.newGroup()).
 		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(c.groupOf)).
+		Watches(&v1alpha1.ScheduledJob{}, handler.EnqueueRequestsFromMapFunc(c.groupOfMember), builder.WithPredicates(nextRunMoved)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, NeedLeaderElection: ptr.To(false),
 			RateLimiter: scheduledjob.FailureBackoff(), SkipNameValidation: ptr.To(c.restarted)}).
 		Complete(c)
@@ -117,7 +120,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	plan := concurrency.Decide(concurrency.Input{Spec: *spec, Status: *status, Generation: group.GetGeneration(), Jobs: jobs, Now: c.clock.Now()})
+	upcoming, err := c.upcoming(ctx, group)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	plan := concurrency.Decide(concurrency.Input{Spec: *spec, Status: *status, Generation: group.GetGeneration(), Jobs: jobs, Upcoming: upcoming, Now: c.clock.Now()})
 	if !equality.Semantic.DeepEqual(plan.Status, *status) {
 		*status = plan.Status
 		if err := c.cached.Status().Update(ctx, group); err != nil {

@@ -169,3 +169,51 @@ func wantPredicted(t *testing.T, status v1alpha1.ConcurrencyGroupStatus, name st
 		t.Fatalf("typical run %v, queue %+v; want 0s, %s predicted at %s", typical, queue, name, at)
 	}
 }
+
+// TestGroupPredictsMembersNextRuns: the group lists the next run of each
+// ScheduledJob that joins it, from its status.nextScheduleTime, with its
+// predicted admission once runs' typical duration is known; a member of
+// another group, or a suspended one, is not listed.
+func TestGroupPredictsMembersNextRuns(t *testing.T) {
+	h := harness(t)
+	ns := h.NewNamespace(t)
+	now := h.Clock.Now().Truncate(time.Minute)
+	h.Clock.SetTime(now)
+	group := &v1alpha1.ConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns}, Spec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 1}}
+	h.Create(t, group)
+	group.Status.TypicalRunDuration = &metav1.Duration{Duration: 10 * time.Minute}
+	if err := h.Live.Status().Update(h.Ctx, group); err != nil {
+		t.Fatal(err)
+	}
+	next := now.Add(5 * time.Minute)
+	member := func(name, groupName string, suspend bool) *v1alpha1.ScheduledJob {
+		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.ScheduledJobSpec{Schedule: "*/5 * * * *",
+			Suspend: ptr.To(suspend), ConcurrencyGroup: &v1alpha1.ConcurrencyGroupRef{Name: groupName},
+			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}}}
+		h.Create(t, sj)
+		sj.Status.NextScheduleTime = &metav1.Time{Time: next}
+		if err := h.Live.Status().Update(h.Ctx, sj); err != nil {
+			t.Fatal(err)
+		}
+		h.WaitForCache(t, sj)
+		return sj
+	}
+	report := member("report", "db", false)
+	member("other", "elsewhere", false)
+	member("paused", "db", true)
+	h.WaitForCache(t, group)
+
+	c := New(v1alpha1.KindConcurrencyGroup, h.Cached, h.Reader, h.Clock, h.Recorder, nil)
+	if _, err := c.Reconcile(h.Ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(group)}); err != nil {
+		t.Fatal(err)
+	}
+	got := &v1alpha1.ConcurrencyGroup{}
+	if err := h.Live.Get(h.Ctx, client.ObjectKeyFromObject(group), got); err != nil {
+		t.Fatal(err)
+	}
+	upcoming := got.Status.Upcoming
+	if len(upcoming) != 1 || upcoming[0].Name != report.JobName(next) || upcoming[0].PredictedAdmission == nil || !upcoming[0].PredictedAdmission.Time.Equal(next) {
+		t.Errorf("upcoming %+v, want %s predicted at %s", upcoming, report.JobName(next), next)
+	}
+}
