@@ -147,14 +147,5 @@ func TestGroupMemberWarmUp(t *testing.T) {
 		}},
 		{at: "10:20:03", before: func(w *world) { w.jobs[0].Status.Ready = ptr.To[int32](2) }, delete: 2, capacity: "True/CapacityReady", check: nextWarmUp("10:50:00")},
 	}
-	for _, step := range steps {
-		if step.before != nil {
-			step.before(w)
-		}
-		plan, out := w.reconcile(mustTime("2026-11-24T" + step.at + "Z"))
-		t.Run(step.at, func(t *testing.T) { checkStep(t, step, plan, out) })
-	}
-	if len(w.pods) != 0 {
-		t.Errorf("%d placeholders left", len(w.pods))
-	}
+	w.run(t, steps)
 }

@@ -291,6 +291,13 @@ func TestPlaceholderWarmUpLifecycle(t *testing.T) {
 				}
 			}},
 	}
+	w.run(t, steps)
+}
+
+// run reconciles at each step's time (on 2026-11-24, UTC), checks it,
+// and checks that no placeholder is left at the end.
+func (w *world) run(t *testing.T, steps []lifecycleStep) {
+	t.Helper()
 	for _, step := range steps {
 		if step.before != nil {
 			step.before(w)
