@@ -34,12 +34,19 @@ func warmScheduledJob(name, schedule string, warmUp *v1alpha1.WarmUp) *v1alpha1.
 		Spec: v1alpha1.ScheduledJobSpec{Schedule: schedule, WarmUp: warmUp, JobTemplate: framework.NodePoolRun(time.Minute)}}
 }
 
-// coldNodePool is the NodePool of the run without warm-up.
-const coldNodePool = "cold"
+// coldNodePool is the NodePool of the run without warm-up; deletedNodePool
+// that of the ScheduledJob deleted during its warm-up.
+const (
+	coldNodePool    = "cold"
+	deletedNodePool = "deleted"
+)
 
 func coldScheduledJob(schedule string) *v1alpha1.ScheduledJob {
-	sj := warmScheduledJob("cold", schedule, nil)
-	sj.Spec.JobTemplate.Spec.Template.Spec.NodeSelector = map[string]string{"karpenter.sh/nodepool": coldNodePool}
+	return onNodePool(warmScheduledJob("cold", schedule, nil), coldNodePool)
+}
+
+func onNodePool(sj *v1alpha1.ScheduledJob, pool string) *v1alpha1.ScheduledJob {
+	sj.Spec.JobTemplate.Spec.Template.Spec.NodeSelector = map[string]string{"karpenter.sh/nodepool": pool}
 	return sj
 }
 
@@ -88,6 +95,14 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 	// priority may; or a node left empty by the deleted ScheduledJob), and
 	// the comparison would show nothing but which pod the scheduler picked.
 	createNodePoolLike(t, c, "batch", coldNodePool)
+	// The ScheduledJob deleted during its warm-up gets its own too: the node
+	// Karpenter brought up for its placeholder is left empty, and Karpenter
+	// removes an empty node 30 s after, which lands about at the runs' time.
+	// On a batch node, a run's pod bound to it just before its taint (a
+	// CapacityBuffer run's pod has nothing to preempt, so any empty node
+	// scores as well as its own) was evicted and started 10 s late (make
+	// test, 2026-11-28 01:07).
+	createNodePoolLike(t, c, "batch", deletedNodePool)
 
 	// One run at T, at least lead plus a margin ahead.
 	run := time.Now().UTC().Add(warmLead + 40*time.Second).Truncate(time.Minute).Add(time.Minute)
@@ -99,7 +114,7 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 	for _, obj := range []client.Object{
 		warmScheduledJob("placeholder", schedule, lead), warmScheduledJob("early-start", schedule, early),
 		warmScheduledJob("buffer", schedule, buffer), warmCronJob("cronjob-buffer", schedule, v1alpha1.WarmUpCapacityBuffer),
-		coldScheduledJob(schedule), warmScheduledJob("deleted", schedule, lead), cronJob,
+		coldScheduledJob(schedule), onNodePool(warmScheduledJob("deleted", schedule, lead), deletedNodePool), cronJob,
 	} {
 		if err := c.Create(ctx, obj); err != nil {
 			t.Fatalf("creating %s: %v", obj.GetName(), err)
