@@ -15,9 +15,10 @@ import (
 )
 
 // A concurrency group's member with warm-up places it before the group's
-// predicted start of each run (status.newRunAdmission, status.queue): its
-// reconcile reads the group, and a change of the group's status reconciles
-// its members with warm-up.
+// predicted start of each run (status.upcoming, status.queue,
+// status.newRunAdmission; warmup.PredictAdmission): its reconcile reads the
+// group, and a change of the group's status reconciles its members with
+// warm-up.
 
 // groupMemberKey indexes the ScheduledJobs with warm-up by the concurrency
 // group they join: "Kind/namespace/name" (no namespace for a cluster
