@@ -262,6 +262,15 @@ func GroupOf(job *batchv1.Job) (kind, name string, ok bool) {
 	return "", "", false
 }
 
+// Key is the object key of the group r names, for a member in namespace
+// (a ClusterConcurrencyGroup has none).
+func (r ConcurrencyGroupRef) Key(namespace string) types.NamespacedName {
+	if r.Kind == KindClusterConcurrencyGroup {
+		return types.NamespacedName{Name: r.Name}
+	}
+	return types.NamespacedName{Namespace: namespace, Name: r.Name}
+}
+
 // CronJobGroupRef is the concurrency group a CronJob joins by its
 // annotation (ontime.dev/concurrency-group or
 // ontime.dev/cluster-concurrency-group); ok is false for none. The Job

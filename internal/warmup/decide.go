@@ -98,8 +98,9 @@ func Decide(in Input) Decision {
 	warming := ""             // the run warm-up prepares now, if any
 	if d.Waiting = in.CurrentWaits; d.Waiting {
 		// The next run joins the group's queue behind this one.
-		warming = d.warmWaiting(in, byRun[v1alpha1.RunLabelValue(in.Current)])
-		keep[warming] = warming != ""
+		if warming = d.warmWaiting(in, byRun[v1alpha1.RunLabelValue(in.Current)]); warming != "" {
+			keep[warming] = true
+		}
 	} else if next := in.Next; !next.IsZero() {
 		d.NextStart = later(next, in.NextAdmission).Add(-in.Options.Lead)
 		if in.Now.Before(d.NextStart) {

@@ -99,11 +99,7 @@ func (c *Controller) groupOf(_ context.Context, obj client.Object) []reconcile.R
 	if !ok || kind != c.kind {
 		return nil
 	}
-	key := types.NamespacedName{Name: name}
-	if kind == v1alpha1.KindConcurrencyGroup {
-		key.Namespace = job.Namespace
-	}
-	return []reconcile.Request{{NamespacedName: key}}
+	return []reconcile.Request{{NamespacedName: v1alpha1.ConcurrencyGroupRef{Kind: kind, Name: name}.Key(job.Namespace)}}
 }
 
 // Reconcile plans one step of a group and carries it out: the status

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
 	ontimescheme "github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
 )
@@ -143,7 +144,8 @@ var harnessOnce struct {
 func harness(t testing.TB) *harnessT {
 	t.Helper()
 	harnessOnce.Do(func() {
-		harnessOnce.h, harnessOnce.err = testenv.StartHarness(testenv.HarnessOptions{Options: testenv.Options{CRDDirs: []string{"config/crd/bases"}}, Scheme: ontimescheme.New()})
+		harnessOnce.h, harnessOnce.err = testenv.StartHarness(testenv.HarnessOptions{Options: testenv.Options{CRDDirs: []string{"config/crd/bases"}}, Scheme: ontimescheme.New(),
+			Indexes: scheduledjob.Index})
 	})
 	if harnessOnce.err != nil {
 		t.Fatal(harnessOnce.err)

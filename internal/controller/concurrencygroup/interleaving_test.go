@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
 	"github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
 )
@@ -480,7 +481,11 @@ func (w *groupWorld) sync(a *actor) {
 // worldScheme is built once: building it is most of a fake client's cost.
 var worldScheme = scheme.New()
 
-func newFakeClient() *fake.ClientBuilder { return testenv.FakeAPI(worldScheme) }
+// newFakeClient is the fake API server, with the index of members the
+// group lists its ScheduledJobs by.
+func newFakeClient() *fake.ClientBuilder {
+	return testenv.FakeAPI(worldScheme).WithIndex(&v1alpha1.ScheduledJob{}, scheduledjob.MemberKey, scheduledjob.IndexMember)
+}
 
 func entryNames(entries []v1alpha1.GroupRun) []string {
 	names := make([]string, len(entries))

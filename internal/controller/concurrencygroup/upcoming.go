@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -13,28 +12,27 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/concurrency"
+	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
 )
 
 // +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs,verbs=get;list;watch
 
 // upcoming are the next runs of the ScheduledJobs that join the group, at
-// their status.nextScheduleTime, from the cache: the group predicts their
-// admissions (status.upcoming), so that members due at the same minute
-// learn which of them will wait. Plain CronJobs publish no next run.
+// their status.nextScheduleTime, from the cache (by the ScheduledJob
+// controller's index of members): the group predicts their admissions
+// (status.upcoming), so that members due at the same minute learn which of
+// them will wait. Plain CronJobs publish no next run.
 func (c *Controller) upcoming(ctx context.Context, group client.Object) ([]concurrency.Upcoming, error) {
-	var opts []client.ListOption
-	if c.kind == v1alpha1.KindConcurrencyGroup {
-		opts = append(opts, client.InNamespace(group.GetNamespace()))
-	}
 	var list v1alpha1.ScheduledJobList
-	if err := c.cached.List(ctx, &list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
+	members := client.MatchingFields{scheduledjob.MemberKey: scheduledjob.MemberIndexValue(c.kind, client.ObjectKeyFromObject(group))}
+	if err := c.cached.List(ctx, &list, members, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	var runs []concurrency.Upcoming
 	for i := range list.Items {
 		sj := &list.Items[i]
 		next := sj.Status.NextScheduleTime
-		if c.joins(sj) != group.GetName() || next == nil || (sj.Spec.Suspend != nil && *sj.Spec.Suspend) {
+		if next == nil || ptr.Deref(sj.Spec.Suspend, false) {
 			continue
 		}
 		runs = append(runs, concurrency.Upcoming{Namespace: sj.Namespace, JobName: sj.JobName(next.Time), Scheduled: next.Time, Priority: sj.Spec.ConcurrencyGroup.Priority})
@@ -42,14 +40,11 @@ func (c *Controller) upcoming(ctx context.Context, group client.Object) ([]concu
 	return runs, nil
 }
 
-// joins is the name of the group of this controller's kind the
-// ScheduledJob joins ("": none).
-func (c *Controller) joins(sj *v1alpha1.ScheduledJob) string {
+// joinsOwnKind reports whether the ScheduledJob joins a group of this
+// controller's kind.
+func (c *Controller) joinsOwnKind(sj *v1alpha1.ScheduledJob) bool {
 	ref := sj.Spec.ConcurrencyGroup
-	if ref == nil || (ref.Kind == v1alpha1.KindClusterConcurrencyGroup) != (c.kind == v1alpha1.KindClusterConcurrencyGroup) {
-		return ""
-	}
-	return ref.Name
+	return ref != nil && (ref.Kind == v1alpha1.KindClusterConcurrencyGroup) == (c.kind == v1alpha1.KindClusterConcurrencyGroup)
 }
 
 // groupOfMember is the group of this controller's kind a ScheduledJob
@@ -59,15 +54,10 @@ func (c *Controller) groupOfMember(_ context.Context, obj client.Object) []recon
 	if !ok {
 		return nil
 	}
-	name := c.joins(sj)
-	if name == "" {
+	if !c.joinsOwnKind(sj) {
 		return nil
 	}
-	key := types.NamespacedName{Name: name}
-	if c.kind == v1alpha1.KindConcurrencyGroup {
-		key.Namespace = sj.Namespace
-	}
-	return []reconcile.Request{{NamespacedName: key}}
+	return []reconcile.Request{{NamespacedName: sj.Spec.ConcurrencyGroup.Key(sj.Namespace)}}
 }
 
 // nextRunMoved passes a ScheduledJob's changes that move its upcoming run:

@@ -1,6 +1,7 @@
 package scheduledjob
 
 import (
+	"cmp"
 	"context"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -20,33 +21,24 @@ import (
 // group, and a change of the group's status reconciles its members with
 // warm-up.
 
-// groupMemberKey indexes the ScheduledJobs with warm-up by the concurrency
-// group they join: "Kind/namespace/name" (no namespace for a cluster
-// group).
-const groupMemberKey = ".spec.concurrencyGroup"
+// MemberKey indexes the ScheduledJobs by the concurrency group they join
+// (MemberIndexValue): the group lists its members' next runs with it, and
+// a group's change reconciles its members with warm-up.
+const MemberKey = ".spec.concurrencyGroup"
 
-func indexGroupMember(obj client.Object) []string {
-	if key := warmedGroupOf(obj.(*v1alpha1.ScheduledJob)); key != "" {
-		return []string{key}
+// IndexMember is MemberKey's index function.
+func IndexMember(obj client.Object) []string {
+	sj := obj.(*v1alpha1.ScheduledJob)
+	if ref := sj.Spec.ConcurrencyGroup; ref != nil {
+		return []string{MemberIndexValue(ref.Kind, ref.Key(sj.Namespace))}
 	}
 	return nil
 }
 
-// warmedGroupOf is the index key of the group a ScheduledJob with warm-up
-// joins, or "".
-func warmedGroupOf(sj *v1alpha1.ScheduledJob) string {
-	ref := sj.Spec.ConcurrencyGroup
-	if ref == nil || sj.Spec.WarmUp == nil {
-		return ""
-	}
-	return groupKey(ref.Kind, warmupobjects.GroupKey(*ref, sj.Namespace))
-}
-
-func groupKey(kind string, key types.NamespacedName) string {
-	if kind == "" {
-		kind = v1alpha1.KindConcurrencyGroup
-	}
-	return kind + "/" + key.Namespace + "/" + key.Name
+// MemberIndexValue is MemberKey's value for the group of kind at key:
+// "Kind/namespace/name" (no namespace for a cluster group).
+func MemberIndexValue(kind string, key types.NamespacedName) string {
+	return cmp.Or(kind, v1alpha1.KindConcurrencyGroup) + "/" + key.Namespace + "/" + key.Name
 }
 
 // groupStatus reads, for a member with warm-up, the status of its
@@ -73,22 +65,24 @@ func watchGroups(mgr ctrl.Manager, b *builder.Builder) *builder.Builder {
 		}
 		kind := gvks[0].Kind
 		b = b.Watches(group, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
-			return membersOf(ctx, mgr.GetClient(), groupKey(kind, client.ObjectKeyFromObject(obj)))
+			return warmedMembersOf(ctx, mgr.GetClient(), MemberIndexValue(kind, client.ObjectKeyFromObject(obj)))
 		}))
 	}
 	return b
 }
 
-// membersOf lists the members with warm-up of the group with this index
-// key.
-func membersOf(ctx context.Context, c client.Reader, key string) []reconcile.Request {
+// warmedMembersOf lists the members with warm-up of the group with this
+// index value.
+func warmedMembersOf(ctx context.Context, c client.Reader, value string) []reconcile.Request {
 	var list v1alpha1.ScheduledJobList
-	if err := c.List(ctx, &list, client.MatchingFields{groupMemberKey: key}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := c.List(ctx, &list, client.MatchingFields{MemberKey: value}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil // each learns it at its next reconcile
 	}
-	requests := make([]reconcile.Request, 0, len(list.Items))
+	var requests []reconcile.Request
 	for i := range list.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		if list.Items[i].Spec.WarmUp != nil {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
 	}
 	return requests
 }

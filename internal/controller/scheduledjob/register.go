@@ -80,13 +80,13 @@ func FailureBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
 }
 
 // Index adds the indexes the controller lists with: Jobs by their
-// ScheduledJob, ScheduledJobs with warm-up by their concurrency group, and
-// those with lead Auto by their lead pool.
+// ScheduledJob, ScheduledJobs by their concurrency group, and those with
+// lead Auto by their lead pool.
 func Index(ctx context.Context, indexer client.FieldIndexer) error {
 	if err := indexer.IndexField(ctx, &batchv1.Job{}, owned.ScheduledJobOwnerKey, owned.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob")); err != nil {
 		return err
 	}
-	if err := indexer.IndexField(ctx, &v1alpha1.ScheduledJob{}, groupMemberKey, indexGroupMember); err != nil {
+	if err := indexer.IndexField(ctx, &v1alpha1.ScheduledJob{}, MemberKey, IndexMember); err != nil {
 		return err
 	}
 	return indexer.IndexField(ctx, &v1alpha1.ScheduledJob{}, leadPoolKey, indexLeadPool)

@@ -5,7 +5,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -13,21 +12,12 @@ import (
 
 // +kubebuilder:rbac:groups=ontime.dev,resources=concurrencygroups;clusterconcurrencygroups,verbs=get;list;watch
 
-// GroupKey is the object key of the concurrency group ref names, for an
-// owner in namespace.
-func GroupKey(ref v1alpha1.ConcurrencyGroupRef, namespace string) types.NamespacedName {
-	if ref.Kind == v1alpha1.KindClusterConcurrencyGroup {
-		return types.NamespacedName{Name: ref.Name}
-	}
-	return types.NamespacedName{Namespace: namespace, Name: ref.Name}
-}
-
 // GroupStatus reads the status of the concurrency group ref names, for an
 // owner in namespace, whose predictions place the owner's warm-up
 // (warmup.PredictAdmission); nil when the group is not there or its API
 // is not served.
 func GroupStatus(ctx context.Context, c client.Reader, ref v1alpha1.ConcurrencyGroupRef, namespace string) (*v1alpha1.ConcurrencyGroupStatus, error) {
-	key := GroupKey(ref, namespace)
+	key := ref.Key(namespace)
 	var err error
 	var status *v1alpha1.ConcurrencyGroupStatus
 	if ref.Kind == v1alpha1.KindClusterConcurrencyGroup {

@@ -282,21 +282,15 @@ func TestWarmUpBeforePredictedAdmission(t *testing.T) {
 	withRuns, withHeld := simulate(true)
 	fmt.Println("| warm-up placed | runs of | runs | started on a ready placeholder | placeholder pod-minutes | held more than the lead before their run started | for runs that started without them | group wait p50 / max | pod running after the scheduled time p50 / max |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-	var before, after result
+	var before, after result // of the last hour printed
 	for _, hour := range []time.Time{first, first.Add(time.Hour)} {
 		when := "the first hour (no run finished yet)"
 		if hour.After(first) {
 			when = "the second hour"
 		}
-		for _, row := range []struct {
-			name string
-			r    result
-		}{{"before the scheduled time (without predictions)", summarize(withoutRuns, withoutHeld, hour)}, {"before the predicted admission", summarize(withRuns, withHeld, hour)}} {
-			r := row.r
-			fmt.Printf("| %s | %s | %d | %d | %.0f | %.0f | %.0f | %s / %s | %s / %s |\n", row.name, when, r.runs, r.warm, r.placeholderMinutes, r.early, r.wasted,
-				r.waits[len(r.waits)/2], r.waits[len(r.waits)-1], r.starts[len(r.starts)/2], r.starts[len(r.starts)-1])
-		}
 		before, after = summarize(withoutRuns, withoutHeld, hour), summarize(withRuns, withHeld, hour)
+		printRow("before the scheduled time (without predictions)", when, before)
+		printRow("before the predicted admission", when, after)
 	}
 	// The second hour: the group has learned how long runs take.
 	if after.runs != members || before.runs != members {
@@ -309,4 +303,9 @@ func TestWarmUpBeforePredictedAdmission(t *testing.T) {
 	if after.warm <= before.warm {
 		t.Errorf("second hour: %d runs started warm with predictions, %d without; want more", after.warm, before.warm)
 	}
+}
+
+func printRow(placed, when string, r result) {
+	fmt.Printf("| %s | %s | %d | %d | %.0f | %.0f | %.0f | %s / %s | %s / %s |\n", placed, when, r.runs, r.warm, r.placeholderMinutes, r.early, r.wasted,
+		r.waits[len(r.waits)/2], r.waits[len(r.waits)-1], r.starts[len(r.starts)/2], r.starts[len(r.starts)-1])
 }
