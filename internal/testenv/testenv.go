@@ -64,6 +64,12 @@ func StartWith(opts Options) (*envtest.Environment, *rest.Config, error) {
 		// row (2026-11-27). KUBEBUILDER_CONTROLPLANE_START_TIMEOUT, if set,
 		// still wins.
 		ControlPlaneStartTimeout: startTimeout(),
+		// The same load made the CRDs take more than envtest's default
+		// 10 s to be served after they were created (CI, 2026-11-28:
+		// "waiting for CRDs to appear as API resources: context deadline
+		// exceeded"); the webhook configurations wait likewise.
+		CRDInstallOptions:     envtest.CRDInstallOptions{MaxTime: startTimeout()},
+		WebhookInstallOptions: envtest.WebhookInstallOptions{MaxTime: startTimeout()},
 	}
 	for _, dir := range opts.CRDDirs {
 		if !filepath.IsAbs(dir) {
