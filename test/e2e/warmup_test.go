@@ -267,6 +267,7 @@ func checkStarts(t *testing.T, c client.Client, run time.Time) {
 		"buffer": 5 * time.Second, "cronjob-buffer": 5 * time.Second} {
 		if late := firstStart(t, c, owner, run); late > maxLate {
 			t.Errorf("%s: the run started %s late, want at most %s with warm-up", owner, late, maxLate)
+			logWhereTheSecondsWent(t, c, owner, run)
 		} else {
 			t.Logf("%s: the run started %s late", owner, late)
 		}
@@ -310,6 +311,41 @@ func firstStart(t *testing.T, c client.Client, owner string, run time.Time) time
 		t.Fatalf("%s: the run's pod has not started (%d pods)", owner, len(pods.Items))
 	}
 	return first.Sub(run)
+}
+
+// logWhereTheSecondsWent logs, for a late run, when its Job and pods were
+// created, bound and started, on which node, and the pods' events: enough to
+// tell a late Job from a late binding (a placeholder not preempted, a node
+// going away) or a late container, once the cluster is gone.
+func logWhereTheSecondsWent(t *testing.T, c client.Client, owner string, run time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	at := func(ts metav1.Time) string { return fmt.Sprintf("%+.1fs", ts.Sub(run).Seconds()) }
+	jobName := owner + "-" + v1alpha1.RunLabelValue(run)
+	job := &batchv1.Job{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: warmNamespace, Name: jobName}, job); err == nil {
+		t.Logf("%s: Job %s created %s after the run's time, started %v", owner, jobName, at(job.CreationTimestamp), job.Status.StartTime)
+	}
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(warmNamespace), client.MatchingLabels{batchv1.JobNameLabel: jobName}); err != nil {
+		t.Logf("listing %s's pods: %v", jobName, err)
+		return
+	}
+	for _, pod := range pods.Items {
+		t.Logf("%s: pod %s created %s, node %q, phase %s", owner, pod.Name, at(pod.CreationTimestamp), pod.Spec.NodeName, pod.Status.Phase)
+		for _, condition := range pod.Status.Conditions {
+			t.Logf("  condition %s=%s at %s %s", condition.Type, condition.Status, at(condition.LastTransitionTime), condition.Message)
+		}
+		var events corev1.EventList
+		if err := c.List(ctx, &events, client.InNamespace(warmNamespace)); err != nil {
+			continue
+		}
+		for _, event := range events.Items {
+			if event.InvolvedObject.Name == pod.Name {
+				t.Logf("  event %s %s at %s: %s", event.Type, event.Reason, at(event.LastTimestamp), event.Message)
+			}
+		}
+	}
 }
 
 // checkCronJobUntouched: ontime wrote nothing of the CronJob but its own
