@@ -342,7 +342,11 @@ func logWhereTheSecondsWent(t *testing.T, c client.Client, owner string, run tim
 		}
 		for _, event := range events.Items {
 			if event.InvolvedObject.Name == pod.Name {
-				t.Logf("  event %s %s at %s: %s", event.Type, event.Reason, at(event.LastTimestamp), event.Message)
+				when := event.LastTimestamp
+				if when.IsZero() { // written through events.k8s.io (the scheduler)
+					when = metav1.Time{Time: event.EventTime.Time}
+				}
+				t.Logf("  event %s %s at %s: %s", event.Type, event.Reason, at(when), event.Message)
 			}
 		}
 	}
