@@ -1,5 +1,11 @@
 package v1alpha1
 
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
 // Spread says how the H fields of spec.schedule get their values.
 type Spread struct {
 	// strategy chooses the values of H fields. Hash (default) takes them
@@ -32,6 +38,36 @@ type Spread struct {
 	// +kubebuilder:default=Starts
 	// +optional
 	Weight SpreadWeight `json:"weight,omitempty"`
+
+	// runDuration is how long this ScheduledJob's runs last, for a
+	// Balanced spread: each run then counts in every minute from its start
+	// until runDuration later, not only in the minute it starts, so the
+	// group is balanced by the runs in flight at once. That is what a
+	// concurrency group's maxActive caps: give the members of one
+	// concurrency group one spread group and their typical run durations
+	// (the concurrency group's status.typicalRunDuration is a start), and
+	// their runs wait less (docs/spreading.md#concurrency-groups). Rounded
+	// up to whole minutes; above 0 and at most 24h. Read when the
+	// ScheduledJob is placed; a change is recorded for the others'
+	// placements without moving this one (ontime spread rebalance moves
+	// it). Unset: a run counts in the minute it starts.
+	// +optional
+	RunDuration *metav1.Duration `json:"runDuration,omitempty"`
+}
+
+// MaxSpreadRunDuration bounds spec.spread.runDuration: the balancer counts
+// minutes of one day.
+const MaxSpreadRunDuration = 24 * time.Hour
+
+// SpanMinutes is how many minutes of the day one run counts in when its
+// group is balanced: spec.spread.runDuration rounded up to whole minutes,
+// at least 1 (its start's minute) and at most a day.
+func (s Spread) SpanMinutes() int {
+	if s.RunDuration == nil || s.RunDuration.Duration <= 0 {
+		return 1
+	}
+	minutes := (min(s.RunDuration.Duration, MaxSpreadRunDuration) + time.Minute - 1) / time.Minute
+	return int(minutes)
 }
 
 // SpreadStrategy chooses the values of H fields.
@@ -89,6 +125,7 @@ func (sj *ScheduledJob) SpreadOf() Spread {
 		if s.Weight != "" {
 			spread.Weight = s.Weight
 		}
+		spread.RunDuration = s.RunDuration
 	}
 	return spread
 }

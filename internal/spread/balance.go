@@ -12,7 +12,8 @@ import (
 // Fleet-wide balancing: every schedule in a group writes H where any
 // minute would do, and the balancer chooses, for each newcomer, the values
 // of its minute and hour H terms that leave the busiest minute of the day
-// as quiet as possible. It is incremental and stable by construction: a
+// as quiet as possible: the fewest starts in it, or, for members whose
+// Span is their runs' duration, the fewest runs in flight. It is incremental and stable by construction: a
 // choice is made once, when a schedule joins, from the loads of the others
 // as they are, and nothing else is ever moved, except by Rebalance, which
 // the user asks for.
@@ -39,6 +40,12 @@ type Member struct {
 	// Weight is what one start counts for: 1 to balance starts, a run's
 	// requested CPU in millicores to balance capacity. Zero counts as 1.
 	Weight int64
+	// Span is how many minutes, from its start, one run counts in: 1 (or
+	// 0) counts its start's minute only, so the balancer spreads starts;
+	// a run's duration in minutes counts every minute it is in flight, so
+	// the balancer spreads the runs in flight at once, which is what a
+	// concurrency group's limit caps.
+	Span int
 	// Choices are the values the member's H terms took (see
 	// cron.Parser.HashChoices); nil for a member not yet placed.
 	Choices []int
@@ -69,7 +76,28 @@ const (
 
 func (m Member) weight() int64 { return max(m.Weight, 1) }
 
-// Load is the weighted number of starts in each minute of a day (UTC).
+// span is how many minutes one run counts in, at most a day.
+func (m Member) span() int { return min(max(m.Span, 1), MinutesPerDay) }
+
+// occupied are the minutes of the day in which runs starting at these
+// minutes are in flight, once per run: a minute two runs share is listed
+// twice. With a span of 1 they are the starts.
+func occupied(starts []int, span int) []int {
+	if span <= 1 {
+		return starts
+	}
+	minutes := make([]int, 0, len(starts)*span)
+	for _, start := range starts {
+		for offset := range span {
+			minutes = append(minutes, (start+offset)%MinutesPerDay)
+		}
+	}
+	return minutes
+}
+
+// Load is, for each minute of a day (UTC), the weighted number of the
+// group's runs that start in it, or, for members with a span, that are in
+// flight in it.
 type Load [MinutesPerDay]int64
 
 // LoadOf adds up the starts of the placed members. now fixes the zones'
@@ -84,13 +112,13 @@ func LoadOf(members []Member, now time.Time) (*Load, error) {
 	return load, nil
 }
 
-// Add adds one member's starts.
+// Add adds one member's runs: its starts, over its span.
 func (l *Load) Add(m Member, now time.Time) error {
 	minutes, err := m.UTCMinutes(now)
 	if err != nil {
 		return err
 	}
-	l.AddStarts(minutes, m.weight())
+	l.AddStarts(occupied(minutes, m.span()), m.weight())
 	return nil
 }
 
@@ -181,7 +209,7 @@ func Assign(load *Load, newcomer Member, now time.Time) ([]int, error) {
 		if err != nil {
 			return nil, err
 		}
-		c := costOf(load, utcMinutes(spec, now), newcomer.weight())
+		c := costOf(load, occupied(utcMinutes(spec, now), newcomer.span()), newcomer.weight())
 		if n == 0 || c.less(bestCost) {
 			best, bestCost = candidate, c
 		}
@@ -287,13 +315,13 @@ func Place(members []Member, now time.Time) ([]Member, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m.Key, err)
 		}
-		load.add(utcMinutes(spec, now), m.weight())
+		load.add(occupied(utcMinutes(spec, now), m.span()), m.weight())
 	}
 	return out, nil
 }
 
 // Rebalance places every member again from an empty group, heaviest first
-// (weight times starts per day, then key), which for members of one shape
+// (weight times starts per day times span, then key), which for members of one shape
 // reaches the ideal peak. It moves members: it is for an explicit request,
 // never for arrivals.
 func Rebalance(members []Member, now time.Time) ([]Member, error) {
@@ -305,7 +333,7 @@ func Rebalance(members []Member, now time.Time) ([]Member, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", order[i].Key, err)
 		}
-		heft[order[i].Key] = order[i].weight() * int64(len(spec.MinutesOfDay()))
+		heft[order[i].Key] = order[i].weight() * int64(len(spec.MinutesOfDay())*order[i].span())
 	}
 	slices.SortStableFunc(order, func(a, b Member) int {
 		return cmp.Or(cmp.Compare(heft[b.Key], heft[a.Key]), cmp.Compare(a.Key, b.Key))

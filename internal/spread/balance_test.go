@@ -269,3 +269,56 @@ func TestZonesCountInUTC(t *testing.T) {
 		t.Errorf("b/y was placed at 12:00 UTC, on top of a/x")
 	}
 }
+
+// TestSpansBalanceRunsInFlight: with spans the load counts a run in every
+// minute it is in flight (a run from :58 for 5 minutes wraps into the next
+// hour), members of one duration added one at a time keep the peak of runs
+// in flight within one of the ideal, and for members of mixed durations
+// balancing runs in flight gives a lower peak of them than balancing
+// starts (the two placements of the same members compared).
+func TestSpansBalanceRunsInFlight(t *testing.T) {
+	wrapping := testMember("a/x", "58 * * * *")
+	wrapping.Span = 5
+	load := loadOf(t, []Member{wrapping})
+	if load[58] != 1 || load[62] != 1 || load[63] != 0 || load[57] != 0 || load.Total() != 5*24 {
+		t.Fatalf("a 5-minute run from :58 counts in %v…, total %d", load[56:64], load.Total())
+	}
+
+	for _, span := range []int{3, 10, 25} {
+		var members []Member
+		for i := range 40 {
+			m := member(i, "H * * * *")
+			m.Span = span
+			members = append(members, m)
+		}
+		if load := loadOf(t, place(t, members)); load.Peak() > load.Ideal()+1 {
+			t.Errorf("40 hourly runs of %d minutes: %d in flight at the peak, ideal %d", span, load.Peak(), load.Ideal())
+		}
+	}
+
+	// 8 runs of 20 minutes and 24 of 2 minutes, hourly: 208 run-minutes an
+	// hour, 3.5 in flight on average.
+	var mixed []Member
+	for i := range 32 {
+		m := member(i, "H * * * *")
+		m.Span = 2
+		if i%4 == 0 {
+			m.Span = 20
+		}
+		mixed = append(mixed, m)
+	}
+	byRuns := loadOf(t, place(t, mixed))
+	startsOnly := slices.Clone(mixed)
+	for i := range startsOnly {
+		startsOnly[i].Span = 1
+	}
+	placedByStarts := place(t, startsOnly)
+	for i := range placedByStarts {
+		placedByStarts[i].Span = mixed[i].Span // the same runs, placed by their starts
+	}
+	byStarts := loadOf(t, placedByStarts)
+	if byRuns.Peak() > byRuns.Ideal()+1 || byRuns.Peak() >= byStarts.Peak() {
+		t.Errorf("runs in flight at the peak: %d balancing them, %d balancing starts; ideal %d", byRuns.Peak(), byStarts.Peak(), byRuns.Ideal())
+	}
+	t.Logf("mixed durations, runs in flight at the peak: %d balancing them, %d balancing starts, ideal %d", byRuns.Peak(), byStarts.Peak(), byRuns.Ideal())
+}

@@ -34,8 +34,11 @@ type LedgerEntry struct {
 	// DSTPolicy is the ScheduledJob's spec.dstPolicy ("" for the default).
 	DSTPolicy string `json:"dstPolicy,omitempty"`
 	Weight    int64  `json:"weight"`
-	Choices   []int  `json:"choices"`
-	Epoch     int64  `json:"epoch"`
+	// Span is how many minutes one run counts in (spec.spread.runDuration
+	// in minutes); 0 or 1 counts its start's minute.
+	Span    int   `json:"span,omitempty"`
+	Choices []int `json:"choices"`
+	Epoch   int64 `json:"epoch"`
 	// Placed is when the entry was written; entries of ScheduledJobs
 	// that no longer exist are dropped only after a grace period.
 	Placed metav1.Time `json:"placed"`
@@ -128,7 +131,7 @@ func LedgerLoad(entries map[string]LedgerEntry, now time.Time, read ScheduleRead
 // MemberOf is the balancer's member for a ledger entry, a ScheduledJob's.
 func MemberOf(key string, entry LedgerEntry, read ScheduleReader) (Member, error) {
 	nn, _ := ParseLedgerKey(key)
-	m := Member{Key: nn.Namespace + "/" + nn.Name, Schedule: entry.Schedule, Weight: entry.Weight, Choices: entry.Choices}
+	m := Member{Key: nn.Namespace + "/" + nn.Name, Schedule: entry.Schedule, Weight: entry.Weight, Span: entry.Span, Choices: entry.Choices}
 	parser, err := read(KindScheduledJob, m.Key, entry.TimeZone, entry.DSTPolicy)
 	if err != nil {
 		return m, fmt.Errorf("%s: %w", key, err)

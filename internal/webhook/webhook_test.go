@@ -169,6 +169,22 @@ func TestAdmission(t *testing.T) {
 			sj.Spec.Schedule = "0 * * * *"
 			sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced}
 		}, warning: `spec.spread: spec.schedule "0 * * * *" has no H field, so there is nothing to spread; write H where any value will do, such as "H * * * *"`},
+		{name: "Balanced spread with a run duration", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = "H * * * *"
+			sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced, RunDuration: &metav1.Duration{Duration: 20 * time.Minute}}
+		}, noWarnings: true},
+		{name: "spread run duration of 0", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = "H * * * *"
+			sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced, RunDuration: &metav1.Duration{}}
+		}, message: `spec.spread.runDuration: Invalid value: "0s": must be above 0 and at most 24h0m0s`},
+		{name: "spread run duration over a day", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = "H * * * *"
+			sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced, RunDuration: &metav1.Duration{Duration: 25 * time.Hour}}
+		}, message: `spec.spread.runDuration: Invalid value: "25h0m0s": must be above 0 and at most 24h0m0s`},
+		{name: "spread run duration with Hash", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = "H * * * *"
+			sj.Spec.Spread = &v1alpha1.Spread{RunDuration: &metav1.Duration{Duration: 20 * time.Minute}}
+		}, warning: `spec.spread.runDuration: has no effect with strategy Hash: only a Balanced spread counts runs in flight`},
 		{name: "spread group not a DNS label (schema)", mutate: func(sj *v1alpha1.ScheduledJob) {
 			sj.Spec.Schedule = "H * * * *"
 			sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced, Group: "Nightly_Batch"}

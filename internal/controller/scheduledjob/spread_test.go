@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -212,6 +213,42 @@ func TestBalancedLeaveEditDelete(t *testing.T) {
 	status := get(t, d).Status
 	if status.Spread != nil || status.EffectiveSchedule == "" {
 		t.Errorf("d under Hash: spread %+v, effectiveSchedule %q", status.Spread, status.EffectiveSchedule)
+	}
+}
+
+// TestBalancedRunsInFlight: with spec.spread.runDuration the ledger
+// records each member's span and the next member is placed where the runs
+// in flight are fewest: two hourly runs of 30 minutes are placed 30
+// minutes apart, never overlapping. Changing runDuration updates the span
+// others are placed against, and does not move the member.
+func TestBalancedRunsInFlight(t *testing.T) {
+	ns := newNamespace(t)
+	halfHour := &metav1.Duration{Duration: 30 * time.Minute}
+	a, b := balancedJob(ns, "a", "H * * * *", "inflight"), balancedJob(ns, "b", "H * * * *", "inflight")
+	for _, sj := range []*v1alpha1.ScheduledJob{a, b} {
+		sj.Spec.Spread.RunDuration = halfHour
+		create(t, sj)
+		reconcileAt(t, sj, spreadNow)
+	}
+	aMinute, bMinute := minuteOf(t, a), minuteOf(t, b)
+	if apart := (bMinute - aMinute + 60) % 60; apart != 30 {
+		t.Errorf("a at :%02d and b at :%02d: runs of 30 minutes overlap", aMinute, bMinute)
+	}
+	if entries, _ := ledgerOf(t, "inflight"); entries[spread.LedgerKey(ns, "a")].Span != 30 {
+		t.Errorf("a's ledger entry %+v, want span 30", entries[spread.LedgerKey(ns, "a")])
+	}
+
+	edited := get(t, a)
+	edited.Spec.Spread.RunDuration = &metav1.Duration{Duration: 90 * time.Second}
+	if err := env.Live.Update(env.Ctx, edited); err != nil {
+		t.Fatal(err)
+	}
+	reconcileAt(t, edited, spreadNow)
+	if entries, _ := ledgerOf(t, "inflight"); entries[spread.LedgerKey(ns, "a")].Span != 2 {
+		t.Errorf("after runDuration 90s, a's ledger entry %+v, want span 2 (whole minutes, rounded up)", entries[spread.LedgerKey(ns, "a")])
+	}
+	if got := minuteOf(t, a); got != aMinute {
+		t.Errorf("a moved from :%02d to :%02d when its runDuration changed", aMinute, got)
 	}
 }
 

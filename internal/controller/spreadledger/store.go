@@ -104,7 +104,7 @@ func (l *Store) Placement(ctx context.Context, sj *v1alpha1.ScheduledJob, now ti
 	err := l.cached.Get(ctx, types.NamespacedName{Namespace: l.namespace, Name: spread.LedgerName(settings.Group)}, &cm)
 	if err == nil {
 		if entry, epoch, ok, err := spread.ReadEntry(&cm, key); err == nil {
-			if ok && entry.Schedule == sj.Spec.Schedule {
+			if ok && entry.Schedule == sj.Spec.Schedule && entry.Span == spanOf(settings) {
 				// A cache behind a rebalance this ScheduledJob has already
 				// taken up must not take it back.
 				if last := sj.RecordedPlacement(); last != nil && last.Epoch > max(entry.Epoch, epoch) {
@@ -134,6 +134,13 @@ func (l *Store) place(ctx context.Context, sj *v1alpha1.ScheduledJob, settings v
 	err := l.update(ctx, settings.Group, func(entries map[string]spread.LedgerEntry, epoch int64) (bool, error) {
 		if entry, ok := entries[key]; ok && entry.Schedule == sj.Spec.Schedule {
 			placed = statusOf(settings.Group, entry, epoch)
+			if span := spanOf(settings); entry.Span != span {
+				// A changed runDuration counts for the placements to
+				// come; this ScheduledJob stays where it is.
+				entry.Span = span
+				entries[key] = entry
+				return true, nil
+			}
 			return false, nil
 		}
 		l.dropGone(ctx, entries, now)
@@ -154,7 +161,8 @@ func (l *Store) place(ctx context.Context, sj *v1alpha1.ScheduledJob, settings v
 // else where the balancer puts it.
 func newEntry(sj *v1alpha1.ScheduledJob, others map[string]spread.LedgerEntry, epoch int64, now time.Time) (spread.LedgerEntry, error) {
 	settings := sj.SpreadOf()
-	entry := spread.LedgerEntry{Schedule: sj.Spec.Schedule, DSTPolicy: string(sj.Spec.DSTPolicy), Weight: weightOf(sj, settings.Weight), Epoch: epoch, Placed: metav1.NewTime(now)}
+	entry := spread.LedgerEntry{Schedule: sj.Spec.Schedule, DSTPolicy: string(sj.Spec.DSTPolicy), Weight: weightOf(sj, settings.Weight),
+		Span: spanOf(settings), Epoch: epoch, Placed: metav1.NewTime(now)}
 	if sj.Spec.TimeZone != nil {
 		entry.TimeZone = *sj.Spec.TimeZone
 	}
@@ -172,6 +180,16 @@ func newEntry(sj *v1alpha1.ScheduledJob, others map[string]spread.LedgerEntry, e
 	}
 	entry.Choices, err = spread.Assign(load, newcomer, now)
 	return entry, err
+}
+
+// spanOf is the span a ledger entry records: 0 for a run counted in its
+// start's minute only (as entries written before spec.spread.runDuration
+// record), else the minutes of spec.spread.runDuration.
+func spanOf(settings v1alpha1.Spread) int {
+	if span := settings.SpanMinutes(); span > 1 {
+		return span
+	}
+	return 0
 }
 
 // weightOf is what one start of sj counts for: 1, or with weight CPU the
