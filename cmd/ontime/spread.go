@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,6 +27,10 @@ type spreadOptions struct {
 	files     []string
 	all       bool
 	namespace string
+	// runDuration and limit: with -f, balance runs in flight, and check
+	// the busiest minute against a concurrency group's limit.
+	runDuration time.Duration
+	limit       int
 }
 
 func newSpreadCommand() *cobra.Command {
@@ -57,16 +62,25 @@ spreads every schedule: a fixed minute becomes H, an evenly stepped one
 writing; json-map is a flat JSON object {namespace/name: schedule} that
 Terraform's external data source reads.
 
+For jobs in one concurrency group, which caps the runs in flight at once,
+say how long runs last: --run-duration (or a CronJob's ontime.dev/run-duration
+annotation, a ScheduledJob's spec.spread.runDuration) counts each run in
+every minute it is in flight, so the busiest minute holds the fewest runs
+in flight rather than the fewest starts. --limit N then checks that
+minute against the group's maxActive: above it, runs will wait, and ontime
+spread exits 1 after printing (and writing) the result.
+
 The operator balances ScheduledJobs itself (spec.spread); see
 docs/spreading.md.`,
 		Example: `  ontime spread --every 30m --keys 7,20,863,195,81,3
   ontime spread --every 30m --keys 7,20,863 -o json-map      # for Terraform's external data source
   ontime spread -f deploy/cronjobs/                          # rewrite H schedules in place
-  ontime spread -f deploy/cronjobs/ --all -o table           # what spreading every schedule would do`,
+  ontime spread -f deploy/cronjobs/ --all -o table           # what spreading every schedule would do
+  ontime spread -f deploy/db-jobs/ --run-duration 10m --limit 5  # balance runs in flight in a group of 5`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(opts.files) > 0 {
-				return spreadFiles(cmd.OutOrStdout(), opts)
+				return spreadFiles(cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
 			}
 			return spreadKeys(cmd.OutOrStdout(), opts)
 		},
@@ -79,8 +93,12 @@ docs/spreading.md.`,
 	flags.StringSliceVarP(&opts.files, "filename", "f", nil, "YAML files or directories of CronJobs and ScheduledJobs")
 	flags.BoolVar(&opts.all, "all", false, "with -f: spread every schedule, not only those with H")
 	flags.StringVarP(&opts.namespace, "namespace", "n", "default", "with -f: namespace of objects that name none")
+	flags.DurationVar(&opts.runDuration, "run-duration", 0, "with -f: how long runs last, for objects that give none: balance runs in flight, not starts")
+	flags.IntVar(&opts.limit, "limit", 0, "with -f: a concurrency group's maxActive; exit 1 if the busiest minute has more runs in flight")
 	cmd.MarkFlagsRequiredTogether("every", "keys")
 	cmd.MarkFlagsMutuallyExclusive("keys", "filename")
+	cmd.MarkFlagsMutuallyExclusive("keys", "run-duration")
+	cmd.MarkFlagsMutuallyExclusive("keys", "limit")
 	cmd.MarkFlagsOneRequired("keys", "filename")
 	cmd.AddCommand(newSpreadRebalanceCommand())
 	return cmd
@@ -121,7 +139,7 @@ func spreadKeys(out io.Writer, opts spreadOptions) error {
 
 // spreadFiles balances the manifests in opts.files and writes them back,
 // or prints the result.
-func spreadFiles(out io.Writer, opts spreadOptions) error {
+func spreadFiles(out, stderr io.Writer, opts spreadOptions) error {
 	switch opts.output {
 	case "", "table", "json", "yaml", "json-map":
 	default:
@@ -131,25 +149,38 @@ func spreadFiles(out io.Writer, opts spreadOptions) error {
 	if err != nil {
 		return err
 	}
-	changed, schedules, err := spread.Manifests(files, spread.ManifestOptions{All: opts.all, Namespace: opts.namespace, Now: now(), Read: manifestSchedule})
+	if opts.runDuration < 0 || opts.runDuration > 24*time.Hour {
+		return badInput("--run-duration %s: must be above 0 and at most 24h", opts.runDuration)
+	}
+	if opts.limit < 0 {
+		return badInput("--limit %d: must be a concurrency group's maxActive, at least 1", opts.limit)
+	}
+	result, err := spread.Manifests(files, spread.ManifestOptions{All: opts.all, Namespace: opts.namespace, Now: now(), Read: manifestSchedule, RunDuration: opts.runDuration})
 	if err != nil {
 		return inputError{err}
 	}
-	switch opts.output {
+	if err := printSpreadFiles(out, opts.output, result); err != nil {
+		return err
+	}
+	return checkInFlight(stderr, result, opts)
+}
+
+// printSpreadFiles prints the result as -o asks, or writes the changed
+// files and prints a table.
+func printSpreadFiles(out io.Writer, output string, result *spread.ManifestResult) error {
+	switch output {
 	case "json":
-		return writeJSON(out, schedules)
+		return writeJSON(out, result.Schedules)
 	case "yaml":
-		return writeYAML(out, schedules)
-	}
-	if opts.output == "json-map" {
-		result := make(map[string]string, len(schedules))
-		for _, s := range schedules {
-			result[s.Key] = s.After
+		return writeYAML(out, result.Schedules)
+	case "json-map":
+		schedules := make(map[string]string, len(result.Schedules))
+		for _, s := range result.Schedules {
+			schedules[s.Key] = s.After
 		}
-		return writeJSON(out, result)
-	}
-	if opts.output == "" {
-		for _, f := range changed {
+		return writeJSON(out, schedules)
+	case "":
+		for _, f := range result.Changed {
 			if err := writeInPlace(f); err != nil {
 				return err
 			}
@@ -157,7 +188,7 @@ func spreadFiles(out io.Writer, opts spreadOptions) error {
 	}
 	table := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(table, "KEY\tKIND\tFILE\tSCHEDULE\tWAS")
-	for _, s := range schedules {
+	for _, s := range result.Schedules {
 		was := ""
 		if s.After != s.Before {
 			was = s.Before
@@ -165,6 +196,27 @@ func spreadFiles(out io.Writer, opts spreadOptions) error {
 		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s\n", s.Key, s.Kind, s.Path, s.After, was)
 	}
 	return table.Flush()
+}
+
+// checkInFlight reports, when runs are counted in flight or a limit is
+// given, the busiest minute (on stderr, so that -o output stays clean),
+// and fails if it holds more runs than the limit.
+func checkInFlight(stderr io.Writer, result *spread.ManifestResult, opts spreadOptions) error {
+	inFlight := opts.runDuration > 0 || slices.ContainsFunc(result.Schedules, func(s spread.ManifestSchedule) bool { return s.RunMinutes > 1 })
+	if !inFlight && opts.limit == 0 {
+		return nil
+	}
+	what := "starts"
+	if inFlight {
+		what = "runs in flight"
+	}
+	at := time.Duration(result.PeakMinute) * time.Minute
+	fmt.Fprintf(stderr, "busiest minute: %d %s at %02d:%02d UTC (no placement can have fewer than %d)\n",
+		result.Peak, what, int(at.Hours()), result.PeakMinute%60, result.Ideal)
+	if opts.limit > 0 && result.Peak > int64(opts.limit) {
+		return fmt.Errorf("the busiest minute has %d %s, above --limit %d: runs will wait in the concurrency group", result.Peak, what, opts.limit)
+	}
+	return nil
 }
 
 // readManifests reads the YAML files named, and those under the

@@ -74,6 +74,36 @@ func TestSpreadFiles(t *testing.T) {
 	}
 }
 
+// TestSpreadRunsInFlight: with --run-duration the busiest minute counts
+// runs in flight and is reported on stderr; --limit fails (exit 1) when it
+// is above the limit, after printing the schedules.
+func TestSpreadRunsInFlight(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "reports.yaml"), []byte(hourlyCronJobs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Two hourly runs of 40 minutes: 80 run-minutes an hour, so some
+	// minute holds both.
+	stdout, stderr, code := runCLI(t, "spread", "-f", dir, "-o", "json-map", "--run-duration", "40m", "--limit", "2")
+	if code != 0 || !strings.Contains(stderr, "busiest minute: 2 runs in flight at ") || !strings.Contains(stderr, "(no placement can have fewer than 2)") {
+		t.Fatalf("limit 2: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	stdout, stderr, code = runCLI(t, "spread", "-f", dir, "-o", "json-map", "--run-duration", "40m", "--limit", "1")
+	if code != 1 || !strings.Contains(stdout, "reports/report-a") ||
+		!strings.Contains(stderr, "the busiest minute has 2 runs in flight, above --limit 1: runs will wait in the concurrency group") {
+		t.Fatalf("limit 1: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// 30-minute runs fit one after the other.
+	_, stderr, code = runCLI(t, "spread", "-f", dir, "-o", "json-map", "--run-duration", "30m", "--limit", "1")
+	if code != 0 || !strings.Contains(stderr, "busiest minute: 1 runs in flight") {
+		t.Fatalf("30m, limit 1: exit %d, stderr %q", code, stderr)
+	}
+	// Without a duration or limit nothing is added to stderr.
+	if _, stderr, code := runCLI(t, "spread", "-f", dir, "-o", "json-map"); code != 0 || stderr != "" {
+		t.Fatalf("plain: exit %d, stderr %q", code, stderr)
+	}
+}
+
 func TestSpreadBadInput(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
@@ -89,6 +119,9 @@ func TestSpreadBadInput(t *testing.T) {
 		{[]string{"spread", "-f", dir, "-o", "xml"}, `-o "xml": with -f, must be table, json, yaml or json-map`},
 		{[]string{"spread", "-f", dir, "--every", "30m", "--keys", "a"}, "none of the others can be"},
 		{[]string{"spread"}, "at least one of the flags in the group [keys filename] is required"},
+		{[]string{"spread", "-f", dir, "--run-duration", "25h"}, "--run-duration 25h0m0s: must be above 0 and at most 24h"},
+		{[]string{"spread", "-f", dir, "--limit", "-1"}, "--limit -1: must be a concurrency group's maxActive, at least 1"},
+		{[]string{"spread", "--every", "30m", "--keys", "a", "--limit", "3"}, "none of the others can be"},
 	}
 	for _, tt := range tests {
 		_, stderr, code := runCLI(t, tt.args...)

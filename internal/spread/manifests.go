@@ -40,6 +40,32 @@ type ManifestOptions struct {
 	// Read says how each object's schedule is read (its kind's way, except
 	// that a CronJob's may hold H, which Manifests replaces).
 	Read ScheduleReader
+	// RunDuration, when set, is how long the runs of objects that give no
+	// duration of their own last: each run then counts in every minute it
+	// is in flight, so the group is balanced by runs in flight, as a
+	// concurrency group's limit counts them. A CronJob gives its own with
+	// the RunDurationAnnotation, a ScheduledJob with
+	// spec.spread.runDuration.
+	RunDuration time.Duration
+}
+
+// RunDurationAnnotation on a CronJob manifest tells ontime spread -f how
+// long its runs last (a Go duration, such as 20m), as a ScheduledJob's
+// spec.spread.runDuration does.
+const RunDurationAnnotation = "ontime.dev/run-duration"
+
+// ManifestResult is what Manifests did.
+type ManifestResult struct {
+	// Changed are the files with a schedule written back.
+	Changed []ManifestFile
+	// Schedules are every schedule found, ordered by key.
+	Schedules []ManifestSchedule
+	// Peak is the busiest minute of the day (UTC) after placement: the
+	// most starts in one minute, or runs in flight for objects with a run
+	// duration; PeakMinute is the first minute of the day that holds it,
+	// Ideal the lowest peak any placement could reach.
+	Peak, Ideal int64
+	PeakMinute  int
 }
 
 // ManifestSchedule is one scheduled object's schedule before and after.
@@ -50,6 +76,9 @@ type ManifestSchedule struct {
 	Kind   string `json:"kind"`
 	Before string `json:"before"`
 	After  string `json:"after"`
+	// RunMinutes is how many minutes one run counts in: 1 counts its
+	// start only.
+	RunMinutes int `json:"runMinutes"`
 }
 
 // scheduled is a CronJob or ScheduledJob found in a file.
@@ -62,35 +91,34 @@ type scheduled struct {
 }
 
 // Manifests balances the schedules of the CronJobs and ScheduledJobs
-// in files, and returns the files it changed and every schedule it found,
-// ordered by key.
-func Manifests(files []ManifestFile, opts ManifestOptions) ([]ManifestFile, []ManifestSchedule, error) {
+// in files, and returns the files it changed and every schedule it found.
+func Manifests(files []ManifestFile, opts ManifestOptions) (*ManifestResult, error) {
 	docs := make([][]*yaml.RNode, len(files))
 	var found []*scheduled
 	for i, f := range files {
 		nodes, err := (&kio.ByteReadWriter{Reader: bytes.NewReader(f.Content), PreserveSeqIndent: true}).Read()
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", f.Path, err)
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
 		docs[i] = nodes
 		objects, err := scheduledObjects(i, f.Path, nodes, opts)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		found = append(found, objects...)
 	}
-	if err := placeManifests(found, opts.Now); err != nil {
-		return nil, nil, err
-	}
-	changed, err := writeChanged(files, docs, found)
+	load, err := placeManifests(found, opts.Now)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	schedules := make([]ManifestSchedule, len(found))
-	for i, s := range found {
-		schedules[i] = s.info
+	result := &ManifestResult{Peak: load.Peak(), Ideal: load.Ideal(), PeakMinute: slices.Index(load[:], load.Peak())}
+	if result.Changed, err = writeChanged(files, docs, found); err != nil {
+		return nil, err
 	}
-	return changed, schedules, nil
+	for _, s := range found {
+		result.Schedules = append(result.Schedules, s.info)
+	}
+	return result, nil
 }
 
 // scheduledObjects finds the CronJobs and ScheduledJobs among nodes.
@@ -114,7 +142,12 @@ func scheduledObjects(file int, path string, nodes []*yaml.RNode, opts ManifestO
 		if opts.All {
 			source = HashMinute(source)
 		}
-		s.member = Member{Key: s.info.Key, Schedule: source}
+		span, err := runMinutes(node, isScheduledJob, opts.RunDuration)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s %s: %w", path, kind, s.info.Key, err)
+		}
+		s.member = Member{Key: s.info.Key, Schedule: source, Span: span}
+		s.info.RunMinutes = span
 		parser, err := opts.Read(kind, s.info.Key, stringAt(node, "spec", "timeZone"), stringAt(node, "spec", "dstPolicy"))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s %s: %w", path, kind, s.info.Key, err)
@@ -123,6 +156,25 @@ func scheduledObjects(file int, path string, nodes []*yaml.RNode, opts ManifestO
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// runMinutes is how many minutes of the day an object's runs count in: a
+// ScheduledJob's spec.spread.runDuration (as the controller reads it), a
+// CronJob's RunDurationAnnotation, else fallback, in whole minutes rounded
+// up; 1 if none is given.
+func runMinutes(node *yaml.RNode, isScheduledJob bool, fallback time.Duration) (int, error) {
+	value, field := node.GetAnnotations()[RunDurationAnnotation], "metadata.annotations."+RunDurationAnnotation
+	if isScheduledJob {
+		value, field = stringAt(node, "spec", "spread", "runDuration"), "spec.spread.runDuration"
+	}
+	d := fallback
+	if value != "" {
+		var err error
+		if d, err = time.ParseDuration(value); err != nil || d <= 0 || d > MinutesPerDay*time.Minute {
+			return 0, fmt.Errorf("%s %q: must be a duration above 0 and at most 24h, such as 20m", field, value)
+		}
+	}
+	return int(max((d+time.Minute-1)/time.Minute, 1)), nil
 }
 
 // stringAt is the string at path in node, "" if there is none.
@@ -180,15 +232,16 @@ func evenStep(minutesOfDay []int) (int, bool) {
 }
 
 // placeManifests places the H schedules, in key order, on top of the load
-// of the others, and records each effective schedule.
-func placeManifests(found []*scheduled, now time.Time) error {
+// of the others, records each effective schedule, and returns the load of
+// them all.
+func placeManifests(found []*scheduled, now time.Time) (*Load, error) {
 	slices.SortStableFunc(found, func(a, b *scheduled) int { return cmp.Compare(a.info.Key, b.info.Key) })
 	members := make([]Member, len(found))
 	for i, s := range found {
 		members[i] = s.member
 		spec, err := s.member.Parse()
 		if err != nil {
-			return fmt.Errorf("%s: %s %s: spec.schedule %q: %w", s.info.Path, s.info.Kind, s.info.Key, s.member.Schedule, err)
+			return nil, fmt.Errorf("%s: %s %s: spec.schedule %q: %w", s.info.Path, s.info.Kind, s.info.Key, s.member.Schedule, err)
 		}
 		if len(spec.HashTerms()) == 0 {
 			members[i].Choices = []int{} // fixed: counts as load, is not placed
@@ -196,19 +249,19 @@ func placeManifests(found []*scheduled, now time.Time) error {
 	}
 	placed, err := Place(members, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i, s := range found {
 		spec, err := placed[i].Parse()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		s.info.After = spec.Effective()
 		if len(spec.HashTerms()) == 0 {
 			s.info.After = s.info.Before
 		}
 	}
-	return nil
+	return LoadOf(placed, now)
 }
 
 // writeChanged sets the new schedules and renders the files that changed.

@@ -1,8 +1,11 @@
 package spread
 
 import (
+	"maps"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 const orgCronJobs = `# Index builders, one per organization (document 003).
@@ -83,10 +86,11 @@ spec:
 
 func TestManifests(t *testing.T) {
 	files := []ManifestFile{{Path: "orgs.yaml", Content: []byte(orgCronJobs)}, {Path: "fixed.yaml", Content: []byte(fixedCronJob)}, {Path: "sj.yaml", Content: []byte(hourlyScheduledJob)}}
-	changed, schedules, err := Manifests(files, ManifestOptions{Now: balanceNow, Read: testRead})
+	result, err := Manifests(files, ManifestOptions{Now: balanceNow, Read: testRead})
 	if err != nil {
 		t.Fatal(err)
 	}
+	changed, schedules := result.Changed, result.Schedules
 	if len(changed) != 2 || changed[0].Path != "orgs.yaml" || changed[1].Path != "sj.yaml" {
 		t.Fatalf("changed %v, want orgs.yaml and sj.yaml", paths(changed))
 	}
@@ -99,12 +103,12 @@ func TestManifests(t *testing.T) {
 
 	// Run again on the written files: nothing moves.
 	again := []ManifestFile{changed[0], files[1], changed[1]}
-	changedAgain, _, err := Manifests(again, ManifestOptions{Now: balanceNow, Read: testRead})
+	resultAgain, err := Manifests(again, ManifestOptions{Now: balanceNow, Read: testRead})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(changedAgain) != 0 {
-		t.Errorf("a second run changed %v", paths(changedAgain))
+	if len(resultAgain.Changed) != 0 {
+		t.Errorf("a second run changed %v", paths(resultAgain.Changed))
 	}
 }
 
@@ -147,11 +151,11 @@ func checkRewritten(t *testing.T, text string, after map[string]string) {
 
 func TestManifestsAll(t *testing.T) {
 	files := []ManifestFile{{Path: "fixed.yaml", Content: []byte(fixedCronJob)}}
-	_, schedules, err := Manifests(files, ManifestOptions{All: true, Now: balanceNow, Read: testRead})
+	result, err := Manifests(files, ManifestOptions{All: true, Now: balanceNow, Read: testRead})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := schedules[0].After
+	got := result.Schedules[0].After
 	if got == "0,30 * * * *" || !strings.HasSuffix(got, "-59/30 * * * *") {
 		t.Errorf("with All, 0,30 became %q, want a hashed half-hourly schedule", got)
 	}
@@ -177,7 +181,7 @@ func TestHashMinute(t *testing.T) {
 
 func TestManifestsBadSchedule(t *testing.T) {
 	bad := strings.Replace(fixedCronJob, `"0,30 * * * *"`, `"61 * * * *"`, 1)
-	_, _, err := Manifests([]ManifestFile{{Path: "bad.yaml", Content: []byte(bad)}}, ManifestOptions{Now: balanceNow, Read: testRead})
+	_, err := Manifests([]ManifestFile{{Path: "bad.yaml", Content: []byte(bad)}}, ManifestOptions{Now: balanceNow, Read: testRead})
 	if err == nil || !strings.Contains(err.Error(), "bad.yaml: CronJob indexing/nightly: spec.schedule \"61 * * * *\"") {
 		t.Errorf("error %v", err)
 	}
@@ -189,4 +193,61 @@ func paths(files []ManifestFile) []string {
 		out = append(out, f.Path)
 	}
 	return out
+}
+
+// hourlyCronJob is an hourly H CronJob with these annotations (a YAML
+// flow map).
+func hourlyCronJob(name, annotations string) string {
+	return `apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: ` + name + `
+  namespace: db
+  annotations: ` + annotations + `
+spec:
+  schedule: "H * * * *"
+  jobTemplate: {spec: {template: {spec: {restartPolicy: OnFailure, containers: [{name: c, image: busybox}]}}}}
+`
+}
+
+// TestManifestsRunDurations: runs counted in every minute they are in
+// flight. Two hourly CronJobs of 30 minutes (annotation) take the two
+// halves of the hour; a ScheduledJob's spec.spread.runDuration counts; the
+// others take the flag's duration; the result reports the busiest minute
+// of runs in flight. A bad duration is refused naming its field.
+func TestManifestsRunDurations(t *testing.T) {
+	sj := strings.Replace(hourlyScheduledJob, "  timeZone: Europe/Amsterdam\n", "  spread: {runDuration: 10m}\n", 1)
+	files := []ManifestFile{
+		{Path: "a.yaml", Content: []byte(hourlyCronJob("long-a", `{ontime.dev/run-duration: 30m}`))},
+		{Path: "b.yaml", Content: []byte(hourlyCronJob("long-b", `{ontime.dev/run-duration: 30m}`))},
+		{Path: "c.yaml", Content: []byte(hourlyCronJob("short", `{}`))},
+		{Path: "sj.yaml", Content: []byte(sj)},
+	}
+	result, err := Manifests(files, ManifestOptions{Now: balanceNow, Read: testRead, RunDuration: 90 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	minutes, spans := map[string]int{}, map[string]int{}
+	for _, s := range result.Schedules {
+		minute, err := strconv.Atoi(strings.Fields(s.After)[0])
+		if err != nil {
+			t.Fatalf("%s: %q", s.Key, s.After)
+		}
+		minutes[s.Key], spans[s.Key] = minute, s.RunMinutes
+	}
+	if want := map[string]int{"db/long-a": 30, "db/long-b": 30, "db/short": 2, "default/report": 10}; !maps.Equal(spans, want) {
+		t.Errorf("run minutes %v, want %v", spans, want)
+	}
+	if apart := (minutes["db/long-b"] - minutes["db/long-a"] + 60) % 60; apart != 30 {
+		t.Errorf("the 30-minute runs start at :%02d and :%02d, so they overlap", minutes["db/long-a"], minutes["db/long-b"])
+	}
+	if result.Peak != 2 || result.Ideal != 2 {
+		t.Errorf("busiest minute %d runs in flight (ideal %d), want 2 and 2: %v", result.Peak, result.Ideal, minutes)
+	}
+
+	bad := []ManifestFile{{Path: "bad.yaml", Content: []byte(hourlyCronJob("bad", `{ontime.dev/run-duration: forever}`))}}
+	if _, err := Manifests(bad, ManifestOptions{Now: balanceNow, Read: testRead}); err == nil ||
+		!strings.Contains(err.Error(), `bad.yaml: CronJob db/bad: metadata.annotations.ontime.dev/run-duration "forever": must be a duration above 0 and at most 24h`) {
+		t.Errorf("error %v", err)
+	}
 }
