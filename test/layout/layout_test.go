@@ -70,6 +70,9 @@ var allowed = map[string][]string{
 	// The simulation of a concurrency group's warm-up runs the group's
 	// decision and warm-up's, on a virtual clock.
 	"test/bench/groupwarmup": {"internal/concurrency", "internal/warmup", "api/v1alpha1"},
+	// The simulation of a spread concurrency group runs the balancer and
+	// the group's decision.
+	"test/bench/groupspread": {"internal/concurrency", "internal/spread", "api/v1alpha1"},
 	"hack/*":                 {"pkg/cron"},
 }
 
