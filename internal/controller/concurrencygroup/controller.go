@@ -109,6 +109,9 @@ func (c *Controller) groupOf(_ context.Context, obj client.Object) []reconcile.R
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	group := c.newGroup()
 	if err := c.live.Get(ctx, req.NamespacedName, group); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.metrics.forget(c.kind, req.NamespacedName)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	spec, status := parts(group)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/internal/concurrency"
@@ -78,4 +79,19 @@ func (m *Metrics) missed(kind string, group client.Object) {
 	if m != nil {
 		m.missedRuns.WithLabelValues(kind, group.GetNamespace(), group.GetName()).Inc()
 	}
+}
+
+// forget drops a deleted group's series, so that a dashboard does not show
+// a group that is gone as still running (its gauges) or waiting. Its
+// counters and histogram go too: Prometheus reads a series that restarts
+// as a new one.
+func (m *Metrics) forget(kind string, group types.NamespacedName) {
+	if m == nil {
+		return
+	}
+	labels := []string{kind, group.Namespace, group.Name}
+	m.active.DeleteLabelValues(labels...)
+	m.waiting.DeleteLabelValues(labels...)
+	m.wait.DeleteLabelValues(labels...)
+	m.missedRuns.DeleteLabelValues(labels...)
 }

@@ -64,12 +64,18 @@ func (c *StartsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// startsPerMinuteOfHour folds a ledger's daily load onto the hour.
+// startsPerMinuteOfHour folds a ledger's daily starts onto the hour: the
+// metric counts starts even for members balanced by runs in flight
+// (spec.spread.runDuration).
 func startsPerMinuteOfHour(ledger *corev1.ConfigMap, now time.Time) ([60]int64, error) {
 	var perMinute [60]int64
 	entries, _, err := spread.ReadLedger(ledger)
 	if err != nil {
 		return perMinute, err
+	}
+	for key, entry := range entries {
+		entry.Span = 0 // starts, whatever the group is balanced by
+		entries[key] = entry
 	}
 	load, err := spread.LedgerLoad(entries, now, v1alpha1.ScheduleParser)
 	if err != nil {

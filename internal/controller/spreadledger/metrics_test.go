@@ -23,8 +23,10 @@ func TestStartsPerMinuteOfHour(t *testing.T) {
 	entries := map[string]spread.LedgerEntry{
 		// Placed at minute 7 and 37: 24 starts a day each.
 		spread.LedgerKey("team", "a"): {Schedule: "H/30 * * * *", Weight: 1, Choices: []int{7}},
-		// Weight 2, every other hour at minute 7: 12 starts of weight 2.
-		spread.LedgerKey("team", "b"): {Schedule: "H */2 * * *", Weight: 2, Choices: []int{7}},
+		// Weight 2, every other hour at minute 7: 12 starts of weight 2,
+		// counted at their starts although the group is balanced by their
+		// 20 minutes in flight.
+		spread.LedgerKey("team", "b"): {Schedule: "H */2 * * *", Weight: 2, Span: 20, Choices: []int{7}},
 		// Amsterdam at H=0 is UTC minute 0 (whole-hour offset).
 		spread.LedgerKey("team", "c"): {Schedule: "H 3 * * *", TimeZone: "Europe/Amsterdam", Weight: 1, Choices: []int{0}},
 	}
