@@ -100,7 +100,8 @@ type ConcurrencyGroupStatus struct {
 	NewRunAdmission *metav1.Time `json:"newRunAdmission,omitempty"`
 
 	// upcoming are the members' next runs whose Jobs do not exist yet (a
-	// ScheduledJob's, at its status.nextScheduleTime), at most 100, in the
+	// ScheduledJob's, at its status.nextScheduleTime; an annotated
+	// CronJob's, at the next time its schedule fires), at most 100, in the
 	// order of their scheduled times, each with its predicted admission:
 	// as for queue, behind every waiting run, and not before its time.
 	// Members scheduled at the same minute thus learn who will wait.
@@ -269,6 +270,17 @@ func (r ConcurrencyGroupRef) Key(namespace string) types.NamespacedName {
 		return types.NamespacedName{Name: r.Name}
 	}
 	return types.NamespacedName{Namespace: namespace, Name: r.Name}
+}
+
+// GroupIndexValue is the value under which the controllers index the
+// members of the group of kind at key (a ScheduledJob by
+// spec.concurrencyGroup, a CronJob by its annotation):
+// "Kind/namespace/name", with no namespace for a cluster group.
+func GroupIndexValue(kind string, key types.NamespacedName) string {
+	if kind == "" {
+		kind = KindConcurrencyGroup
+	}
+	return kind + "/" + key.Namespace + "/" + key.Name
 }
 
 // CronJobGroupRef is the concurrency group a CronJob joins by its

@@ -24,6 +24,7 @@ import (
 	"github.com/ontime-dev/ontime/internal/controller/backfill"
 	"github.com/ontime-dev/ontime/internal/controller/concurrencygroup"
 	"github.com/ontime-dev/ontime/internal/controller/cronjobwarmup"
+	"github.com/ontime-dev/ontime/internal/controller/owned"
 	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
 	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
@@ -121,8 +122,8 @@ func CacheOptions(scope Scope) cache.Options {
 
 // OwnedJobs selects the Jobs ontime created.
 func OwnedJobs() labels.Selector {
-	owned, _ := labels.NewRequirement(v1alpha1.ScheduledJobLabel, selection.Exists, nil)
-	return labels.NewSelector().Add(*owned)
+	ontimeOwned, _ := labels.NewRequirement(v1alpha1.ScheduledJobLabel, selection.Exists, nil)
+	return labels.NewSelector().Add(*ontimeOwned)
 }
 
 // Validate reports options that cannot work together.
@@ -146,6 +147,11 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 	starts := spreadledger.NewStartsCollector(mgr.GetClient(), opts.SpreadNamespace, clk, mgr.GetLogger().WithName("metrics"))
 	if err := metrics.Registry.Register(starts); err != nil {
 		return fmt.Errorf("registering the spread ledgers' metrics: %w", err)
+	}
+	// The groups' controllers and CronJob warm-up list a group's member
+	// CronJobs by this index.
+	if err := owned.IndexCronJobGroups(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
 	}
 	// One executor of warm-up, with one CapacityBuffer discovery cache,
 	// for every kind of owner.

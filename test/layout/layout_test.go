@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"internal/controller/backfill": {"internal/backfill", "internal/controller/scheduledjob", "api/v1alpha1"},
 	// The concurrency groups' controller: the group's decision, and the
 	// ScheduledJob controller's retry backoff.
-	"internal/controller/concurrencygroup": {"internal/concurrency", "internal/controller/scheduledjob", "api/v1alpha1"},
+	"internal/controller/concurrencygroup": {"internal/concurrency", "internal/controller/owned", "internal/controller/scheduledjob", "api/v1alpha1"},
 	"internal/controller/owned":            {"internal/warmup", "api/v1alpha1"},
 	// The one reconciler of every owner of warm-up: the loop, over each
 	// kind's plan.

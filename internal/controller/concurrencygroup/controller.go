@@ -66,6 +66,7 @@ func (c *Controller) Register(mgr ctrl.Manager, workers int) error {
 		For(c.newGroup()).
 		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(c.groupOf)).
 		Watches(&v1alpha1.ScheduledJob{}, handler.EnqueueRequestsFromMapFunc(c.groupOfMember), builder.WithPredicates(nextRunMoved)).
+		Watches(&batchv1.CronJob{}, handler.EnqueueRequestsFromMapFunc(c.groupsOfCronJob), builder.WithPredicates(cronJobRunMoved)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, NeedLeaderElection: ptr.To(false),
 			RateLimiter: scheduledjob.FailureBackoff(), SkipNameValidation: ptr.To(c.restarted)}).
 		Complete(c)
@@ -119,11 +120,12 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	upcoming, err := c.upcoming(ctx, group)
+	now := c.clock.Now()
+	upcoming, err := c.upcoming(ctx, group, now)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	plan := concurrency.Decide(concurrency.Input{Spec: *spec, Status: *status, Generation: group.GetGeneration(), Jobs: jobs, Upcoming: upcoming, Now: c.clock.Now()})
+	plan := concurrency.Decide(concurrency.Input{Spec: *spec, Status: *status, Generation: group.GetGeneration(), Jobs: jobs, Upcoming: upcoming, Now: now})
 	if !equality.Semantic.DeepEqual(plan.Status, *status) {
 		*status = plan.Status
 		if err := c.cached.Status().Update(ctx, group); err != nil {

@@ -1,6 +1,7 @@
 package concurrencygroup
 
 import (
+	"context"
 	"os"
 	"slices"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/owned"
 	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
 	ontimescheme "github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
@@ -145,7 +147,12 @@ func harness(t testing.TB) *harnessT {
 	t.Helper()
 	harnessOnce.Do(func() {
 		harnessOnce.h, harnessOnce.err = testenv.StartHarness(testenv.HarnessOptions{Options: testenv.Options{CRDDirs: []string{"config/crd/bases"}}, Scheme: ontimescheme.New(),
-			Indexes: scheduledjob.Index})
+			Indexes: func(ctx context.Context, indexer client.FieldIndexer) error {
+				if err := scheduledjob.Index(ctx, indexer); err != nil {
+					return err
+				}
+				return owned.IndexCronJobGroups(ctx, indexer)
+			}})
 	})
 	if harnessOnce.err != nil {
 		t.Fatal(harnessOnce.err)
@@ -173,13 +180,14 @@ func wantPredicted(t *testing.T, status v1alpha1.ConcurrencyGroupStatus, name st
 }
 
 // TestGroupPredictsMembersNextRuns: the group lists the next run of each
-// ScheduledJob that joins it, from its status.nextScheduleTime, with its
-// predicted admission once runs' typical duration is known; a member of
-// another group, or a suspended one, is not listed.
+// ScheduledJob that joins it, from its status.nextScheduleTime, and of each
+// CronJob that joins it by annotation, from its schedule, with their
+// predicted admissions once runs' typical duration is known, in order; a
+// member of another group, or a suspended one, is not listed.
 func TestGroupPredictsMembersNextRuns(t *testing.T) {
 	h := harness(t)
 	ns := h.NewNamespace(t)
-	now := h.Clock.Now().Truncate(time.Minute)
+	now := h.Clock.Now().Truncate(time.Hour).Add(time.Hour + time.Minute) // hh:01
 	h.Clock.SetTime(now)
 	group := &v1alpha1.ConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns}, Spec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 1}}
 	h.Create(t, group)
@@ -204,6 +212,17 @@ func TestGroupPredictsMembersNextRuns(t *testing.T) {
 	report := member("report", "db", false)
 	member("other", "elsewhere", false)
 	member("paused", "db", true)
+	cronJob := func(name, groupName string, suspend bool) *batchv1.CronJob {
+		cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{v1alpha1.GroupLabel: groupName}},
+			Spec: batchv1.CronJobSpec{Schedule: "10 * * * *", Suspend: ptr.To(suspend), JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}}}
+		h.Create(t, cj)
+		h.WaitForCache(t, cj)
+		return cj
+	}
+	legacy := cronJob("legacy", "db", false)
+	cronJob("legacy-elsewhere", "elsewhere", false)
+	cronJob("legacy-paused", "db", true)
 	h.WaitForCache(t, group)
 
 	c := New(v1alpha1.KindConcurrencyGroup, h.Cached, h.Reader, h.Clock, h.Recorder, nil)
@@ -214,8 +233,13 @@ func TestGroupPredictsMembersNextRuns(t *testing.T) {
 	if err := h.Live.Get(h.Ctx, client.ObjectKeyFromObject(group), got); err != nil {
 		t.Fatal(err)
 	}
+	// report's run at :06 takes the one slot for 10 minutes; legacy's
+	// at :10 is predicted at :16.
 	upcoming := got.Status.Upcoming
-	if len(upcoming) != 1 || upcoming[0].Name != report.JobName(next) || upcoming[0].PredictedAdmission == nil || !upcoming[0].PredictedAdmission.Time.Equal(next) {
-		t.Errorf("upcoming %+v, want %s predicted at %s", upcoming, report.JobName(next), next)
+	legacyRun := now.Add(9 * time.Minute)
+	if len(upcoming) != 2 || upcoming[0].Name != report.JobName(next) || upcoming[0].PredictedAdmission == nil || !upcoming[0].PredictedAdmission.Time.Equal(next) ||
+		upcoming[1].Name != v1alpha1.RunJobName(legacy.Name, legacyRun) || upcoming[1].PredictedAdmission == nil || !upcoming[1].PredictedAdmission.Time.Equal(next.Add(10*time.Minute)) {
+		t.Errorf("upcoming %+v, want %s predicted at %s, then %s at %s", upcoming, report.JobName(next), next.Format(time.TimeOnly),
+			v1alpha1.RunJobName(legacy.Name, legacyRun), next.Add(10*time.Minute).Format(time.TimeOnly))
 	}
 }

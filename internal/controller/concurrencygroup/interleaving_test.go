@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/owned"
 	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
 	"github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
@@ -484,7 +485,8 @@ var worldScheme = scheme.New()
 // newFakeClient is the fake API server, with the index of members the
 // group lists its ScheduledJobs by.
 func newFakeClient() *fake.ClientBuilder {
-	return testenv.FakeAPI(worldScheme).WithIndex(&v1alpha1.ScheduledJob{}, scheduledjob.MemberKey, scheduledjob.IndexMember)
+	return testenv.FakeAPI(worldScheme).WithIndex(&v1alpha1.ScheduledJob{}, scheduledjob.MemberKey, scheduledjob.IndexMember).
+		WithIndex(&batchv1.CronJob{}, owned.CronJobGroupKey, owned.IndexCronJobGroup)
 }
 
 func entryNames(entries []v1alpha1.GroupRun) []string {

@@ -39,7 +39,7 @@ func TestDeletedGroupLeavesNoSeries(t *testing.T) {
 	h.Create(t, kept)
 	h.Create(t, deleted)
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "run", Namespace: ns,
-		Annotations: map[string]string{v1alpha1.ScheduledTimestampAnnotation: h.Clock.Now().Format(time.RFC3339)},
+		Annotations:     map[string]string{v1alpha1.ScheduledTimestampAnnotation: h.Clock.Now().Format(time.RFC3339)},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ScheduledJob", Name: "report", UID: "sj-uid", Controller: ptr.To(true)}}},
 		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
 	v1alpha1.JoinGroup(job, v1alpha1.ConcurrencyGroupRef{Name: "deleted"}, nil)

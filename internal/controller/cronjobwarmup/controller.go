@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -93,7 +94,30 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 		// Its own state writes are not a change to look at.
 		Predicates: []predicate.Predicate{notOnlyStateWritten},
 		Options:    controller.Options{MaxConcurrentReconciles: workers},
+		// A concurrency group's predictions place its members' warm-up.
+		Watch: func(b *builder.Builder) *builder.Builder {
+			return warmupobjects.WatchGroups(mgr, b, func(ctx context.Context, value string) []reconcile.Request {
+				return warmedMembersOf(ctx, mgr.GetClient(), value)
+			})
+		},
 	})
+}
+
+// warmedMembersOf are the CronJobs with warm-up that join the group whose
+// index value is value (owned.CronJobGroupKey), to reconcile when the
+// group's predictions change.
+func warmedMembersOf(ctx context.Context, c client.Reader, value string) []reconcile.Request {
+	var list batchv1.CronJobList
+	if err := c.List(ctx, &list, client.MatchingFields{owned.CronJobGroupKey: value}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil // each learns it at its next reconcile
+	}
+	var requests []reconcile.Request
+	for i := range list.Items {
+		if _, warms := list.Items[i].Annotations[v1alpha1.WarmUpLeadAnnotation]; warms {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return requests
 }
 
 // IndexJobs adds the index of Jobs by their CronJob that the controller

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -302,5 +303,34 @@ func TestCronJobStateSurvivesAFailover(t *testing.T) {
 	reconcileWith(t, newLeader, cj, run.Add(-7*time.Minute))
 	if _, ok := get(t, cj).Annotations[v1alpha1.WarmUpStateAnnotation]; ok || len(placeholders(t, ns)) != 0 {
 		t.Errorf("without warm-up: state annotation left %v, %d placeholders left", ok, len(placeholders(t, ns)))
+	}
+}
+
+// TestGroupChangeReconcilesWarmedMembers: when a concurrency group
+// changes, the CronJobs that join it by annotation and warm up are
+// reconciled (their warm-up follows its predictions), found by the index
+// of CronJobs by group; a member without warm-up, and a CronJob of another
+// group or a cluster group of the same name, are not.
+func TestGroupChangeReconcilesWarmedMembers(t *testing.T) {
+	ns := env.NewNamespace(t)
+	member := func(name string, annotations map[string]string) {
+		cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: annotations},
+			Spec: batchv1.CronJobSpec{Schedule: "0 * * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+				Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}}}
+		env.Create(t, cj)
+		env.WaitForCache(t, cj)
+	}
+	member("warm", map[string]string{v1alpha1.GroupLabel: "db", v1alpha1.WarmUpLeadAnnotation: "10m"})
+	member("cold", map[string]string{v1alpha1.GroupLabel: "db"})
+	member("elsewhere", map[string]string{v1alpha1.GroupLabel: "cache", v1alpha1.WarmUpLeadAnnotation: "10m"})
+	member("cluster-wide", map[string]string{v1alpha1.ClusterGroupLabel: "db", v1alpha1.WarmUpLeadAnnotation: "10m"})
+
+	members := warmedMembersOf(env.Ctx, env.Cached, v1alpha1.GroupIndexValue(v1alpha1.KindConcurrencyGroup, types.NamespacedName{Namespace: ns, Name: "db"}))
+	if len(members) != 1 || members[0].NamespacedName != (types.NamespacedName{Namespace: ns, Name: "warm"}) {
+		t.Errorf("members of %s/db to reconcile: %v, want %s/warm", ns, members, ns)
+	}
+	members = warmedMembersOf(env.Ctx, env.Cached, v1alpha1.GroupIndexValue(v1alpha1.KindClusterConcurrencyGroup, types.NamespacedName{Name: "db"}))
+	if len(members) != 1 || members[0].NamespacedName != (types.NamespacedName{Namespace: ns, Name: "cluster-wide"}) {
+		t.Errorf("members of the cluster group db to reconcile: %v, want %s/cluster-wide", members, ns)
 	}
 }

@@ -149,3 +149,23 @@ func NewerVersion(a, b string) bool {
 	y, errB := strconv.ParseUint(b, 10, 64)
 	return errA == nil && errB == nil && x > y
 }
+
+// CronJobGroupKey indexes the CronJobs by the concurrency group their
+// annotation joins (v1alpha1.GroupIndexValue): a group lists its member
+// CronJobs' next runs with it, and a group's change reconciles the members
+// whose warm-up reads its predictions.
+const CronJobGroupKey = ".metadata.annotations.concurrencyGroup"
+
+// IndexCronJobGroups adds CronJobGroupKey's index. A process adds it once,
+// for both of its readers (internal/controller.Register).
+func IndexCronJobGroups(ctx context.Context, indexer client.FieldIndexer) error {
+	return indexer.IndexField(ctx, &batchv1.CronJob{}, CronJobGroupKey, IndexCronJobGroup)
+}
+
+// IndexCronJobGroup is CronJobGroupKey's index function.
+func IndexCronJobGroup(obj client.Object) []string {
+	if ref, ok := v1alpha1.CronJobGroupRef(obj.GetAnnotations()); ok {
+		return []string{v1alpha1.GroupIndexValue(ref.Kind, ref.Key(obj.GetNamespace()))}
+	}
+	return nil
+}

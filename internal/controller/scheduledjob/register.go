@@ -20,6 +20,7 @@ import (
 	"github.com/ontime-dev/ontime/internal/controller/owned"
 	"github.com/ontime-dev/ontime/internal/controller/owners"
 	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
+	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 )
 
 // Registration: what the controller watches, its RBAC, its indexes and
@@ -59,7 +60,9 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 		},
 		Watch: func(b *builder.Builder) *builder.Builder {
 			// Concurrency groups: their predictions place members' warm-up.
-			b = watchGroups(mgr, b)
+			b = warmupobjects.WatchGroups(mgr, b, func(ctx context.Context, value string) []reconcile.Request {
+				return warmedMembersOf(ctx, mgr.GetClient(), value)
+			})
 			return b.
 				// A measurement of a lead pool's provisioning time: its
 				// peers' next warm-ups may begin earlier or later.

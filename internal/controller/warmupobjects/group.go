@@ -5,7 +5,11 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
@@ -34,4 +38,26 @@ func GroupStatus(ctx context.Context, c client.Reader, ref v1alpha1.ConcurrencyG
 		return nil, err
 	}
 	return status, nil
+}
+
+// WatchGroups adds to b a watch of the concurrency group kinds the API
+// server serves (a cluster upgraded without their CRDs runs on without
+// them; the groups' registration says so): when a group changes, the
+// owners membersOf returns for its index value (v1alpha1.GroupIndexValue)
+// are reconciled, so that their warm-up follows the group's predictions.
+func WatchGroups(mgr ctrl.Manager, b *builder.Builder, membersOf func(ctx context.Context, value string) []reconcile.Request) *builder.Builder {
+	for _, group := range []client.Object{&v1alpha1.ConcurrencyGroup{}, &v1alpha1.ClusterConcurrencyGroup{}} {
+		gvks, _, err := mgr.GetScheme().ObjectKinds(group)
+		if err != nil || len(gvks) == 0 {
+			continue
+		}
+		if _, err := mgr.GetRESTMapper().RESTMapping(gvks[0].GroupKind(), gvks[0].Version); err != nil {
+			continue
+		}
+		kind := gvks[0].Kind
+		b = b.Watches(group, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+			return membersOf(ctx, v1alpha1.GroupIndexValue(kind, client.ObjectKeyFromObject(obj)))
+		}))
+	}
+	return b
 }
