@@ -123,9 +123,12 @@ var cronJobRunMoved = predicate.Funcs{
 		if !okOld || !okNew {
 			return false
 		}
+		// Not any annotation: CronJob warm-up writes its state in one.
+		oldRef, _ := v1alpha1.CronJobGroupRef(old.Annotations)
+		newRef, _ := v1alpha1.CronJobGroupRef(updated.Annotations)
 		return old.Spec.Schedule != updated.Spec.Schedule || ptr.Deref(old.Spec.TimeZone, "") != ptr.Deref(updated.Spec.TimeZone, "") ||
-			ptr.Deref(old.Spec.Suspend, false) != ptr.Deref(updated.Spec.Suspend, false) ||
-			!equality.Semantic.DeepEqual(old.Annotations, updated.Annotations)
+			ptr.Deref(old.Spec.Suspend, false) != ptr.Deref(updated.Spec.Suspend, false) || oldRef != newRef ||
+			old.Annotations[v1alpha1.GroupPriorityAnnotation] != updated.Annotations[v1alpha1.GroupPriorityAnnotation]
 	},
 }
 
