@@ -25,6 +25,7 @@ package groupspread
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -181,7 +182,7 @@ func schedule(w workload, keys []string, minutes []int, runs []*run, now time.Ti
 		if now.Minute() != minutes[i] {
 			continue
 		}
-		namespace, name := splitKey(key)
+		namespace, name, _ := strings.Cut(key, "/")
 		jobName := v1alpha1.RunJobName(name, now)
 		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: jobName, Namespace: namespace, UID: types.UID(jobName), CreationTimestamp: metav1.NewTime(now),
 			Annotations:     map[string]string{v1alpha1.ScheduledTimestampAnnotation: now.Format(time.RFC3339)},
@@ -211,15 +212,6 @@ func progress(runs []*run, now time.Time) (active, demand int) {
 		active++
 	}
 	return active, demand
-}
-
-func splitKey(key string) (namespace, name string) {
-	for i := range key {
-		if key[i] == '/' {
-			return key[:i], key[i+1:]
-		}
-	}
-	return "default", key
 }
 
 // summary is one placement's outcomes over every name set.
