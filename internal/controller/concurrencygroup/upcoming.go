@@ -59,8 +59,8 @@ func (c *Controller) upcoming(ctx context.Context, group client.Object, now time
 // schedule fires after now, in its time zone, named as the CronJob
 // controller names its Job; none while it is suspended or its schedule
 // cannot be read (the CronJob controller reports that). Its priority is
-// the annotation the Job webhook copies to its Jobs (0 if not a number: the
-// webhook refuses those Jobs).
+// the annotation the Job webhook copies to its Jobs (0 if not a number
+// from -1000 to 1000: the webhook refuses those Jobs).
 func nextCronJobRun(cj *batchv1.CronJob, now time.Time) (concurrency.Upcoming, bool) {
 	if ptr.Deref(cj.Spec.Suspend, false) {
 		return concurrency.Upcoming{}, false
@@ -77,8 +77,11 @@ func nextCronJobRun(cj *batchv1.CronJob, now time.Time) (concurrency.Upcoming, b
 	if next.IsZero() {
 		return concurrency.Upcoming{}, false
 	}
-	priority, _ := strconv.Atoi(cj.Annotations[v1alpha1.GroupPriorityAnnotation])
-	return concurrency.Upcoming{Namespace: cj.Namespace, JobName: v1alpha1.RunJobName(cj.Name, next), Scheduled: next, Priority: int32(priority)}, true
+	run := concurrency.Upcoming{Namespace: cj.Namespace, JobName: v1alpha1.RunJobName(cj.Name, next), Scheduled: next}
+	if priority, err := strconv.Atoi(cj.Annotations[v1alpha1.GroupPriorityAnnotation]); err == nil && priority >= -1000 && priority <= 1000 {
+		run.Priority = int32(priority)
+	}
+	return run, true
 }
 
 // joinsOwnKind reports whether the ScheduledJob joins a group of this
