@@ -29,6 +29,10 @@ func validateSpread(sj *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, path *f
 	if sj.Spec.RunAt != nil {
 		return errs, append(warnings, fmt.Sprintf("%s: has no effect on a runAt ScheduledJob", path))
 	}
+	if s.RunDuration == nil && sj.Spec.ConcurrencyGroup != nil && sj.SpreadOf().Strategy == v1alpha1.SpreadBalanced {
+		warnings = append(warnings, fmt.Sprintf("%s: the ScheduledJob joins concurrency group %q, which caps runs in flight, but is balanced by its starts; set %s to its typical run so that its runs are placed where the fewest others are in flight (docs/spreading.md)",
+			path, sj.Spec.ConcurrencyGroup.Name, path.Child("runDuration")))
+	}
 	if meaning.Schedule != nil && len(meaning.Schedule.HashTerms()) == 0 {
 		warnings = append(warnings, fmt.Sprintf("%s: spec.schedule %q has no H field, so there is nothing to spread; write H where any value will do, such as %q",
 			path, sj.Spec.Schedule, ProposeH(sj.Spec.Schedule)))

@@ -181,6 +181,11 @@ func TestAdmission(t *testing.T) {
 			sj.Spec.Schedule = "H * * * *"
 			sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced, RunDuration: &metav1.Duration{Duration: 25 * time.Hour}}
 		}, message: `spec.spread.runDuration: Invalid value: "25h0m0s": must be above 0 and at most 24h0m0s`},
+		{name: "group member balanced by starts", mutate: func(sj *v1alpha1.ScheduledJob) {
+			sj.Spec.Schedule = "H * * * *"
+			sj.Spec.ConcurrencyGroup = &v1alpha1.ConcurrencyGroupRef{Name: "db"}
+			sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced}
+		}, warning: `spec.spread: the ScheduledJob joins concurrency group "db", which caps runs in flight, but is balanced by its starts; set spec.spread.runDuration to its typical run`},
 		{name: "spread run duration with Hash", mutate: func(sj *v1alpha1.ScheduledJob) {
 			sj.Spec.Schedule = "H * * * *"
 			sj.Spec.Spread = &v1alpha1.Spread{RunDuration: &metav1.Duration{Duration: 20 * time.Minute}}
