@@ -99,24 +99,32 @@ func (l *Store) Placement(ctx context.Context, sj *v1alpha1.ScheduledJob, now ti
 	if !balanced {
 		return nil, nil
 	}
-	key := spread.LedgerKey(sj.Namespace, sj.Name)
 	var cm corev1.ConfigMap
 	err := l.cached.Get(ctx, types.NamespacedName{Namespace: l.namespace, Name: spread.LedgerName(settings.Group)}, &cm)
 	if err == nil {
-		if entry, epoch, ok, err := spread.ReadEntry(&cm, key); err == nil {
-			if ok && entry.Schedule == sj.Spec.Schedule && entry.Span == spanOf(settings) {
-				// A cache behind a rebalance this ScheduledJob has already
-				// taken up must not take it back.
-				if last := sj.RecordedPlacement(); last != nil && last.Epoch > max(entry.Epoch, epoch) {
-					return last, nil
-				}
-				return statusOf(settings.Group, entry, epoch), nil
-			}
+		if placed := cachedPlacement(&cm, sj, settings); placed != nil {
+			return placed, nil
 		}
 	} else if !apierrors.IsNotFound(err) {
 		return nil, err
 	}
 	return l.place(ctx, sj, settings, now)
+}
+
+// cachedPlacement is the ScheduledJob's placement as the cached ledger
+// holds it, if that is for its current schedule and span; nil if it must
+// be placed (or its entry updated) through the API server.
+func cachedPlacement(cm *corev1.ConfigMap, sj *v1alpha1.ScheduledJob, settings v1alpha1.Spread) *v1alpha1.SpreadStatus {
+	entry, epoch, ok, err := spread.ReadEntry(cm, spread.LedgerKey(sj.Namespace, sj.Name))
+	if err != nil || !ok || entry.Schedule != sj.Spec.Schedule || entry.Span != spanOf(settings) {
+		return nil
+	}
+	// A cache behind a rebalance this ScheduledJob has already taken up
+	// must not take it back.
+	if last := sj.RecordedPlacement(); last != nil && last.Epoch > max(entry.Epoch, epoch) {
+		return last
+	}
+	return statusOf(settings.Group, entry, epoch)
 }
 
 func statusOf(group string, entry spread.LedgerEntry, epoch int64) *v1alpha1.SpreadStatus {
