@@ -259,23 +259,44 @@ func checkCapacityReady(t *testing.T, c client.Client, run time.Time) {
 	}
 }
 
-// checkStarts: warmed-up runs start within seconds of their time, the cold
-// one about the provisioning delay late; status says so.
+// warmedMaxLate bounds how late a warmed run may start, and reportLate is
+// the lateness above which its breakdown is logged. What warm-up promises
+// is that a run does not wait for a node (provisionDelay, 30 s here): the
+// run's pod lands on a node that was there before the run's time, which
+// checkStarts checks. The seconds left are the control plane's under make
+// test's load (kwok clusters and nice'd test suites on two cores): in a
+// failing run of 2026-11-28 04:29, the CronJob's Job controller created the
+// pod 2.0 s after its Job and the scheduler bound it 3.5 s after its first
+// attempt (the preemption of the placeholder: FailedScheduling at +2.2 s,
+// Scheduled at +5.7 s), 6 s in all; passing runs were 0 to 5 s.
+const (
+	warmedMaxLate = provisionDelay / 3
+	reportLate    = 5 * time.Second
+)
+
+// checkStarts: warmed-up runs start on capacity warmed before their time,
+// within seconds of it; the cold one about the provisioning delay late, on
+// a node brought up for it; status says so.
 func checkStarts(t *testing.T, c client.Client, run time.Time) {
 	t.Helper()
-	for owner, maxLate := range map[string]time.Duration{"placeholder": 5 * time.Second, "early-start": 5 * time.Second, "cronjob": 5 * time.Second,
-		"buffer": 5 * time.Second, "cronjob-buffer": 5 * time.Second} {
-		if late := firstStart(t, c, owner, run); late > maxLate {
-			t.Errorf("%s: the run started %s late, want at most %s with warm-up", owner, late, maxLate)
+	for _, owner := range []string{"placeholder", "early-start", "cronjob", "buffer", "cronjob-buffer"} {
+		late, node := runNode(t, c, owner, run)
+		switch {
+		case late > warmedMaxLate:
+			t.Errorf("%s: the run started %s late, want at most %s with warm-up", owner, late, warmedMaxLate)
+		case !node.CreationTimestamp.Time.Before(run):
+			t.Errorf("%s: the run's pod ran on node %s, created at %s, after the run's time: warm-up did not bring its capacity up", owner, node.Name, node.CreationTimestamp.Format(time.TimeOnly))
+		default:
+			t.Logf("%s: the run started %s late, on node %s (up since %s)", owner, late, node.Name, node.CreationTimestamp.Format(time.TimeOnly))
+		}
+		if late > reportLate {
 			logWhereTheSecondsWent(t, c, owner, run)
-		} else {
-			t.Logf("%s: the run started %s late", owner, late)
 		}
 	}
-	if late := firstStart(t, c, "cold", run); late < provisionDelay/2 {
-		t.Errorf("cold: the run started %s late: it did not wait for a node, and the comparison proves nothing", late)
+	if late, node := runNode(t, c, "cold", run); late < provisionDelay/2 || node.CreationTimestamp.Time.Before(run) {
+		t.Errorf("cold: the run started %s late on node %s, created at %s: it did not wait for a node, and the comparison proves nothing", late, node.Name, node.CreationTimestamp.Format(time.TimeOnly))
 	} else {
-		t.Logf("cold: the run started %s late (no warm-up)", late)
+		t.Logf("cold: the run started %s late (no warm-up), on a node created at %s", late, node.CreationTimestamp.Format(time.TimeOnly))
 	}
 	for _, name := range []string{"placeholder", "early-start", "buffer", "cold"} {
 		sj := &v1alpha1.ScheduledJob{}
@@ -288,8 +309,9 @@ func checkStarts(t *testing.T, c client.Client, run time.Time) {
 	}
 }
 
-// firstStart is how late the first container of an owner's run started.
-func firstStart(t *testing.T, c client.Client, owner string, run time.Time) time.Duration {
+// firstStart is how late the first container of an owner's run started,
+// and the name of the node its pod ran on.
+func firstStart(t *testing.T, c client.Client, owner string, run time.Time) (time.Duration, string) {
 	t.Helper()
 	var pods corev1.PodList
 	if err := c.List(context.Background(), &pods, client.InNamespace(warmNamespace),
@@ -297,20 +319,37 @@ func firstStart(t *testing.T, c client.Client, owner string, run time.Time) time
 		t.Fatal(err)
 	}
 	var first time.Time
+	var nodeName string
 	for _, pod := range pods.Items {
 		for _, s := range pod.Status.ContainerStatuses {
-			if r := s.State.Running; r != nil && (first.IsZero() || r.StartedAt.Before(&metav1.Time{Time: first})) {
-				first = r.StartedAt.Time
+			started := time.Time{}
+			if r := s.State.Running; r != nil {
+				started = r.StartedAt.Time
 			}
-			if r := s.State.Terminated; r != nil && (first.IsZero() || r.StartedAt.Before(&metav1.Time{Time: first})) {
-				first = r.StartedAt.Time
+			if r := s.State.Terminated; r != nil {
+				started = r.StartedAt.Time
+			}
+			if !started.IsZero() && (first.IsZero() || started.Before(first)) {
+				first, nodeName = started, pod.Spec.NodeName
 			}
 		}
 	}
 	if first.IsZero() {
 		t.Fatalf("%s: the run's pod has not started (%d pods)", owner, len(pods.Items))
 	}
-	return first.Sub(run)
+	return first.Sub(run), nodeName
+}
+
+// runNode is the node an owner's run started on (firstStart); its
+// creation says whether the capacity was there before the run.
+func runNode(t *testing.T, c client.Client, owner string, run time.Time) (time.Duration, *corev1.Node) {
+	t.Helper()
+	late, nodeName := firstStart(t, c, owner, run)
+	node := &corev1.Node{}
+	if err := c.Get(context.Background(), client.ObjectKey{Name: nodeName}, node); err != nil {
+		t.Fatalf("%s: the node %q its run's pod ran on: %v", owner, nodeName, err)
+	}
+	return late, node
 }
 
 // logWhereTheSecondsWent logs, for a late run, when its Job and pods were
