@@ -11,6 +11,7 @@ package framework
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -118,15 +119,25 @@ func RemoveSharedOntime() {
 	}
 }
 
-// FreePort is a TCP port on the loopback interface that nothing listens on.
+// FreePort is a TCP port on the loopback interface that nothing listens
+// on, from 20000–29999: below the kernel's ephemeral range (32768 and up),
+// where any outgoing connection may take a port while the process that
+// listens on it is down — a controller the e2e stops for five minutes
+// starts again on the same ports, and once found one taken
+// (TestCatchUpAfterDowntime, 2026-11-28: "bind: address already in use");
+// and clear of kwokctl, which takes its clusters' ports counting down from
+// 32766.
 func FreePort(tb testing.TB) int {
 	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
+	for range 1000 {
+		port := 20000 + rand.IntN(10000)
+		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			_ = l.Close()
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	tb.Fatal("no free port on 127.0.0.1 from 20000 to 29999")
+	return 0
 }
 
 // NewClient is a client for kubeconfig's cluster with generous rate limits.
