@@ -35,10 +35,12 @@ func warmScheduledJob(name, schedule string, warmUp *v1alpha1.WarmUp) *v1alpha1.
 }
 
 // coldNodePool is the NodePool of the run without warm-up; deletedNodePool
-// that of the ScheduledJob deleted during its warm-up.
+// that of the ScheduledJob deleted during its warm-up; bufferNodePool that
+// of the runs warmed by CapacityBuffers.
 const (
 	coldNodePool    = "cold"
 	deletedNodePool = "deleted"
+	bufferNodePool  = "buffers"
 )
 
 func coldScheduledJob(schedule string) *v1alpha1.ScheduledJob {
@@ -48,6 +50,11 @@ func coldScheduledJob(schedule string) *v1alpha1.ScheduledJob {
 func onNodePool(sj *v1alpha1.ScheduledJob, pool string) *v1alpha1.ScheduledJob {
 	sj.Spec.JobTemplate.Spec.Template.Spec.NodeSelector = map[string]string{"karpenter.sh/nodepool": pool}
 	return sj
+}
+
+func cronJobOnNodePool(cj *batchv1.CronJob, pool string) *batchv1.CronJob {
+	cj.Spec.JobTemplate.Spec.Template.Spec.NodeSelector = map[string]string{"karpenter.sh/nodepool": pool}
+	return cj
 }
 
 // createNodePoolLike creates a Karpenter NodePool with the spec of another.
@@ -103,6 +110,15 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 	// scores as well as its own) was evicted and started 10 s late (make
 	// test, 2026-11-28 01:07).
 	createNodePoolLike(t, c, "batch", deletedNodePool)
+	// The CapacityBuffer runs get theirs: a buffer keeps its nodes empty
+	// (its pods are the autoscaler's virtual ones), and the scheduler puts
+	// a pod where it fits without preempting, so the Placeholder runs'
+	// pods took the buffers' empty nodes and the buffers' own runs waited
+	// for the placeholders to go (FailedScheduling "5 Insufficient cpu"
+	// on nodes up since before the run; 10 and 12 s late, make test
+	// 2026-11-28 04:55). In a cluster that mixes the strategies in one
+	// node pool, that is what happens too: a buffer's room is anyone's.
+	createNodePoolLike(t, c, "batch", bufferNodePool)
 
 	// One run at T, at least lead plus a margin ahead.
 	run := time.Now().UTC().Add(warmLead + 40*time.Second).Truncate(time.Minute).Add(time.Minute)
@@ -113,7 +129,8 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 	cronJob := warmCronJob("cronjob", schedule, v1alpha1.WarmUpPlaceholder)
 	for _, obj := range []client.Object{
 		warmScheduledJob("placeholder", schedule, lead), warmScheduledJob("early-start", schedule, early),
-		warmScheduledJob("buffer", schedule, buffer), warmCronJob("cronjob-buffer", schedule, v1alpha1.WarmUpCapacityBuffer),
+		onNodePool(warmScheduledJob("buffer", schedule, buffer), bufferNodePool),
+		cronJobOnNodePool(warmCronJob("cronjob-buffer", schedule, v1alpha1.WarmUpCapacityBuffer), bufferNodePool),
 		coldScheduledJob(schedule), onNodePool(warmScheduledJob("deleted", schedule, lead), deletedNodePool), cronJob,
 	} {
 		if err := c.Create(ctx, obj); err != nil {
@@ -269,6 +286,8 @@ func checkCapacityReady(t *testing.T, c client.Client, run time.Time) {
 // pod 2.0 s after its Job and the scheduler bound it 3.5 s after its first
 // attempt (the preemption of the placeholder: FailedScheduling at +2.2 s,
 // Scheduled at +5.7 s), 6 s in all; passing runs were 0 to 5 s.
+// (CapacityBuffer runs have their own NodePool, for the reason given
+// where it is created.)
 const (
 	warmedMaxLate = provisionDelay / 3
 	reportLate    = 5 * time.Second
