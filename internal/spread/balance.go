@@ -13,10 +13,10 @@ import (
 // minute would do, and the balancer chooses, for each newcomer, the values
 // of its minute and hour H terms that leave the busiest minute of the day
 // as quiet as possible: the fewest starts in it, or, for members whose
-// Span is their runs' duration, the fewest runs in flight. It is incremental and stable by construction: a
-// choice is made once, when a schedule joins, from the loads of the others
-// as they are, and nothing else is ever moved, except by Rebalance, which
-// the user asks for.
+// Span is their runs' duration, the fewest runs in flight. It is
+// incremental and stable by construction: a choice is made once, when a
+// schedule joins, from the loads of the others as they are, and nothing
+// else is ever moved, except by Rebalance, which the user asks for.
 
 // MinutesPerDay is the number of slots the balancer counts starts in: the
 // minutes of a day, in UTC.
@@ -100,7 +100,7 @@ func occupied(starts []int, span int) []int {
 // flight in it.
 type Load [MinutesPerDay]int64
 
-// LoadOf adds up the starts of the placed members. now fixes the zones'
+// LoadOf adds up the runs of the placed members (Add). now fixes the zones'
 // UTC offsets.
 func LoadOf(members []Member, now time.Time) (*Load, error) {
 	load := &Load{}
