@@ -30,7 +30,15 @@ quietly() {
   rm -f "$log"
 }
 
-exists() { kwokctl get clusters 2>/dev/null | grep -qx "$1"; }
+# exists reports whether kwokctl knows cluster NAME. The list is read whole
+# before grep: with pipefail, `kwokctl get clusters | grep -q` fails when
+# grep exits at the first match while kwokctl still writes the next line
+# (kwokctl dies of SIGPIPE), and down then left clusters running.
+exists() {
+  local names
+  names=$(kwokctl get clusters 2>/dev/null) || return 1
+  grep -qx -- "$1" <<<"$names"
+}
 
 # pod_stages renders kwok's general pod stages from the kwok module (the
 # version the binaries were built from), so nothing of kwok's is copied
