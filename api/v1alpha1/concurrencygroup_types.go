@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -163,6 +164,10 @@ const (
 	// ReasonMissedInGroup: a run waited past its starting deadline and
 	// was not run (on its owner).
 	ReasonMissedInGroup = "MissedWaitingForGroup"
+	// ReasonNotSelected: a run of a member in a namespace the cluster
+	// group's namespaceSelector does not select was not run (on its
+	// owner).
+	ReasonNotSelected = "NotSelectedByGroup"
 	// ReasonOverLimit: the group found more runs active than it allows,
 	// started by someone else (on the group).
 	ReasonOverLimit = "OverLimit"
@@ -364,8 +369,42 @@ type ClusterConcurrencyGroup struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   ConcurrencyGroupSpec   `json:"spec"`
-	Status ConcurrencyGroupStatus `json:"status,omitempty"`
+	Spec   ClusterConcurrencyGroupSpec `json:"spec"`
+	Status ConcurrencyGroupStatus      `json:"status,omitempty"`
+}
+
+// ClusterConcurrencyGroupSpec bounds how many runs of the group's members
+// are active at once, as a ConcurrencyGroup's does, and may restrict which
+// namespaces' members join. Members join it by name: a ScheduledJob by
+// spec.concurrencyGroup (kind ClusterConcurrencyGroup), a plain CronJob by
+// the annotation ontime.dev/cluster-concurrency-group.
+type ClusterConcurrencyGroupSpec struct {
+	ConcurrencyGroupSpec `json:",inline"`
+
+	// namespaceSelector, when set, selects by their labels the namespaces
+	// whose ScheduledJobs and CronJobs may join the group (one namespace:
+	// kubernetes.io/metadata.name). A member elsewhere never runs in the
+	// group: admission refuses a ScheduledJob that joins from such a
+	// namespace, and the group marks a waiting run from one missed
+	// (event NotSelectedByGroup on its owner) instead of admitting it, so
+	// that a tenant cannot take a platform team's slots. Runs already
+	// active go on. Unset: members of every namespace may join; {}
+	// selects every namespace too.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+}
+
+// Selects reports whether the group takes members from a namespace with
+// these labels (every namespace without a namespaceSelector).
+func (s ClusterConcurrencyGroupSpec) Selects(namespaceLabels map[string]string) (bool, error) {
+	if s.NamespaceSelector == nil {
+		return true, nil
+	}
+	selector, err := metav1.LabelSelectorAsSelector(s.NamespaceSelector)
+	if err != nil {
+		return false, err
+	}
+	return selector.Matches(labels.Set(namespaceLabels)), nil
 }
 
 // +kubebuilder:object:root=true

@@ -15,7 +15,10 @@
 //   - a run is released or missed, never both: the miss is an update of
 //     the suspended Job conditional on the resourceVersion that showed it
 //     waiting, and a release is an update conditional on the Job not
-//     being marked missed.
+//     being marked missed;
+//   - a cluster group admits no run from a namespace its namespaceSelector
+//     does not select (Input.Excluded): such a run is marked missed, as
+//     one past its deadline is.
 package concurrency
 
 import (
@@ -48,6 +51,10 @@ type Input struct {
 	// Upcoming are the members' next runs whose Jobs do not exist yet:
 	// predicted (Status.Upcoming), never admitted.
 	Upcoming []Upcoming
+	// Excluded are the namespaces a ClusterConcurrencyGroup's
+	// namespaceSelector does not select, among those of Jobs and Upcoming:
+	// their waiting runs are refused, their next runs not predicted.
+	Excluded map[string]bool
 	Now      time.Time
 }
 
@@ -70,6 +77,9 @@ type Plan struct {
 	Admitted []Admission
 	// Miss are waiting runs past their start-by: marked missed.
 	Miss []*batchv1.Job
+	// Refuse are waiting runs from namespaces the group does not select
+	// (Input.Excluded): marked missed too, with their own event.
+	Refuse []*batchv1.Job
 	// Delete are missed runs' Jobs whose owner is not a ScheduledJob
 	// (a CronJob's, which the CronJob controller then drops from its
 	// active list); a ScheduledJob records its missed run itself, then
@@ -107,13 +117,22 @@ func Decide(in Input) Plan {
 		plan.OverLimit = fmt.Sprintf("%d runs active, more than maxActive %d: a member's Job was started by someone else", count.total, in.Spec.MaxActive)
 	}
 	plan.record(in, entries, count.total, stillWaiting)
-	plan.Status.Queue, plan.Status.NewRunAdmission, plan.Status.Upcoming = predictQueue(in.Spec, plan.Status.TypicalRunDuration, slotHolders(in.Spec, entries, unlisted), stillWaiting, in.Upcoming)
+	plan.Status.Queue, plan.Status.NewRunAdmission, plan.Status.Upcoming = predictQueue(in.Spec, plan.Status.TypicalRunDuration, slotHolders(in.Spec, entries, unlisted), stillWaiting, selected(in.Upcoming, in.Excluded))
 	return plan
+}
+
+// selected are the upcoming runs of members the group selects.
+func selected(upcoming []Upcoming, excluded map[string]bool) []Upcoming {
+	if len(excluded) == 0 {
+		return upcoming
+	}
+	return slices.DeleteFunc(slices.Clone(upcoming), func(run Upcoming) bool { return excluded[run.Namespace] })
 }
 
 // sortOut goes through the Jobs not listed in active: the missed ones of
 // CronJobs are deleted, the running ones counted (and returned: unlisted),
-// and the waiting ones returned in queue order.
+// the waiting ones from excluded namespaces refused, and the other
+// waiting ones returned in queue order.
 func (p *Plan) sortOut(in Input, listed map[types.UID]bool, count *counter) (waiting, unlisted []*batchv1.Job) {
 	for _, job := range in.Jobs {
 		switch {
@@ -128,6 +147,8 @@ func (p *Plan) sortOut(in Input, listed map[types.UID]bool, count *counter) (wai
 			// member joined): it runs, so it counts.
 			count.add(labelValue(in.Spec, job))
 			unlisted = append(unlisted, job)
+		case in.Excluded[job.Namespace]:
+			p.Refuse = append(p.Refuse, job)
 		default:
 			waiting = append(waiting, job)
 		}

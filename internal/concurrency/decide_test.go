@@ -43,6 +43,9 @@ func priority(p int) func(*batchv1.Job) {
 	return func(job *batchv1.Job) { job.Annotations[v1alpha1.GroupPriorityAnnotation] = strconv.Itoa(p) }
 }
 func tenant(v string) func(*batchv1.Job) { return func(job *batchv1.Job) { job.Labels["tenant"] = v } }
+func inNamespace(namespace string) func(*batchv1.Job) {
+	return func(job *batchv1.Job) { job.Namespace = namespace }
+}
 func startBy(d time.Duration) func(*batchv1.Job) {
 	return func(job *batchv1.Job) { job.Annotations[v1alpha1.StartByAnnotation] = now.Add(d).Format(time.RFC3339) }
 }
@@ -65,10 +68,12 @@ func TestDecide(t *testing.T) {
 		name      string
 		max       int32
 		perValue  *v1alpha1.LabelValueLimit
+		excluded  []string       // namespaces the group does not select
 		active    []*batchv1.Job // listed in status.active
 		jobs      []*batchv1.Job // not listed
 		release   []string
 		miss      []string
+		refuse    []string
 		delete    []string
 		waiting   int32
 		count     int32
@@ -115,10 +120,23 @@ func TestDecide(t *testing.T) {
 			active:  []*batchv1.Job{run("a1", -time.Minute, running, tenant("a"))},
 			jobs:    []*batchv1.Job{run("a2", -3*time.Second, tenant("a")), run("b1", -2*time.Second, tenant("b")), run("b2", -time.Second, tenant("b"))},
 			release: []string{"b1"}, waiting: 2, count: 2},
+		{name: "a waiting run from a namespace the group does not select is refused, and takes no slot", max: 1, excluded: []string{"tenant"},
+			jobs:   []*batchv1.Job{run("tenant-early", -time.Minute, inNamespace("tenant"), startBy(time.Hour)), run("team", 0)},
+			refuse: []string{"tenant-early"}, release: []string{"team"}, count: 1},
+		{name: "a run from an excluded namespace already running counts, and goes on", max: 2, excluded: []string{"tenant"},
+			active:  []*batchv1.Job{run("admitted", -time.Minute, running, inNamespace("tenant"))},
+			jobs:    []*batchv1.Job{run("by-hand", -time.Minute, running, inNamespace("tenant")), run("w1", 0), run("w2", time.Second)},
+			waiting: 2, count: 2},
+		{name: "an admitted run from an excluded namespace still suspended is released (admitted before the selector changed)", max: 1, excluded: []string{"tenant"},
+			active:  []*batchv1.Job{run("admitted", -time.Minute, inNamespace("tenant"))},
+			release: []string{"admitted"}, count: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := v1alpha1.ConcurrencyGroupSpec{MaxActive: tc.max, LimitPerLabelValue: tc.perValue}
-			in := Input{Spec: spec, Now: now}
+			in := Input{Spec: spec, Now: now, Excluded: map[string]bool{}}
+			for _, namespace := range tc.excluded {
+				in.Excluded[namespace] = true
+			}
 			for _, job := range tc.active {
 				in.Status.Active = append(in.Status.Active, entry(job))
 				if job.Name != "gone" {
@@ -135,6 +153,7 @@ func TestDecide(t *testing.T) {
 			}
 			check("release", plan.Release, tc.release)
 			check("miss", plan.Miss, tc.miss)
+			check("refuse", plan.Refuse, tc.refuse)
 			check("delete", plan.Delete, tc.delete)
 			if plan.Status.Waiting != tc.waiting || plan.Status.ActiveCount != tc.count {
 				t.Errorf("waiting %d, active %d; want %d, %d", plan.Status.Waiting, plan.Status.ActiveCount, tc.waiting, tc.count)

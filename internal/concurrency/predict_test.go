@@ -166,3 +166,20 @@ func TestUpcomingRuns(t *testing.T) {
 		t.Errorf("upcoming %v, want %v", got, want)
 	}
 }
+
+// TestUpcomingRunsOfExcludedNamespaces: a member in a namespace the group
+// does not select is not predicted (its run will be refused), and takes
+// no slot from the members behind it.
+func TestUpcomingRunsOfExcludedNamespaces(t *testing.T) {
+	in := Input{Spec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 1}, Now: now, Excluded: map[string]bool{"tenant": true},
+		Status: v1alpha1.ConcurrencyGroupStatus{TypicalRunDuration: &metav1.Duration{Duration: 10 * time.Minute}}}
+	due := now.Add(5 * time.Minute)
+	in.Upcoming = []Upcoming{{Namespace: "tenant", JobName: "first", Scheduled: due, Priority: 5}, {Namespace: "team", JobName: "second", Scheduled: due}}
+	var got []string
+	for _, run := range Decide(in).Status.Upcoming {
+		got = append(got, fmt.Sprintf("%s@%s", run.Name, run.PredictedAdmission.Sub(now)))
+	}
+	if want := []string{"second@5m0s"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("upcoming %v, want %v", got, want)
+	}
+}

@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -25,6 +26,17 @@ func ValidateGroupSpec(spec v1alpha1.ConcurrencyGroupSpec) field.ErrorList {
 	if limit.MaxActive > spec.MaxActive {
 		errs = append(errs, field.Invalid(path.Child("maxActive"), limit.MaxActive,
 			fmt.Sprintf("is above spec.maxActive (%d), which bounds every value's runs anyway", spec.MaxActive)))
+	}
+	return errs
+}
+
+// ValidateClusterGroupSpec is ValidateGroupSpec, and a namespaceSelector
+// that is a label selector.
+func ValidateClusterGroupSpec(spec v1alpha1.ClusterConcurrencyGroupSpec) field.ErrorList {
+	errs := ValidateGroupSpec(spec.ConcurrencyGroupSpec)
+	if spec.NamespaceSelector != nil {
+		errs = append(errs, metav1validation.ValidateLabelSelector(spec.NamespaceSelector, metav1validation.LabelSelectorValidationOptions{},
+			field.NewPath("spec", "namespaceSelector"))...)
 	}
 	return errs
 }

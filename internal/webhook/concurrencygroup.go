@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -51,37 +53,64 @@ func (GroupValidator) ValidateDelete(context.Context, runtime.Object) (admission
 }
 
 func validateGroup(obj runtime.Object) error {
-	var spec v1alpha1.ConcurrencyGroupSpec
+	var errs field.ErrorList
 	var kind, name string
 	switch g := obj.(type) {
 	case *v1alpha1.ConcurrencyGroup:
-		spec, kind, name = g.Spec, v1alpha1.KindConcurrencyGroup, g.Name
+		errs, kind, name = validation.ValidateGroupSpec(g.Spec), v1alpha1.KindConcurrencyGroup, g.Name
 	case *v1alpha1.ClusterConcurrencyGroup:
-		spec, kind, name = g.Spec, v1alpha1.KindClusterConcurrencyGroup, g.Name
+		errs, kind, name = validation.ValidateClusterGroupSpec(g.Spec), v1alpha1.KindClusterConcurrencyGroup, g.Name
 	default:
 		return fmt.Errorf("expected a concurrency group, got %T", obj)
 	}
-	if errs := validation.ValidateGroupSpec(spec); len(errs) > 0 {
+	if len(errs) > 0 {
 		return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(kind).GroupKind(), name, errs)
 	}
 	return nil
 }
 
-// groupWarnings warns when a ScheduledJob joins a group that does not
-// exist: its runs wait until it does.
-func groupWarnings(ctx context.Context, c client.Reader, sj *v1alpha1.ScheduledJob) []string {
+// checkGroup looks at the group a ScheduledJob joins. It warns when the
+// group does not exist (runs wait until it does), and refuses joining a
+// ClusterConcurrencyGroup whose namespaceSelector does not select the
+// ScheduledJob's namespace: none of its runs would run. A ScheduledJob
+// that was already a member (the same group before this change) is only
+// warned, so that it can still be changed, suspended or left.
+func checkGroup(ctx context.Context, c client.Reader, sj, old *v1alpha1.ScheduledJob) ([]string, field.ErrorList) {
 	ref := sj.Spec.ConcurrencyGroup
 	if ref == nil {
-		return nil
+		return nil, nil
 	}
-	var group client.Object = &v1alpha1.ConcurrencyGroup{}
-	key := types.NamespacedName{Namespace: sj.Namespace, Name: ref.Name}
-	if ref.Kind == v1alpha1.KindClusterConcurrencyGroup {
-		group, key.Namespace = &v1alpha1.ClusterConcurrencyGroup{}, ""
+	kind := cmp.Or(ref.Kind, v1alpha1.KindConcurrencyGroup)
+	if kind != v1alpha1.KindClusterConcurrencyGroup {
+		if err := c.Get(ctx, types.NamespacedName{Namespace: sj.Namespace, Name: ref.Name}, &v1alpha1.ConcurrencyGroup{}); apierrors.IsNotFound(err) {
+			return []string{missingGroup(kind, ref.Name)}, nil
+		}
+		return nil, nil
 	}
-	if err := c.Get(ctx, key, group); apierrors.IsNotFound(err) {
-		kind := cmp.Or(ref.Kind, v1alpha1.KindConcurrencyGroup)
-		return []string{fmt.Sprintf("spec.concurrencyGroup: %s %q does not exist; runs wait (their Jobs suspended) until it does", kind, ref.Name)}
+	group := &v1alpha1.ClusterConcurrencyGroup{}
+	if err := c.Get(ctx, types.NamespacedName{Name: ref.Name}, group); err != nil {
+		if apierrors.IsNotFound(err) {
+			return []string{missingGroup(kind, ref.Name)}, nil
+		}
+		return nil, nil
 	}
-	return nil
+	namespace := &corev1.Namespace{}
+	if err := c.Get(ctx, types.NamespacedName{Name: sj.Namespace}, namespace); err != nil {
+		// Not readable here: the group's controller refuses its runs.
+		return nil, nil
+	}
+	selected, err := group.Spec.Selects(namespace.Labels)
+	if err != nil || selected {
+		return nil, nil
+	}
+	path := field.NewPath("spec", "concurrencyGroup", "name")
+	msg := fmt.Sprintf("ClusterConcurrencyGroup %q's spec.namespaceSelector does not select namespace %q: its runs would never run", ref.Name, sj.Namespace)
+	if old != nil && old.Spec.ConcurrencyGroup != nil && cmp.Or(old.Spec.ConcurrencyGroup.Kind, v1alpha1.KindConcurrencyGroup) == kind && old.Spec.ConcurrencyGroup.Name == ref.Name {
+		return []string{path.String() + ": " + msg + " (each is marked missed, event NotSelectedByGroup)"}, nil
+	}
+	return nil, field.ErrorList{field.Forbidden(path, msg)}
+}
+
+func missingGroup(kind, name string) string {
+	return fmt.Sprintf("spec.concurrencyGroup: %s %q does not exist; runs wait (their Jobs suspended) until it does", kind, name)
 }

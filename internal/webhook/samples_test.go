@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -14,7 +15,7 @@ import (
 	"github.com/ontime-dev/ontime/internal/validation"
 )
 
-// TestSamplesAreAdmitted: every ScheduledJob and Backfill in
+// TestSamplesAreAdmitted: every ScheduledJob, Backfill and concurrency group in
 // config/samples, which make dev applies, decodes without unknown fields
 // and passes admission.
 func TestSamplesAreAdmitted(t *testing.T) {
@@ -39,6 +40,10 @@ func TestSamplesAreAdmitted(t *testing.T) {
 				checked++
 				continue
 			}
+			if checkGroupSample(t, filepath.Base(file), doc) {
+				checked++
+				continue
+			}
 			if !strings.Contains(doc, "kind: ScheduledJob") {
 				continue
 			}
@@ -53,5 +58,33 @@ func TestSamplesAreAdmitted(t *testing.T) {
 			checked++
 		}
 	}
-	t.Logf("%d sample ScheduledJobs and Backfills admitted", checked)
+	t.Logf("%d sample ScheduledJobs, Backfills and concurrency groups admitted", checked)
+}
+
+// checkGroupSample decodes and validates doc if it is a concurrency group,
+// and reports whether it was one.
+func checkGroupSample(t *testing.T, file, doc string) bool {
+	t.Helper()
+	var errs field.ErrorList
+	var err error
+	switch {
+	case strings.Contains("\n"+doc+"\n", "\nkind: ClusterConcurrencyGroup\n"):
+		group := &v1alpha1.ClusterConcurrencyGroup{}
+		if err = yaml.UnmarshalStrict([]byte(doc), group); err == nil {
+			errs = validation.ValidateClusterGroupSpec(group.Spec)
+		}
+	case strings.Contains("\n"+doc+"\n", "\nkind: ConcurrencyGroup\n"):
+		group := &v1alpha1.ConcurrencyGroup{}
+		if err = yaml.UnmarshalStrict([]byte(doc), group); err == nil {
+			errs = validation.ValidateGroupSpec(group.Spec)
+		}
+	default:
+		return false
+	}
+	if err != nil {
+		t.Errorf("%s: %v", file, err)
+	} else if len(errs) > 0 {
+		t.Errorf("%s: refused: %v", file, errs)
+	}
+	return true
 }

@@ -121,7 +121,8 @@ func (v *Validator) validate(ctx context.Context, sj, old *v1alpha1.ScheduledJob
 	if len(errs) == 0 && v.client != nil {
 		errs = append(errs, v.dryRunJob(ctx, sj)...)
 		warnings = append(warnings, v.priorityWarnings(ctx, sj)...)
-		warnings = append(warnings, groupWarnings(ctx, v.client, sj)...)
+		groupWarnings, groupErrs := checkGroup(ctx, v.client, sj, old)
+		warnings, errs = append(warnings, groupWarnings...), append(errs, groupErrs...)
 		if meaning, err := validation.MeaningOf(sj); err == nil {
 			warnings = append(warnings, v.crowdWarnings(sj, meaning, now)...)
 		}

@@ -83,6 +83,9 @@ func runSuite(m *testing.M) int {
 	if err == nil {
 		err = NewBackfillValidator(mgr.GetAPIReader()).Register(mgr)
 	}
+	if err == nil {
+		err = RegisterGroupValidators(mgr)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -425,6 +428,7 @@ func TestKubectlExplain(t *testing.T) {
 		"cg.spec.limitPerLabelValue.key":                          "the label's key",
 		"cg.status.oldestWaitingSince":                            "when the run that has waited longest began",
 		"ccg.spec":                                                "bounds how many runs of the group's members are active",
+		"ccg.spec.namespaceSelector":                              "selects by their labels the namespaces whose ScheduledJobs and CronJobs may join",
 	} {
 		stdout, stderr, err := kubectl.Run("explain", field)
 		if err != nil {

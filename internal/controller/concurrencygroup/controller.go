@@ -83,7 +83,7 @@ func (c *Controller) newGroup() client.Object {
 func parts(group client.Object) (*v1alpha1.ConcurrencyGroupSpec, *v1alpha1.ConcurrencyGroupStatus) {
 	switch g := group.(type) {
 	case *v1alpha1.ClusterConcurrencyGroup:
-		return &g.Spec, &g.Status
+		return &g.Spec.ConcurrencyGroupSpec, &g.Status
 	case *v1alpha1.ConcurrencyGroup:
 		return &g.Spec, &g.Status
 	}
@@ -125,7 +125,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	plan := concurrency.Decide(concurrency.Input{Spec: *spec, Status: *status, Generation: group.GetGeneration(), Jobs: jobs, Upcoming: upcoming, Now: now})
+	excluded, err := c.excluded(ctx, group, jobs, upcoming)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	plan := concurrency.Decide(concurrency.Input{Spec: *spec, Status: *status, Generation: group.GetGeneration(), Jobs: jobs, Upcoming: upcoming, Excluded: excluded, Now: now})
 	if !equality.Semantic.DeepEqual(plan.Status, *status) {
 		*status = plan.Status
 		if err := c.cached.Status().Update(ctx, group); err != nil {
@@ -212,22 +216,20 @@ func (c *Controller) carryOut(ctx context.Context, group client.Object, plan con
 		}
 	}
 	for _, job := range plan.Miss {
-		marked := job.DeepCopy()
-		marked.Annotations[v1alpha1.MissedAnnotation] = c.clock.Now().UTC().Format(time.RFC3339)
-		// Conditional on the resourceVersion that showed it waiting: it
-		// fails if the Job was released since.
-		switch err := c.cached.Update(ctx, marked); {
-		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
-			continue
-		case err != nil:
+		deleteAlso, err := c.markMissed(ctx, group, job, v1alpha1.ReasonMissedInGroup,
+			fmt.Sprintf("Job %s waited in %s %s past its starting deadline (%s): not run", job.Name, c.kind, group.GetName(), job.Annotations[v1alpha1.StartByAnnotation]))
+		if err != nil {
 			return err
 		}
-		c.metrics.missed(c.kind, group)
-		c.recorder.Eventf(concurrency.Owner(job), corev1.EventTypeWarning, v1alpha1.ReasonMissedInGroup,
-			"Job %s waited in %s %s past its starting deadline (%s): not run", job.Name, c.kind, group.GetName(), job.Annotations[v1alpha1.StartByAnnotation])
-		if !concurrency.OwnedByScheduledJob(job) {
-			plan.Delete = append(plan.Delete, marked)
+		plan.Delete = append(plan.Delete, deleteAlso...)
+	}
+	for _, job := range plan.Refuse {
+		deleteAlso, err := c.markMissed(ctx, group, job, v1alpha1.ReasonNotSelected,
+			fmt.Sprintf("Job %s not run: %s %s's spec.namespaceSelector does not select namespace %s", job.Name, c.kind, group.GetName(), job.Namespace))
+		if err != nil {
+			return err
 		}
+		plan.Delete = append(plan.Delete, deleteAlso...)
 	}
 	for _, job := range plan.Delete {
 		err := c.cached.Delete(ctx, job, client.Preconditions{UID: &job.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
@@ -236,6 +238,32 @@ func (c *Controller) carryOut(ctx context.Context, group client.Object, plan con
 		}
 	}
 	return nil
+}
+
+// markMissed marks a waiting run's Job missed, so that it never runs, and
+// says why on its owner. It returns the Job to delete: a CronJob's, whose
+// controller does not (a ScheduledJob's controller records the miss, then
+// deletes it). Nothing is done if the Job was released or deleted since.
+func (c *Controller) markMissed(ctx context.Context, group client.Object, job *batchv1.Job, reason, message string) ([]*batchv1.Job, error) {
+	marked := job.DeepCopy()
+	if marked.Annotations == nil {
+		marked.Annotations = map[string]string{}
+	}
+	marked.Annotations[v1alpha1.MissedAnnotation] = c.clock.Now().UTC().Format(time.RFC3339)
+	// Conditional on the resourceVersion that showed it waiting: it fails
+	// if the Job was released since.
+	switch err := c.cached.Update(ctx, marked); {
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	c.metrics.missed(c.kind, group)
+	c.recorder.Event(concurrency.Owner(job), corev1.EventTypeWarning, reason, message)
+	if concurrency.OwnedByScheduledJob(job) {
+		return nil, nil
+	}
+	return []*batchv1.Job{marked}, nil
 }
 
 // release starts an admitted run's Job: read from the API server, and

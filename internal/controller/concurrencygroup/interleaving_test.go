@@ -48,7 +48,14 @@ var (
 // never more runs active than maxActive (nor, per label value, than its
 // limit), at any moment; no run both released and missed; a run marked
 // missed only after its start-by; and, once quiet, every run ran or was
-// missed.
+// missed. In a third of the seeds the group is a ClusterConcurrencyGroup
+// whose namespaceSelector selects the labeled of two namespaces, and the
+// world also labels and unlabels them: a run is released only from a
+// namespace that has been selected (a cache behind may still admit a run
+// in the moments after its namespace is deselected, as any watch-based
+// check would), and refused (marked missed before its start-by) only if
+// its namespace was not selected at some time while it waited: never on a
+// stale cache's word alone.
 func TestGroupInterleavings(t *testing.T) {
 	seeds := 2000
 	if testing.Short() {
@@ -71,26 +78,37 @@ func TestGroupInterleavings(t *testing.T) {
 
 // groupWorld is one seed's world.
 type groupWorld struct {
-	rng        *rand.Rand
-	api        client.WithWatch
-	clock      *clocktesting.FakeClock
-	group      *v1alpha1.ConcurrencyGroup
-	actors     []*actor
-	jobs       int
-	uids       int
-	released   map[types.UID]bool
-	scenario   string
-	trace      []string
-	violation  map[string]bool
-	violations []string
-	quiet      bool
+	rng   *rand.Rand
+	api   client.WithWatch
+	clock *clocktesting.FakeClock
+	kind  string
+	key   types.NamespacedName
+	spec  v1alpha1.ConcurrencyGroupSpec
+	// selective: the group is a ClusterConcurrencyGroup selecting the
+	// namespaces labeled selectedLabel; everSelected are the namespaces
+	// it has selected; unselectedWhileWaiting the runs whose namespace it
+	// did not select at some time while they waited.
+	selective              bool
+	everSelected           map[string]bool
+	unselectedWhileWaiting map[types.UID]bool
+	actors                 []*actor
+	jobs                   int
+	uids                   int
+	released               map[types.UID]bool
+	scenario               string
+	trace                  []string
+	violation              map[string]bool
+	violations             []string
+	quiet                  bool
 }
 
 // actor is one replica's controller, running its reconciles in a goroutine
 // that stops at each of its requests until the world lets it go on.
 type actor struct {
-	name       string
-	snapshot   client.Client
+	name     string
+	snapshot client.Client
+	// namespaces are the namespaces as its cache last saw them.
+	namespaces []client.Object
 	controller *Controller
 	// running is set while a reconcile is under way; parked receives
 	// when it stops at a request (true) or returns (false); resume lets
@@ -104,19 +122,41 @@ type actor struct {
 // step is what the world lets a parked request do.
 type step struct{ proceed, landing bool }
 
-const namespace = "team"
+// The runs' namespaces: a selective group selects those labeled
+// selectedLabel, at first namespace's and not otherNamespace's.
+const (
+	namespace      = "team"
+	otherNamespace = "tenant"
+	selectedLabel  = "member"
+)
 
 func newGroupWorld(seed uint64) *groupWorld {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	w := &groupWorld{rng: rng, released: map[types.UID]bool{}, violation: map[string]bool{},
+		everSelected: map[string]bool{namespace: true}, unselectedWhileWaiting: map[types.UID]bool{},
 		clock: clocktesting.NewFakeClock(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))}
-	w.group = &v1alpha1.ConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: namespace, UID: "group-uid", Generation: 1},
-		Spec: v1alpha1.ConcurrencyGroupSpec{MaxActive: int32(1 + rng.IntN(4))}}
+	w.spec = v1alpha1.ConcurrencyGroupSpec{MaxActive: int32(1 + rng.IntN(4))}
 	if rng.IntN(3) == 0 {
-		w.group.Spec.LimitPerLabelValue = &v1alpha1.LabelValueLimit{Key: "tenant", MaxActive: int32(1 + rng.IntN(2))}
+		w.spec.LimitPerLabelValue = &v1alpha1.LabelValueLimit{Key: "tenant", MaxActive: int32(1 + rng.IntN(2))}
 	}
-	w.scenario = fmt.Sprintf("maxActive %d, per tenant %v", w.group.Spec.MaxActive, w.group.Spec.LimitPerLabelValue)
-	w.api = newFakeClient().WithStatusSubresource(&v1alpha1.ConcurrencyGroup{}, &batchv1.Job{}).WithObjects(w.group.DeepCopy()).Build()
+	w.selective = rng.IntN(3) == 0
+	meta := metav1.ObjectMeta{Name: "db", UID: "group-uid", Generation: 1}
+	var group client.Object
+	if w.selective {
+		w.kind = v1alpha1.KindClusterConcurrencyGroup
+		group = &v1alpha1.ClusterConcurrencyGroup{ObjectMeta: meta, Spec: v1alpha1.ClusterConcurrencyGroupSpec{ConcurrencyGroupSpec: w.spec,
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{selectedLabel: "yes"}}}}
+	} else {
+		meta.Namespace = namespace
+		w.kind, group = v1alpha1.KindConcurrencyGroup, &v1alpha1.ConcurrencyGroup{ObjectMeta: meta, Spec: w.spec}
+	}
+	w.key = client.ObjectKeyFromObject(group)
+	w.scenario = fmt.Sprintf("%s, maxActive %d, per tenant %v", w.kind, w.spec.MaxActive, w.spec.LimitPerLabelValue)
+	namespaces := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: map[string]string{selectedLabel: "yes"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: otherNamespace}}}
+	w.api = newFakeClient().WithStatusSubresource(&v1alpha1.ConcurrencyGroup{}, &v1alpha1.ClusterConcurrencyGroup{}, &batchv1.Job{}).
+		WithObjects(append(namespaces, group)...).Build()
 	for i := range 2 {
 		w.actors = append(w.actors, w.newActor(fmt.Sprint("replica-", i)))
 	}
@@ -128,7 +168,7 @@ func (w *groupWorld) newActor(name string) *actor {
 	w.sync(a)
 	live := interceptor.NewClient(w.api, w.faults(a))
 	cached := testenv.Lagging{Client: live, Snapshot: func() client.Reader { return a.snapshot }}
-	a.controller = New(v1alpha1.KindConcurrencyGroup, cached, live, w.clock, record.NewFakeRecorder(1000), nil)
+	a.controller = New(w.kind, cached, live, w.clock, record.NewFakeRecorder(1000), nil)
 	return a
 }
 
@@ -159,6 +199,8 @@ func (w *groupWorld) run() {
 			w.deleteFinished()
 		case roll < 18:
 			w.sync(w.actors[w.rng.IntN(len(w.actors))])
+		case w.selective && w.rng.IntN(3) == 0:
+			w.relabel()
 		default:
 			w.clock.Step(time.Duration(1+w.rng.IntN(20)) * time.Second)
 		}
@@ -189,7 +231,11 @@ func (w *groupWorld) run() {
 func (w *groupWorld) createRun() {
 	w.jobs++
 	scheduled := w.clock.Now().Truncate(time.Second).Add(-time.Duration(w.rng.IntN(5)) * time.Second)
-	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("run-%02d", w.jobs), Namespace: namespace,
+	ns := namespace
+	if w.selective && w.rng.IntN(2) == 0 {
+		ns = otherNamespace
+	}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("run-%02d", w.jobs), Namespace: ns,
 		CreationTimestamp: metav1.NewTime(w.clock.Now().Truncate(time.Second)),
 		Annotations:       map[string]string{v1alpha1.ScheduledTimestampAnnotation: scheduled.Format(time.RFC3339)},
 		Labels:            map[string]string{"tenant": fmt.Sprint("t", w.rng.IntN(3))}}}
@@ -202,13 +248,48 @@ func (w *groupWorld) createRun() {
 	if w.rng.IntN(3) > 0 {
 		startBy = ptr.To(scheduled.Add(time.Duration(3+w.rng.IntN(30)) * time.Second))
 	}
-	v1alpha1.JoinGroup(job, v1alpha1.ConcurrencyGroupRef{Name: "db", Priority: int32(w.rng.IntN(3) - 1)}, startBy)
+	v1alpha1.JoinGroup(job, v1alpha1.ConcurrencyGroupRef{Kind: w.kind, Name: "db", Priority: int32(w.rng.IntN(3) - 1)}, startBy)
 	w.uids++
 	job.UID = types.UID(fmt.Sprint("uid-", w.uids))
 	if err := w.api.Create(context.Background(), job); err != nil {
 		panic(err)
 	}
-	w.logf("created %s (tenant %s, start-by %s)", job.Name, job.Labels["tenant"], job.Annotations[v1alpha1.StartByAnnotation])
+	w.unselectedWhileWaiting[job.UID] = !w.selected(ns)
+	w.logf("created %s in %s (tenant %s, start-by %s)", job.Name, ns, job.Labels["tenant"], job.Annotations[v1alpha1.StartByAnnotation])
+}
+
+// selected reports whether the group selects the namespace now, by the
+// API server's labels.
+func (w *groupWorld) selected(name string) bool {
+	ns := &corev1.Namespace{}
+	_ = w.api.Get(context.Background(), types.NamespacedName{Name: name}, ns)
+	return !w.selective || ns.Labels[selectedLabel] == "yes"
+}
+
+// relabel labels or unlabels one of the namespaces, and notes it for the
+// runs waiting in it.
+func (w *groupWorld) relabel() {
+	ns := &corev1.Namespace{}
+	name := []string{namespace, otherNamespace}[w.rng.IntN(2)]
+	if err := w.api.Get(context.Background(), types.NamespacedName{Name: name}, ns); err != nil {
+		panic(err)
+	}
+	if ns.Labels[selectedLabel] == "yes" {
+		ns.Labels = nil
+	} else {
+		ns.Labels = map[string]string{selectedLabel: "yes"}
+	}
+	if err := w.api.Update(context.Background(), ns); err != nil {
+		panic(err)
+	}
+	selected := w.selected(name)
+	w.everSelected[name] = w.everSelected[name] || selected
+	for _, job := range w.listJobs() {
+		if job.Namespace == name && suspended(job) && !selected {
+			w.unselectedWhileWaiting[job.UID] = true
+		}
+	}
+	w.logf("namespace %s selected: %v", name, selected)
 }
 
 // stepActor lets a replica go on: start a reconcile, or carry its parked
@@ -217,7 +298,7 @@ func (w *groupWorld) stepActor(a *actor) {
 	if !a.running {
 		a.running, a.dying = true, false
 		go func() {
-			_, err := a.controller.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: "db"}})
+			_, err := a.controller.Reconcile(context.Background(), reconcile.Request{NamespacedName: w.key})
 			w.logf("%s: reconcile returned %v", a.name, err)
 			a.parked <- false
 		}()
@@ -290,8 +371,9 @@ func (w *groupWorld) faults(a *actor) interceptor.Funcs {
 		SubResourceUpdate: func(ctx context.Context, c client.Client, _ string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			return gate("status update", func() error {
 				err := c.Status().Update(ctx, obj, opts...)
-				if g, ok := obj.(*v1alpha1.ConcurrencyGroup); ok && err == nil {
-					w.logf("  %s: status: active %v, waiting %d", a.name, entryNames(g.Status.Active), g.Status.Waiting)
+				if _, isJob := obj.(*batchv1.Job); !isJob && err == nil {
+					_, status := parts(obj)
+					w.logf("  %s: status: active %v, waiting %d", a.name, entryNames(status.Active), status.Waiting)
 				}
 				return err
 			})
@@ -320,16 +402,31 @@ func (w *groupWorld) updateJob(ctx context.Context, a *actor, c client.WithWatch
 	if suspended(before) && !suspended(job) {
 		w.released[job.UID] = true
 		w.logf("  %s: released %s", a.name, job.Name)
+		if w.selective && !w.everSelected[job.Namespace] {
+			w.violate("%s released, though its namespace %s was never selected", job.Name, job.Namespace)
+		}
 	}
 	if _, marked := job.Annotations[v1alpha1.MissedAnnotation]; marked {
 		if _, was := before.Annotations[v1alpha1.MissedAnnotation]; !was {
 			w.logf("  %s: marked %s missed", a.name, job.Name)
-			if startBy, _ := time.Parse(time.RFC3339, job.Annotations[v1alpha1.StartByAnnotation]); !w.clock.Now().After(startBy) {
-				w.violate("%s marked missed at %s, before its start-by %s", job.Name, w.clock.Now().Format(time.TimeOnly), startBy.Format(time.TimeOnly))
-			}
+			w.checkMissed(job)
 		}
 	}
 	return nil
+}
+
+// checkMissed: a run is marked missed after its start-by, or refused
+// before it only if its namespace was unselected at some time it waited.
+func (w *groupWorld) checkMissed(job *batchv1.Job) {
+	value, hasStartBy := job.Annotations[v1alpha1.StartByAnnotation]
+	startBy, _ := time.Parse(time.RFC3339, value)
+	if hasStartBy && w.clock.Now().After(startBy) {
+		return
+	}
+	if w.unselectedWhileWaiting[job.UID] {
+		return
+	}
+	w.violate("%s marked missed at %s, before its start-by %q, its namespace %s selected all along", job.Name, w.clock.Now().Format(time.TimeOnly), value, job.Namespace)
 }
 
 // deleteJob is the API server's delete, with its UID precondition (which
@@ -365,10 +462,10 @@ func (w *groupWorld) check() {
 		running++
 		byValue[job.Labels["tenant"]]++
 	}
-	if running > int(w.group.Spec.MaxActive) {
-		w.violate("over the limit: %d runs active, maxActive %d", running, w.group.Spec.MaxActive)
+	if running > int(w.spec.MaxActive) {
+		w.violate("over the limit: %d runs active, maxActive %d", running, w.spec.MaxActive)
 	}
-	if limit := w.group.Spec.LimitPerLabelValue; limit != nil {
+	if limit := w.spec.LimitPerLabelValue; limit != nil {
 		for value, n := range byValue {
 			if n > int(limit.MaxActive) {
 				w.violate("over the per-tenant limit: %d runs of %s active, limit %d", n, value, limit.MaxActive)
@@ -390,10 +487,9 @@ func (w *groupWorld) settled() bool {
 // checkEnd: every run created ran once or was missed; the status lists
 // nothing active.
 func (w *groupWorld) checkEnd() {
-	g := &v1alpha1.ConcurrencyGroup{}
-	_ = w.api.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: "db"}, g)
-	if len(g.Status.Active) > 0 || g.Status.Waiting > 0 {
-		w.violate("settled, but the status lists active %v, waiting %d", entryNames(g.Status.Active), g.Status.Waiting)
+	_, status := parts(w.readGroup())
+	if len(status.Active) > 0 || status.Waiting > 0 {
+		w.violate("settled, but the status lists active %v, waiting %d", entryNames(status.Active), status.Waiting)
 	}
 	for _, job := range w.listJobs() {
 		if _, missed := job.Annotations[v1alpha1.MissedAnnotation]; !missed && !w.released[job.UID] {
@@ -467,6 +563,9 @@ func (w *groupWorld) deleteFinished() {
 }
 
 // sync has a replica's cache catch up with the API server.
+// Each kind has its own informer: while the world runs, a selective
+// group's replica may see the Jobs and the group of now with namespaces
+// of before (a run created in a namespace labeled since).
 func (w *groupWorld) sync(a *actor) {
 	// The snapshot keeps the API server's resourceVersions: the
 	// controller's Job updates are conditional on them.
@@ -474,9 +573,28 @@ func (w *groupWorld) sync(a *actor) {
 	for _, job := range w.listJobs() {
 		objects = append(objects, job)
 	}
-	g := &v1alpha1.ConcurrencyGroup{}
-	_ = w.api.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: "db"}, g)
-	a.snapshot = newFakeClient().WithObjects(append(objects, g)...).Build()
+	if a.namespaces == nil || w.quiet || !w.selective || w.rng.IntN(2) == 0 {
+		a.namespaces = nil
+		for _, name := range []string{namespace, otherNamespace} {
+			ns := &corev1.Namespace{}
+			_ = w.api.Get(context.Background(), types.NamespacedName{Name: name}, ns)
+			a.namespaces = append(a.namespaces, ns)
+		}
+	}
+	for _, ns := range a.namespaces {
+		objects = append(objects, ns.DeepCopyObject().(client.Object))
+	}
+	a.snapshot = newFakeClient().WithObjects(append(objects, w.readGroup())...).Build()
+}
+
+// readGroup is the group as the API server has it.
+func (w *groupWorld) readGroup() client.Object {
+	var group client.Object = &v1alpha1.ConcurrencyGroup{}
+	if w.kind == v1alpha1.KindClusterConcurrencyGroup {
+		group = &v1alpha1.ClusterConcurrencyGroup{}
+	}
+	_ = w.api.Get(context.Background(), w.key, group)
+	return group
 }
 
 // worldScheme is built once: building it is most of a fake client's cost.

@@ -1,0 +1,81 @@
+package concurrencygroup
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/concurrency"
+)
+
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+
+// excluded are the namespaces, among those of the group's suspended Jobs
+// and upcoming runs, that a ClusterConcurrencyGroup's namespaceSelector
+// does not select (nil for a group without one). The cache answers; a
+// namespace it excludes that a suspended Job is in is read again from the
+// API server, because a waiting run from it is refused for good: a cache
+// behind a namespace just labeled must not cost a run. (An upcoming run
+// is only a prediction.)
+func (c *Controller) excluded(ctx context.Context, group client.Object, jobs []*batchv1.Job, upcoming []concurrency.Upcoming) (map[string]bool, error) {
+	cluster, ok := group.(*v1alpha1.ClusterConcurrencyGroup)
+	if !ok || cluster.Spec.NamespaceSelector == nil {
+		return nil, nil
+	}
+	if _, err := cluster.Spec.Selects(nil); err != nil {
+		// Admission refuses such a selector; runs wait, as before a group.
+		return nil, fmt.Errorf("%s %s: spec.namespaceSelector: %w", c.kind, cluster.Name, err)
+	}
+	// namespace → whether a refusal is at stake (a read from the API
+	// server confirms it).
+	namespaces := map[string]bool{}
+	for _, run := range upcoming {
+		namespaces[run.Namespace] = false
+	}
+	for _, job := range jobs {
+		if job.Spec.Suspend != nil && *job.Spec.Suspend {
+			namespaces[job.Namespace] = true
+		}
+	}
+	excluded := map[string]bool{}
+	for namespace, confirm := range namespaces {
+		readers := []client.Reader{c.cached}
+		if confirm {
+			readers = append(readers, c.live)
+		}
+		selected, err := selects(ctx, readers, cluster.Spec, namespace)
+		if err != nil {
+			return nil, err
+		}
+		if !selected {
+			excluded[namespace] = true
+		}
+	}
+	return excluded, nil
+}
+
+// selects reports whether the group selects the namespace, as the first
+// reader says, or if it says no, the next. A namespace gone is not
+// selected.
+func selects(ctx context.Context, readers []client.Reader, spec v1alpha1.ClusterConcurrencyGroupSpec, name string) (bool, error) {
+	for _, reader := range readers {
+		namespace := &corev1.Namespace{}
+		err := reader.Get(ctx, types.NamespacedName{Name: name}, namespace)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		if selected, err := spec.Selects(namespace.Labels); err != nil || selected {
+			return selected, err
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,151 @@
+package concurrencygroup
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+// TestClusterGroupSelectsNamespaces: a ClusterConcurrencyGroup whose
+// namespaceSelector selects the platform team's namespace admits its run,
+// and refuses the tenant's: the ScheduledJob's run is marked missed (its
+// controller records the miss), the CronJob's marked and deleted, each
+// with a NotSelectedByGroup event, and neither takes a slot. Once the
+// tenant's namespace is labeled in, its next run is admitted at once,
+// though the cache still shows the namespace unlabeled: a refusal is
+// confirmed by the API server.
+func TestClusterGroupSelectsNamespaces(t *testing.T) {
+	h := harness(t)
+	platform, tenant := h.NewNamespace(t), h.NewNamespace(t)
+	label(t, h, platform, "team", "platform")
+	now := h.Clock.Now().Truncate(time.Second)
+	h.Clock.SetTime(now)
+	group := &v1alpha1.ClusterConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Name: "shared-" + platform},
+		Spec: v1alpha1.ClusterConcurrencyGroupSpec{ConcurrencyGroupSpec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 1},
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "platform"}}}}
+	h.Create(t, group)
+	t.Cleanup(func() { _ = h.Live.Delete(context.Background(), group) })
+	ref := v1alpha1.ConcurrencyGroupRef{Kind: v1alpha1.KindClusterConcurrencyGroup, Name: group.Name}
+	sjOwner := metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ScheduledJob", Name: "report", UID: "sj-uid", Controller: ptr.To(true)}
+	cronJobOwner := metav1.OwnerReference{APIVersion: "batch/v1", Kind: "CronJob", Name: "legacy", UID: "cj-uid", Controller: ptr.To(true)}
+	newRun := func(ns, name string, ago time.Duration, owner metav1.OwnerReference) {
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, OwnerReferences: []metav1.OwnerReference{owner},
+			Annotations: map[string]string{v1alpha1.ScheduledTimestampAnnotation: now.Add(-ago).Format(time.RFC3339)}},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+		v1alpha1.JoinGroup(job, ref, nil)
+		h.Create(t, job)
+		h.WaitForCache(t, job)
+	}
+	// The tenant's runs are due first: by order alone they would start.
+	newRun(tenant, "tenant-report", 30*time.Second, sjOwner)
+	newRun(tenant, "tenant-legacy", 20*time.Second, cronJobOwner)
+	newRun(platform, "platform-report", 10*time.Second, sjOwner)
+
+	// The cache keeps the tenant's namespace as it was before the label
+	// below, as a watch behind would.
+	stale := &corev1.Namespace{}
+	if err := h.Live.Get(h.Ctx, types.NamespacedName{Name: tenant}, stale); err != nil {
+		t.Fatal(err)
+	}
+	c := New(v1alpha1.KindClusterConcurrencyGroup, staleNamespace{Client: h.Cached, namespace: stale}, h.Reader, h.Clock, h.Recorder, nil)
+	h.DrainEvents()
+	step := func() {
+		t.Helper()
+		if _, err := c.Reconcile(h.Ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: group.Name}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, ns := range []string{platform, tenant} {
+			for _, job := range h.jobs(t, ns) {
+				h.WaitForCache(t, job)
+			}
+		}
+	}
+
+	step()
+	wantRunning(t, h, platform, "platform-report")
+	wantRunning(t, h, tenant)
+	wantRefused(t, h, tenant, group.Name)
+
+	label(t, h, tenant, "team", "platform")
+	h.Complete(t, platform, "platform-report", now)
+	newRun(tenant, "tenant-next", 0, sjOwner)
+	step()
+	wantRunning(t, h, tenant, "tenant-next")
+}
+
+// wantRefused: the tenant's two runs were refused (the ScheduledJob's
+// marked missed and left suspended, the CronJob's deleted), each with a
+// NotSelectedByGroup event naming the namespace, and took no slot.
+func wantRefused(t *testing.T, h *harnessT, tenant, group string) {
+	t.Helper()
+	report := &batchv1.Job{}
+	if err := h.Live.Get(h.Ctx, types.NamespacedName{Namespace: tenant, Name: "tenant-report"}, report); err != nil {
+		t.Fatal(err)
+	}
+	if _, missed := v1alpha1.MissedInGroup(report); !missed || !suspended(report) {
+		t.Errorf("the tenant's ScheduledJob run: suspended %v, annotations %v; want suspended and marked missed", suspended(report), report.Annotations)
+	}
+	legacy := &batchv1.Job{}
+	if err := h.Live.Get(h.Ctx, types.NamespacedName{Namespace: tenant, Name: "tenant-legacy"}, legacy); !apierrors.IsNotFound(err) && legacy.DeletionTimestamp == nil {
+		t.Errorf("the tenant's CronJob run: %v, annotations %v; want deleted", err, legacy.Annotations)
+	}
+	var refused int
+	for _, event := range h.DrainEvents() {
+		if strings.Contains(event, v1alpha1.ReasonNotSelected) && strings.Contains(event, "does not select namespace "+tenant) {
+			refused++
+		}
+	}
+	if refused != 2 {
+		t.Errorf("%d NotSelectedByGroup events naming namespace %s, want 2", refused, tenant)
+	}
+	current := &v1alpha1.ClusterConcurrencyGroup{}
+	if err := h.Live.Get(h.Ctx, types.NamespacedName{Name: group}, current); err != nil {
+		t.Fatal(err)
+	}
+	if current.Status.ActiveCount != 1 || current.Status.Waiting != 0 {
+		t.Errorf("active %d, waiting %d; want 1, 0", current.Status.ActiveCount, current.Status.Waiting)
+	}
+}
+
+// label sets a label of a namespace.
+func label(t *testing.T, h *harnessT, namespace, key, value string) {
+	t.Helper()
+	ns := &corev1.Namespace{}
+	if err := h.Live.Get(h.Ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
+		t.Fatal(err)
+	}
+	if ns.Labels == nil {
+		ns.Labels = map[string]string{}
+	}
+	ns.Labels[key] = value
+	if err := h.Live.Update(h.Ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// staleNamespace is a cache that shows one namespace as it was.
+type staleNamespace struct {
+	client.Client
+	namespace *corev1.Namespace
+}
+
+func (s staleNamespace) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if ns, ok := obj.(*corev1.Namespace); ok && key.Name == s.namespace.Name {
+		s.namespace.DeepCopyInto(ns)
+		return nil
+	}
+	return s.Client.Get(ctx, key, obj, opts...)
+}
