@@ -38,23 +38,11 @@ func TestGroupOnAFakeClock(t *testing.T) {
 	h.Clock.SetTime(now)
 	group := &v1alpha1.ConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns}, Spec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 2}}
 	h.Create(t, group)
-	sjOwner := metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ScheduledJob", Name: "report", UID: "sj-uid", Controller: ptr.To(true)}
-	cronJobOwner := metav1.OwnerReference{APIVersion: "batch/v1", Kind: "CronJob", Name: "legacy", UID: "cj-uid", Controller: ptr.To(true)}
-	newRun := func(name string, ago time.Duration, owner metav1.OwnerReference, ref v1alpha1.ConcurrencyGroupRef, startBy *time.Time) *batchv1.Job {
-		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, OwnerReferences: []metav1.OwnerReference{owner},
-			Annotations: map[string]string{v1alpha1.ScheduledTimestampAnnotation: now.Add(-ago).Format(time.RFC3339)}},
-			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
-				Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
-		v1alpha1.JoinGroup(job, ref, startBy)
-		h.Create(t, job)
-		h.WaitForCache(t, job)
-		return job
-	}
 	db := v1alpha1.ConcurrencyGroupRef{Name: "db"}
-	newRun("a", 30*time.Second, sjOwner, db, nil)
-	newRun("b", 20*time.Second, sjOwner, db, nil)
-	newRun("c", 10*time.Second, cronJobOwner, db, ptr.To(now.Add(20*time.Second)))
-	newRun("d", 5*time.Second, sjOwner, v1alpha1.ConcurrencyGroupRef{Name: "db", Priority: 5}, nil)
+	h.newRun(t, ns, "a", now.Add(-30*time.Second), sjOwner, db, nil)
+	h.newRun(t, ns, "b", now.Add(-20*time.Second), sjOwner, db, nil)
+	h.newRun(t, ns, "c", now.Add(-10*time.Second), cronJobOwner, db, ptr.To(now.Add(20*time.Second)))
+	h.newRun(t, ns, "d", now.Add(-5*time.Second), sjOwner, v1alpha1.ConcurrencyGroupRef{Name: "db", Priority: 5}, nil)
 
 	c := New(v1alpha1.KindConcurrencyGroup, h.Cached, h.Reader, h.Clock, h.Recorder, nil)
 	step := func() *v1alpha1.ConcurrencyGroup {
@@ -121,6 +109,26 @@ func wantRunning(t *testing.T, h *harnessT, ns string, names ...string) {
 
 // harnessT is the package's harness, with a listing of Jobs.
 type harnessT struct{ *testenv.Harness }
+
+// The owners of the tests' runs: a ScheduledJob's controller records its
+// missed runs, a CronJob's missed runs are deleted by the group.
+var (
+	sjOwner      = metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ScheduledJob", Name: "report", UID: "sj-uid", Controller: ptr.To(true)}
+	cronJobOwner = metav1.OwnerReference{APIVersion: "batch/v1", Kind: "CronJob", Name: "legacy", UID: "cj-uid", Controller: ptr.To(true)}
+)
+
+// newRun creates a member's run scheduled at scheduled: its Job, waiting
+// in the group ref names, and waits for the cache to have it.
+func (h *harnessT) newRun(t *testing.T, ns, name string, scheduled time.Time, owner metav1.OwnerReference, ref v1alpha1.ConcurrencyGroupRef, startBy *time.Time) {
+	t.Helper()
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, OwnerReferences: []metav1.OwnerReference{owner},
+		Annotations: map[string]string{v1alpha1.ScheduledTimestampAnnotation: scheduled.Format(time.RFC3339)}},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+	v1alpha1.JoinGroup(job, ref, startBy)
+	h.Create(t, job)
+	h.WaitForCache(t, job)
+}
 
 func (h *harnessT) jobs(t *testing.T, ns string) []*batchv1.Job {
 	t.Helper()

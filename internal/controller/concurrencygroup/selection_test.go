@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -38,21 +37,10 @@ func TestClusterGroupSelectsNamespaces(t *testing.T) {
 	h.Create(t, group)
 	t.Cleanup(func() { _ = h.Live.Delete(context.Background(), group) })
 	ref := v1alpha1.ConcurrencyGroupRef{Kind: v1alpha1.KindClusterConcurrencyGroup, Name: group.Name}
-	sjOwner := metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ScheduledJob", Name: "report", UID: "sj-uid", Controller: ptr.To(true)}
-	cronJobOwner := metav1.OwnerReference{APIVersion: "batch/v1", Kind: "CronJob", Name: "legacy", UID: "cj-uid", Controller: ptr.To(true)}
-	newRun := func(ns, name string, ago time.Duration, owner metav1.OwnerReference) {
-		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, OwnerReferences: []metav1.OwnerReference{owner},
-			Annotations: map[string]string{v1alpha1.ScheduledTimestampAnnotation: now.Add(-ago).Format(time.RFC3339)}},
-			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
-				Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
-		v1alpha1.JoinGroup(job, ref, nil)
-		h.Create(t, job)
-		h.WaitForCache(t, job)
-	}
 	// The tenant's runs are due first: by order alone they would start.
-	newRun(tenant, "tenant-report", 30*time.Second, sjOwner)
-	newRun(tenant, "tenant-legacy", 20*time.Second, cronJobOwner)
-	newRun(platform, "platform-report", 10*time.Second, sjOwner)
+	h.newRun(t, tenant, "tenant-report", now.Add(-30*time.Second), sjOwner, ref, nil)
+	h.newRun(t, tenant, "tenant-legacy", now.Add(-20*time.Second), cronJobOwner, ref, nil)
+	h.newRun(t, platform, "platform-report", now.Add(-10*time.Second), sjOwner, ref, nil)
 
 	// The cache keeps the tenant's namespace as it was before the label
 	// below, as a watch behind would.
@@ -81,7 +69,7 @@ func TestClusterGroupSelectsNamespaces(t *testing.T) {
 
 	label(t, h, tenant, "team", "platform")
 	h.Complete(t, platform, "platform-report", now)
-	newRun(tenant, "tenant-next", 0, sjOwner)
+	h.newRun(t, tenant, "tenant-next", now, sjOwner, ref, nil)
 	step()
 	wantRunning(t, h, tenant, "tenant-next")
 }
