@@ -394,17 +394,13 @@ type ClusterConcurrencyGroupSpec struct {
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 }
 
-// Selects reports whether the group takes members from a namespace with
-// these labels (every namespace without a namespaceSelector).
-func (s ClusterConcurrencyGroupSpec) Selects(namespaceLabels map[string]string) (bool, error) {
+// Namespaces is the selector of the namespaces whose members the group
+// takes, by their labels: every namespace without a namespaceSelector.
+func (s ClusterConcurrencyGroupSpec) Namespaces() (labels.Selector, error) {
 	if s.NamespaceSelector == nil {
-		return true, nil
+		return labels.Everything(), nil
 	}
-	selector, err := metav1.LabelSelectorAsSelector(s.NamespaceSelector)
-	if err != nil {
-		return false, err
-	}
-	return selector.Matches(labels.Set(namespaceLabels)), nil
+	return metav1.LabelSelectorAsSelector(s.NamespaceSelector)
 }
 
 // +kubebuilder:object:root=true

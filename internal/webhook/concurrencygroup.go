@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -94,13 +95,18 @@ func checkGroup(ctx context.Context, c client.Reader, sj, old *v1alpha1.Schedule
 		}
 		return nil, nil
 	}
+	selector, err := group.Spec.Namespaces()
+	if err != nil || group.Spec.NamespaceSelector == nil {
+		// Every namespace joins (no namespace to read), or the group's
+		// own admission refuses its selector.
+		return nil, nil
+	}
 	namespace := &corev1.Namespace{}
 	if err := c.Get(ctx, types.NamespacedName{Name: sj.Namespace}, namespace); err != nil {
 		// Not readable here: the group's controller refuses its runs.
 		return nil, nil
 	}
-	selected, err := group.Spec.Selects(namespace.Labels)
-	if err != nil || selected {
+	if selector.Matches(labels.Set(namespace.Labels)) {
 		return nil, nil
 	}
 	path := field.NewPath("spec", "concurrencyGroup", "name")

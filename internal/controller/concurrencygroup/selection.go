@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -28,7 +29,8 @@ func (c *Controller) excluded(ctx context.Context, group client.Object, jobs []*
 	if !ok || cluster.Spec.NamespaceSelector == nil {
 		return nil, nil
 	}
-	if _, err := cluster.Spec.Selects(nil); err != nil {
+	selector, err := cluster.Spec.Namespaces()
+	if err != nil {
 		// Admission refuses such a selector; runs wait, as before a group.
 		return nil, fmt.Errorf("%s %s: spec.namespaceSelector: %w", c.kind, cluster.Name, err)
 	}
@@ -49,7 +51,7 @@ func (c *Controller) excluded(ctx context.Context, group client.Object, jobs []*
 		if confirm {
 			readers = append(readers, c.live)
 		}
-		selected, err := selects(ctx, readers, cluster.Spec, namespace)
+		selected, err := selects(ctx, readers, selector, namespace)
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +65,7 @@ func (c *Controller) excluded(ctx context.Context, group client.Object, jobs []*
 // selects reports whether the group selects the namespace, as the first
 // reader says, or if it says no, the next. A namespace gone is not
 // selected.
-func selects(ctx context.Context, readers []client.Reader, spec v1alpha1.ClusterConcurrencyGroupSpec, name string) (bool, error) {
+func selects(ctx context.Context, readers []client.Reader, selector labels.Selector, name string) (bool, error) {
 	for _, reader := range readers {
 		namespace := &corev1.Namespace{}
 		err := reader.Get(ctx, types.NamespacedName{Name: name}, namespace)
@@ -73,8 +75,8 @@ func selects(ctx context.Context, readers []client.Reader, spec v1alpha1.Cluster
 		if err != nil {
 			return false, err
 		}
-		if selected, err := spec.Selects(namespace.Labels); err != nil || selected {
-			return selected, err
+		if selector.Matches(labels.Set(namespace.Labels)) {
+			return true, nil
 		}
 	}
 	return false, nil
