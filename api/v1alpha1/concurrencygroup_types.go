@@ -166,7 +166,8 @@ const (
 	ReasonMissedInGroup = "MissedWaitingForGroup"
 	// ReasonNotSelected: a run of a member in a namespace the cluster
 	// group's namespaceSelector does not select was not run (on its
-	// owner).
+	// owner); also the reason of such a member's CapacityReady condition,
+	// which warms none of its runs.
 	ReasonNotSelected = "NotSelectedByGroup"
 	// ReasonOverLimit: the group found more runs active than it allows,
 	// started by someone else (on the group).

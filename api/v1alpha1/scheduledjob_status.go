@@ -28,6 +28,9 @@ const (
 	// ReasonCapacityBufferUnavailable: the strategy is CapacityBuffer and
 	// the cluster does not serve the CapacityBuffer API.
 	ReasonCapacityBufferUnavailable = "CapacityBufferUnavailable"
+	// ReasonNotSelected (also an event reason of concurrency groups): the
+	// ScheduledJob's ClusterConcurrencyGroup does not select its
+	// namespace, so its runs are refused and none is warmed.
 )
 
 // Reasons of the Ready condition. They are API: tools match on them.

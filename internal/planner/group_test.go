@@ -2,6 +2,7 @@ package planner
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,6 +147,45 @@ func TestGroupMemberWarmUp(t *testing.T) {
 			}
 		}},
 		{at: "10:20:03", before: func(w *world) { w.jobs[0].Status.Ready = ptr.To[int32](2) }, delete: 2, capacity: "True/CapacityReady", check: nextWarmUp("10:50:00")},
+	}
+	w.run(t, steps)
+}
+
+// TestGroupRefusedMemberIsNotWarmed: a member whose cluster concurrency
+// group stops selecting its namespace while its next run warms up (the
+// group will refuse that run) deletes the run's placeholders at once,
+// reports why in CapacityReady, announces no further warm-up, and warms
+// again once the group selects the namespace.
+func TestGroupRefusedMemberIsNotWarmed(t *testing.T) {
+	sj := warmJob("0 * * * *", "", "", 10*time.Minute, mustTime("2026-11-24T09:30:00Z"))
+	sj.Spec.JobTemplate.Spec.Parallelism = ptr.To[int32](2)
+	sj.Spec.ConcurrencyGroup = &v1alpha1.ConcurrencyGroupRef{Kind: v1alpha1.KindClusterConcurrencyGroup, Name: "licensed"}
+	w := &world{t: t, sj: sj, group: &v1alpha1.ConcurrencyGroupStatus{}}
+	refused := func(t *testing.T, _ Plan, out Outcome) {
+		if out.Status.NextWarmUpTime != nil || out.Status.WarmUp != nil {
+			t.Errorf("nextWarmUpTime %v, warmUp %+v; want neither", out.Status.NextWarmUpTime, out.Status.WarmUp)
+		}
+		c := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionCapacityReady)
+		if c == nil || !strings.Contains(c.Message, `ClusterConcurrencyGroup "licensed"'s spec.namespaceSelector does not select namespace`) {
+			t.Errorf("CapacityReady %+v, want it to name the group's selector", c)
+		}
+	}
+	steps := []lifecycleStep{
+		{at: "09:50:00", create: 2, events: []string{v1alpha1.ReasonWarmUpStarted}, capacity: "False/WarmingUp"},
+		{at: "09:55:00", before: func(w *world) { w.groupRefuses = true }, delete: 2, events: []string{v1alpha1.ReasonWarmUpCanceled},
+			capacity: "False/" + v1alpha1.ReasonNotSelected, check: refused},
+		// The run's Job is made as any member's; the group refuses it.
+		{at: "10:00:00.1", events: []string{v1alpha1.ReasonSuccessfulCreate}, capacity: "False/" + v1alpha1.ReasonNotSelected, check: refused},
+		// The group marked the run missed; the namespace is selected
+		// again: the next run warms up lead before its time.
+		{at: "10:30:00", before: func(w *world) {
+			w.jobs[0].Annotations[v1alpha1.MissedAnnotation] = "2026-11-24T10:00:01Z"
+			w.groupRefuses = false
+		}, capacity: "Unknown/WarmingUp", check: func(t *testing.T, _ Plan, out Outcome) {
+			if got := out.Status.NextWarmUpTime; got == nil || !got.Time.Equal(mustTime("2026-11-24T10:50:00Z")) {
+				t.Errorf("nextWarmUpTime %v, want 10:50", got)
+			}
+		}},
 	}
 	w.run(t, steps)
 }

@@ -68,11 +68,11 @@ type Input struct {
 	// moment (the cache, or one list from the API server), with no Job
 	// read by name ahead of the rest.
 	CountFailures bool
-	// Group is the status of the concurrency group the ScheduledJob joins
+	// Group is the concurrency group the ScheduledJob joins
 	// (spec.concurrencyGroup), read when it has warm-up: warm-up is placed
-	// before the group's predicted start of each run. Nil when not read,
-	// or the group is not there.
-	Group *v1alpha1.ConcurrencyGroupStatus
+	// before the group's predicted start of each run, and prepares no run
+	// the group refuses. Zero when not read, or the group is not there.
+	Group warmup.Group
 	// Defaults are the controller's defaults (--placeholder-image).
 	Defaults v1alpha1.ControllerDefaults
 	Now      time.Time

@@ -2,9 +2,11 @@ package planner
 
 import (
 	"cmp"
+	"fmt"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -123,10 +125,22 @@ func decideWarmUp(sj *v1alpha1.ScheduledJob, in Input, runs timeline) warmDecisi
 		Owner: ownerOf(sj), Options: opts, Now: in.Now,
 		Next: runs.next, NextJob: runs.nextJob, NextJobCreating: runs.nextJobCreating, NextAdmission: admission.Next,
 		Current: runs.current, CurrentStarts: runs.currentStarts, CurrentJob: runs.currentJob,
-		CurrentWaits: admission.CurrentWaits, CurrentAdmission: admission.Current,
+		CurrentWaits: admission.CurrentWaits, CurrentAdmission: admission.Current, GroupRefuses: admission.Refused,
 		Pods: in.WarmUpPods, Previous: sj.Status.WarmUp, Buffers: in.WarmUpBuffers, BufferAPI: in.BufferAPI,
 	})
-	return warmDecision{Decision: decision, strategy: string(opts.Strategy), capacity: capacityOf(decision, runs, in.Now)}
+	c := capacityOf(decision, runs, in.Now)
+	if admission.Refused && decision.State == nil {
+		c = refusedByGroup(sj.Spec.ConcurrencyGroup, sj.Namespace)
+	}
+	return warmDecision{Decision: decision, strategy: string(opts.Strategy), capacity: c}
+}
+
+// refusedByGroup is the condition of a member whose cluster concurrency
+// group does not select its namespace: its runs are refused, so none is
+// warmed.
+func refusedByGroup(group *v1alpha1.ConcurrencyGroupRef, namespace string) capacity {
+	return capacity{status: metav1.ConditionFalse, reason: v1alpha1.ReasonNotSelected, message: fmt.Sprintf(
+		"no warm-up: %s %q's spec.namespaceSelector does not select namespace %q, so it refuses this ScheduledJob's runs", v1alpha1.KindClusterConcurrencyGroup, group.Name, namespace)}
 }
 
 // RunToMeasure returns the Job of the latest scheduled run whose start

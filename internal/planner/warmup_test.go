@@ -197,13 +197,15 @@ type world struct {
 	sj   *v1alpha1.ScheduledJob
 	jobs []*batchv1.Job
 	pods []*corev1.Pod
-	// group is the status of its concurrency group, if any.
-	group *v1alpha1.ConcurrencyGroupStatus
+	// group is the status of its concurrency group, if any, and
+	// groupRefuses whether that group refuses its runs.
+	group        *v1alpha1.ConcurrencyGroupStatus
+	groupRefuses bool
 }
 
 func (w *world) reconcile(now time.Time) (Plan, Outcome) {
 	w.t.Helper()
-	plan := Compute(Input{ScheduledJob: w.sj, Jobs: w.jobs, WarmUpPods: w.pods, Group: w.group, Now: now, EarlyStartImage: "ontime:test"})
+	plan := Compute(Input{ScheduledJob: w.sj, Jobs: w.jobs, WarmUpPods: w.pods, Group: warmup.Group{Status: w.group, Refuses: w.groupRefuses}, Now: now, EarlyStartImage: "ontime:test"})
 	var results []Result
 	for _, run := range []*Run{plan.Create, plan.Early, plan.Trigger} {
 		if run != nil {

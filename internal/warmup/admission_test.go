@@ -13,7 +13,8 @@ import (
 // TestDecideAroundAdmission: for a member of a concurrency group, warm-up
 // is placed lead before the run's predicted start, not its scheduled time,
 // and held until the hold after it: a run predicted to wait holds no
-// capacity while it waits (lead 10m, hold 2m, the run at 10:00).
+// capacity while it waits (lead 10m, hold 2m, the run at 10:00); a group
+// that refuses the member's runs leaves none to warm.
 func TestDecideAroundAdmission(t *testing.T) {
 	admitted := run.Add(30 * time.Minute) // predicted, or actual once started
 	rewarm := admitted.Add(-10 * time.Minute)
@@ -95,6 +96,24 @@ func TestDecideAroundAdmission(t *testing.T) {
 				return in
 			}(),
 			want: decideWant{delete: names(run), state: warmState(nil, 0)},
+		},
+		"refused by its group while it waits warmed: the capacity goes, and the next run is not warmed": {
+			in: func() Input {
+				in := waiting(rewarm.Add(3 * time.Minute))
+				in.GroupRefuses = true
+				in.Pods, in.Previous = placed(run, rewarm.Add(time.Minute), rewarm.Add(2*time.Minute)), rewarmed(nil, 1)
+				return in
+			}(),
+			want: decideWant{delete: names(run), events: []string{"WarmUpCanceled"}},
+		},
+		"refused by its group, lead before the next run: not warmed": {
+			in:   Input{Now: warmStart, Next: run, Current: run.Add(-time.Hour), CurrentStarts: true, GroupRefuses: true},
+			want: decideWant{},
+		},
+		"refused by its group once admitted: held for the hand-off as any run": {
+			in: Input{Now: admitted.Add(time.Second), Next: nextRun, Current: run, CurrentStarts: true, CurrentAdmission: admitted, CurrentJob: jobWithReady(0), GroupRefuses: true,
+				Pods: placed(run, rewarm.Add(time.Minute), rewarm.Add(2*time.Minute)), Previous: rewarmed(ptr.To(rewarm.Add(2*time.Minute)), 2)},
+			want: decideWant{wake: []time.Time{admitted.Add(2 * time.Minute)}, state: rewarmed(ptr.To(rewarm.Add(2*time.Minute)), 2)},
 		},
 	}
 	for name, tc := range tests {

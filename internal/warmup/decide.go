@@ -46,6 +46,11 @@ type Input struct {
 	NextAdmission    time.Time
 	CurrentWaits     bool
 	CurrentAdmission time.Time
+	// GroupRefuses says the owner's concurrency group refuses its runs
+	// (Group.Refuses): no next run is warmed, nor a current run that
+	// waits in the group; one the group admitted before goes on as any
+	// run.
+	GroupRefuses bool
 	// Pods are the owner's warm-up pods (placeholders and EarlyStart pods).
 	Pods []*corev1.Pod
 	// Previous is the warm-up last reported, if any.
@@ -92,6 +97,9 @@ type Decision struct {
 
 // Decide decides about warm-up at in.Now.
 func Decide(in Input) Decision {
+	if in.GroupRefuses {
+		in = in.refused()
+	}
 	d := Decision{State: in.Previous.DeepCopy(), Changes: Changes{BufferAPI: in.BufferAPI}}
 	byRun := groupByRun(in.Pods)
 	keep := map[string]bool{} // runs whose placeholders stay
@@ -120,7 +128,21 @@ func Decide(in Input) Decision {
 	}
 	d.deleteUnkept(in, byRun, keep)
 	d.deleteUnkeptBuffers(in, warming)
+	if in.GroupRefuses && d.State != nil && (!d.State.ScheduledTime.Time.Equal(in.Current) || !in.CurrentStarts) {
+		// The warm-up of a run the group refuses: it measures nothing.
+		d.State = nil
+	}
 	return d
+}
+
+// refused is the input without the runs a group that refuses them will
+// never start: the next run, and the current one while it waits.
+func (in Input) refused() Input {
+	in.Next, in.NextJob, in.NextJobCreating, in.NextAdmission = time.Time{}, nil, false, time.Time{}
+	if in.CurrentWaits {
+		in.CurrentWaits, in.CurrentStarts, in.CurrentAdmission = false, false, time.Time{}
+	}
+	return in
 }
 
 // keepsCurrent reports whether the current run's placeholders stay: the run

@@ -50,12 +50,12 @@ func warmUpLateEvent(state *v1alpha1.WarmUpStatus) Event {
 
 func warmUpCanceledEvent(run time.Time, pods int) Event {
 	return Event{corev1.EventTypeNormal, v1alpha1.ReasonWarmUpCanceled,
-		fmt.Sprintf("deleted %d placeholder pods of the run at %s, which is not starting (suspended, rescheduled, held back by concurrencyPolicy Forbid, or past its deadline)", pods, run.UTC().Format(time.RFC3339))}
+		fmt.Sprintf("deleted %d placeholder pods of the run at %s, which is not starting (suspended, rescheduled, held back by concurrencyPolicy Forbid, past its deadline, or refused by its concurrency group)", pods, run.UTC().Format(time.RFC3339))}
 }
 
 func bufferCanceledEvent(run time.Time) Event {
 	return Event{corev1.EventTypeNormal, v1alpha1.ReasonWarmUpCanceled,
-		fmt.Sprintf("deleted the CapacityBuffer of the run at %s, which is not starting (suspended, rescheduled, held back by concurrencyPolicy Forbid, or past its deadline)", run.UTC().Format(time.RFC3339))}
+		fmt.Sprintf("deleted the CapacityBuffer of the run at %s, which is not starting (suspended, rescheduled, held back by concurrencyPolicy Forbid, past its deadline, or refused by its concurrency group)", run.UTC().Format(time.RFC3339))}
 }
 
 // bufferUnavailableEvent reports a CapacityBuffer warm-up that cannot be

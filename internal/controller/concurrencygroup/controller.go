@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -58,15 +59,20 @@ func New(kind string, cached client.Client, live client.Reader, clk clock.Passiv
 }
 
 // Register adds the controller to mgr, on every replica: it reconciles a
-// group when it changes, when one of its Jobs does, and when a member's
-// next run moves.
+// group when it changes, when one of its Jobs does, when a member's next
+// run moves, and a cluster group with a namespaceSelector when a
+// namespace's labels change.
 func (c *Controller) Register(mgr ctrl.Manager, workers int) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(map[string]string{v1alpha1.KindConcurrencyGroup: "concurrencygroup", v1alpha1.KindClusterConcurrencyGroup: "clusterconcurrencygroup"}[c.kind]).
 		For(c.newGroup()).
 		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(c.groupOf)).
 		Watches(&v1alpha1.ScheduledJob{}, handler.EnqueueRequestsFromMapFunc(c.groupOfMember), builder.WithPredicates(nextRunMoved)).
-		Watches(&batchv1.CronJob{}, handler.EnqueueRequestsFromMapFunc(c.groupsOfCronJob), builder.WithPredicates(cronJobRunMoved)).
+		Watches(&batchv1.CronJob{}, handler.EnqueueRequestsFromMapFunc(c.groupsOfCronJob), builder.WithPredicates(cronJobRunMoved))
+	if c.kind == v1alpha1.KindClusterConcurrencyGroup {
+		b = b.Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(c.groupsWithSelector), builder.WithPredicates(predicate.LabelChangedPredicate{}))
+	}
+	return b.
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, NeedLeaderElection: ptr.To(false),
 			RateLimiter: scheduledjob.FailureBackoff(), SkipNameValidation: ptr.To(c.restarted)}).
 		Complete(c)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/concurrency"
@@ -80,4 +81,22 @@ func selects(ctx context.Context, readers []client.Reader, selector labels.Selec
 		}
 	}
 	return false, nil
+}
+
+// groupsWithSelector are the cluster groups with a namespaceSelector, to
+// reconcile when a namespace's labels change: whether they select it may
+// have changed, and with it which of its runs they refuse and list as
+// upcoming (the members' warm-up follows the list).
+func (c *Controller) groupsWithSelector(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list v1alpha1.ClusterConcurrencyGroupList
+	if err := c.cached.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil // each is reconciled again at its next Job event or wake
+	}
+	var requests []reconcile.Request
+	for i := range list.Items {
+		if list.Items[i].Spec.NamespaceSelector != nil {
+			requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
+		}
+	}
+	return requests
 }

@@ -2,6 +2,7 @@ package concurrencygroup
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,4 +137,28 @@ func (s staleNamespace) Get(ctx context.Context, key client.ObjectKey, obj clien
 		return nil
 	}
 	return s.Client.Get(ctx, key, obj, opts...)
+}
+
+// TestNamespaceLabelsReconcileSelectiveGroups: a namespace whose labels
+// change reconciles the cluster groups with a namespaceSelector (whether
+// they select it may have changed), not those without one.
+func TestNamespaceLabelsReconcileSelectiveGroups(t *testing.T) {
+	h := harness(t)
+	ns := h.NewNamespace(t)
+	selective := &v1alpha1.ClusterConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Name: "selective-" + ns},
+		Spec: v1alpha1.ClusterConcurrencyGroupSpec{ConcurrencyGroupSpec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 1},
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "platform"}}}}
+	open := &v1alpha1.ClusterConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Name: "open-" + ns},
+		Spec: v1alpha1.ClusterConcurrencyGroupSpec{ConcurrencyGroupSpec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 1}}}
+	for _, group := range []*v1alpha1.ClusterConcurrencyGroup{selective, open} {
+		h.Create(t, group)
+		t.Cleanup(func() { _ = h.Live.Delete(context.Background(), group) })
+		h.WaitForCache(t, group)
+	}
+	c := New(v1alpha1.KindClusterConcurrencyGroup, h.Cached, h.Reader, h.Clock, h.Recorder, nil)
+	requests := c.groupsWithSelector(h.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	if !slices.Contains(requests, reconcile.Request{NamespacedName: types.NamespacedName{Name: selective.Name}}) ||
+		slices.Contains(requests, reconcile.Request{NamespacedName: types.NamespacedName{Name: open.Name}}) {
+		t.Errorf("reconciled %v; want %s and not %s", requests, selective.Name, open.Name)
+	}
 }

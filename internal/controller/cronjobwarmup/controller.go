@@ -144,9 +144,10 @@ type gathered struct {
 	buffers []warmup.Buffer
 	api     warmup.BufferAPI
 	jobs    []*batchv1.Job
-	// group is the status of the concurrency group the CronJob joins, if
-	// it warms up: its predictions place the warm-up.
-	group *v1alpha1.ConcurrencyGroupStatus
+	// group is the concurrency group the CronJob joins, if it warms up:
+	// its predictions place the warm-up, and a group that refuses the
+	// CronJob's runs leaves none to warm.
+	group warmup.Group
 	// measured is the run whose start is measured now, if any, and its pods.
 	measured *batchv1.Job
 	runPods  []*corev1.Pod
@@ -175,7 +176,7 @@ func (c *Controller) gather(ctx context.Context, cj *batchv1.CronJob, now time.T
 	if in.meaning.warmUp != nil {
 		in.measured = warmup.RunToMeasure(in.jobs, measuredRun(in.state), in.now)
 		if ref, member := v1alpha1.CronJobGroupRef(cj.Annotations); member {
-			if in.group, err = warmupobjects.GroupStatus(ctx, c.kubeClient, ref, cj.Namespace); err != nil {
+			if in.group, err = warmupobjects.Group(ctx, c.kubeClient, ref, cj.Namespace); err != nil {
 				return in, err
 			}
 		}

@@ -72,7 +72,7 @@ func warmUpInput(in gathered, settings v1alpha1.WarmUpSettings) warmup.Input {
 	w.Pods, w.Previous = in.pods, in.state.WarmUp
 	w.Buffers, w.BufferAPI = in.buffers, in.api
 	admission := warmup.PredictAdmission(in.group, w.CurrentJob, in.cj.Namespace, v1alpha1.RunJobName(in.cj.Name, w.Next))
-	w.NextAdmission, w.CurrentWaits, w.CurrentAdmission = admission.Next, admission.CurrentWaits, admission.Current
+	w.NextAdmission, w.CurrentWaits, w.CurrentAdmission, w.GroupRefuses = admission.Next, admission.CurrentWaits, admission.Current, admission.Refused
 	return w
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 func mustTime(value string) time.Time {
@@ -107,7 +108,7 @@ func TestCronJobInAGroupWarmsBeforeItsPredictedStart(t *testing.T) {
 	v1alpha1.JoinGroup(waiting, v1alpha1.ConcurrencyGroupRef{Name: "db"}, nil)
 	predicted := run.Add(30 * time.Minute)
 	group := &v1alpha1.ConcurrencyGroupStatus{Queue: []v1alpha1.QueuedRun{{Namespace: "team", Name: waiting.Name, PredictedAdmission: &metav1.Time{Time: predicted}}}}
-	in := gathered{cj: cj, meaning: meaningOf(cj, v1alpha1.ControllerDefaults{}), jobs: []*batchv1.Job{waiting}, group: group, now: run.Add(time.Minute)}
+	in := gathered{cj: cj, meaning: meaningOf(cj, v1alpha1.ControllerDefaults{}), jobs: []*batchv1.Job{waiting}, group: warmup.Group{Status: group}, now: run.Add(time.Minute)}
 	plan := decide(in)
 	if len(plan.changes.CreatePods) != 0 || !slices.ContainsFunc(plan.wake, predicted.Add(-10*time.Minute).Equal) {
 		t.Errorf("waiting: %d placeholders, wake %v; want none, and a wake at %s", len(plan.changes.CreatePods), plan.wake, predicted.Add(-10*time.Minute))
@@ -115,5 +116,11 @@ func TestCronJobInAGroupWarmsBeforeItsPredictedStart(t *testing.T) {
 	in.now = predicted.Add(-10 * time.Minute)
 	if plan := decide(in); len(plan.changes.CreatePods) != 1 {
 		t.Errorf("lead before its predicted start: %d placeholders, want 1", len(plan.changes.CreatePods))
+	}
+	// A cluster group whose namespaceSelector leaves "team" out refuses
+	// the waiting run and the next: neither is warmed.
+	in.group.Refuses = true
+	if plan := decide(in); len(plan.changes.CreatePods) != 0 {
+		t.Errorf("refused by its group: %d placeholders, want none", len(plan.changes.CreatePods))
 	}
 }

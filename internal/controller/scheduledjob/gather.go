@@ -51,7 +51,7 @@ func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now 
 		return in, err
 	}
 	in.WarmUpPods, in.BufferAPI, in.WarmUpBuffers = observed.Pods, observed.BufferAPI, observed.Buffers
-	if in.Group, err = c.groupStatus(ctx, sj); err != nil {
+	if in.Group, err = c.group(ctx, sj); err != nil {
 		return in, err
 	}
 	if job := planner.RunToMeasure(sj, in.Jobs, now); job != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
+	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 // A concurrency group's member with warm-up places it before the group's
@@ -30,14 +31,14 @@ func IndexMember(obj client.Object) []string {
 	return nil
 }
 
-// groupStatus reads, for a member with warm-up, the status of its
-// concurrency group from the cache; nil when it is not such a member, the
-// group is not there, or its API is not served.
-func (c *Controller) groupStatus(ctx context.Context, sj *v1alpha1.ScheduledJob) (*v1alpha1.ConcurrencyGroupStatus, error) {
+// group reads, for a member with warm-up, its concurrency group from the
+// cache (warmupobjects.Group); the zero Group when it is not such a
+// member, the group is not there, or its API is not served.
+func (c *Controller) group(ctx context.Context, sj *v1alpha1.ScheduledJob) (warmup.Group, error) {
 	if sj.Spec.ConcurrencyGroup == nil || sj.Spec.WarmUp == nil {
-		return nil, nil
+		return warmup.Group{}, nil
 	}
-	return warmupobjects.GroupStatus(ctx, c.kubeClient, *sj.Spec.ConcurrencyGroup, sj.Namespace)
+	return warmupobjects.Group(ctx, c.kubeClient, *sj.Spec.ConcurrencyGroup, sj.Namespace)
 }
 
 // warmedMembersOf are the members with warm-up of the group whose index

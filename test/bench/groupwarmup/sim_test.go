@@ -222,7 +222,7 @@ func (m *member) warmUp(opts v1alpha1.WarmUpSettings, cur *run, now time.Time, g
 		in.CurrentJob = cur.job
 	}
 	if predict {
-		a := warmup.PredictAdmission(group, in.CurrentJob, m.owner.Namespace, v1alpha1.RunJobName(m.owner.Name, in.Next))
+		a := warmup.PredictAdmission(warmup.Group{Status: group}, in.CurrentJob, m.owner.Namespace, v1alpha1.RunJobName(m.owner.Name, in.Next))
 		in.NextAdmission, in.CurrentWaits, in.CurrentAdmission = a.Next, a.CurrentWaits, a.Current
 	}
 	d := warmup.Decide(in)
