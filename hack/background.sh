@@ -4,10 +4,14 @@
 #
 #   hack/background.sh start DIR NAME [--after OTHER] COMMAND...  runs
 #       COMMAND in the background (once OTHER has ended, with --after),
-#       each output line prefixed with [NAME]; its exit code goes to
-#       DIR/NAME.rc
+#       each output line prefixed with [NAME] and kept in DIR/NAME.log;
+#       its exit code goes to DIR/NAME.rc
 #   hack/background.sh wait DIR NAME...           waits for each NAME's
-#       exit code, prints it, and fails if any is not 0
+#       exit code, prints it, and fails if any is not 0; for a failed one,
+#       it first prints again the lines of its output that say why (its
+#       failures and their messages, and the last lines before the end),
+#       since they scrolled by among the other tests' lines long before
+#       the end of the log, which is all a CI report may show
 set -uo pipefail
 
 usage() { echo "usage: $0 start DIR NAME [--after OTHER] COMMAND... | wait DIR NAME..." >&2; exit 2; }
@@ -29,6 +33,17 @@ await_run() {
 	[[ $(token "$1") == "$mine" ]] || exit 0
 }
 
+# why prints what says why a background test failed: Go's failure lines
+# and the messages logged under them, its progress lines, and the last
+# lines of its output.
+why() {
+	[[ -s $1 ]] || return 0
+	echo "==> why: its failures and progress, then its last lines ($1)"
+	grep -E -e '--- FAIL|^\[[a-z-]+\] +[a-z_]+_test\.go:[0-9]+:|^\[[a-z-]+\] [0-9]{2}:[0-9]{2}:[0-9]{2} |panic:' "$1" | tail -n 60
+	echo "==> ..."
+	tail -n 15 "$1"
+}
+
 case "${1:-}" in
 start)
 	(($# >= 4)) || usage
@@ -42,11 +57,16 @@ start)
 	mkdir -p "$dir"
 	[[ -s $dir/run ]] || echo "$$-$RANDOM-$(date +%s%N)" >"$dir/run"
 	rm -f "$dir/$name.rc"
-	{
-		[[ -z $after ]] || await_run "$dir" "$after"
-		"$@" 2>&1
-		echo $? >"$dir/$name.rc"
-	} | sed -u "s/^/[$name] /" &
+	rm -f "$dir/$name.log" "$dir/$name.status"
+	# The exit code is published once the whole output is in the log.
+	(
+		{
+			[[ -z $after ]] || await_run "$dir" "$after"
+			"$@" 2>&1
+			echo $? >"$dir/$name.status"
+		} | sed -u "s/^/[$name] /" | tee -a "$dir/$name.log"
+		[[ ! -e $dir/$name.status ]] || mv "$dir/$name.status" "$dir/$name.rc"
+	) &
 	;;
 wait)
 	(($# >= 3)) || usage
@@ -56,6 +76,7 @@ wait)
 	for name in "$@"; do
 		await "$dir" "$name"
 		rc=$(cat "$dir/$name.rc")
+		((rc == 0)) || why "$dir/$name.log"
 		echo "==> [$name] exit $rc"
 		((rc == 0)) || failed=1
 	done
