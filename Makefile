@@ -285,7 +285,7 @@ test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI r
 	$(GO) build -o /dev/null ./cmd/ontime
 	$(GO) test -tags e2e,lead,realnode -count=1 -run '^$$' ./test/e2e/ ./test/realnode/ >/dev/null
 	@rm -rf $(BACKGROUND_DIR)
-	@echo "==> in the background, [lead] lead: Auto against Karpenter, delays 30 s → 60 s → 25 s beside a fixed lead (about 22 minutes)"
+	@echo "==> in the background, [lead] lead: Auto against Karpenter, delays 30 s → 60 s → 25 s beside a fixed lead (about 26 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) lead $(GO) test -tags e2e,lead -count=1 -timeout 40m -v -run '^TestAutoLeadAgainstKarpenterQuick$$' ./test/e2e/
 	@echo "==> in the background, [e2e] end-to-end on local kwok clusters, side by side: next to native CronJobs, warm-up with Karpenter, EarlyStart under its consolidation, catch-up after 5 minutes down, a concurrency group of ScheduledJobs and CronJobs (about 12 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) e2e $(GO) test -tags e2e -count=1 -parallel 4 -timeout 30m -v ./test/e2e/
