@@ -396,7 +396,8 @@ type ClusterConcurrencyGroupSpec struct {
 }
 
 // Namespaces is the selector of the namespaces whose members the group
-// takes, by their labels: every namespace without a namespaceSelector.
+// takes, by their labels: every namespace without a namespaceSelector, or
+// with {} (both Empty: callers need read no namespace).
 func (s ClusterConcurrencyGroupSpec) Namespaces() (labels.Selector, error) {
 	if s.NamespaceSelector == nil {
 		return labels.Everything(), nil

@@ -96,7 +96,7 @@ func checkGroup(ctx context.Context, c client.Reader, sj, old *v1alpha1.Schedule
 		return nil, nil
 	}
 	selector, err := group.Spec.Namespaces()
-	if err != nil || group.Spec.NamespaceSelector == nil {
+	if err != nil || selector.Empty() {
 		// Every namespace joins (no namespace to read), or the group's
 		// own admission refuses its selector.
 		return nil, nil

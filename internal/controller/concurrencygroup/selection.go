@@ -27,13 +27,16 @@ import (
 // is only a prediction.)
 func (c *Controller) excluded(ctx context.Context, group client.Object, jobs []*batchv1.Job, upcoming []concurrency.Upcoming) (map[string]bool, error) {
 	cluster, ok := group.(*v1alpha1.ClusterConcurrencyGroup)
-	if !ok || cluster.Spec.NamespaceSelector == nil {
+	if !ok {
 		return nil, nil
 	}
 	selector, err := cluster.Spec.Namespaces()
 	if err != nil {
 		// Admission refuses such a selector; runs wait, as before a group.
 		return nil, fmt.Errorf("%s %s: spec.namespaceSelector: %w", c.kind, cluster.Name, err)
+	}
+	if selector.Empty() {
+		return nil, nil
 	}
 	// namespace → whether a refusal is at stake (a read from the API
 	// server confirms it).

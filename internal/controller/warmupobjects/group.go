@@ -50,11 +50,8 @@ func Group(ctx context.Context, c client.Reader, ref v1alpha1.ConcurrencyGroupRe
 // namespace out. A selector admission would refuse refuses nothing: the
 // group's controller reports it, and its runs wait as before.
 func refuses(ctx context.Context, c client.Reader, group *v1alpha1.ClusterConcurrencyGroup, namespace string) (bool, error) {
-	if group.Spec.NamespaceSelector == nil {
-		return false, nil
-	}
 	selector, err := group.Spec.Namespaces()
-	if err != nil {
+	if err != nil || selector.Empty() {
 		return false, nil
 	}
 	ns := &corev1.Namespace{}
