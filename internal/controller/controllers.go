@@ -149,8 +149,8 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 		return fmt.Errorf("registering the spread ledgers' metrics: %w", err)
 	}
 	// The groups' controllers and CronJob warm-up list a group's member
-	// CronJobs by this index.
-	if err := owned.IndexCronJobGroups(ctx, mgr.GetFieldIndexer()); err != nil {
+	// CronJobs, and a CronJob's Jobs, by these indexes.
+	if err := owned.IndexCronJobs(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	// One executor of warm-up, with one CapacityBuffer discovery cache,
@@ -183,7 +183,7 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 		return nil
 	}
 	cronJobs := cronjobwarmup.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("cronjob-warmup-controller"), opts.Defaults(), warmUp)
-	return cronJobs.Register(ctx, mgr, opts.Workers)
+	return cronJobs.Register(mgr, opts.Workers)
 }
 
 // registerGroups adds the controllers of ConcurrencyGroups and

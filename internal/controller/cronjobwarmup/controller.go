@@ -37,9 +37,6 @@ import (
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
-// jobOwnerKey indexes Jobs by the UID of the CronJob that controls them.
-const jobOwnerKey = ".metadata.cronjob.uid"
-
 // kind labels this controller's metrics.
 const kind = "CronJob"
 
@@ -84,10 +81,7 @@ func (c *Controller) Name() string { return "cronjob.warmup" }
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // Register adds the controller to mgr.
-func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int) error {
-	if err := IndexJobs(ctx, mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
+func (c *Controller) Register(mgr ctrl.Manager, workers int) error {
 	return c.loop.Register(mgr, owners.Registration{
 		Name:      c.Name(),
 		OwnerKind: kind,
@@ -118,12 +112,6 @@ func warmedMembersOf(ctx context.Context, c client.Reader, value string) []recon
 		}
 	}
 	return requests
-}
-
-// IndexJobs adds the index of Jobs by their CronJob that the controller
-// lists them with.
-func IndexJobs(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &batchv1.Job{}, jobOwnerKey, owned.ControllerUID(batchv1.SchemeGroupVersion.String(), kind))
 }
 
 // Reconcile brings one CronJob's warm-up up to date.
@@ -169,7 +157,7 @@ func (c *Controller) gather(ctx context.Context, cj *batchv1.CronJob, now time.T
 	}
 	in.pods, in.api, in.buffers = observed.Pods, observed.BufferAPI, observed.Buffers
 	var list batchv1.JobList
-	if err := c.kubeClient.List(ctx, &list, client.InNamespace(cj.Namespace), client.MatchingFields{jobOwnerKey: string(cj.UID)}); err != nil {
+	if err := c.kubeClient.List(ctx, &list, client.InNamespace(cj.Namespace), client.MatchingFields{owned.CronJobOwnerKey: string(cj.UID)}); err != nil {
 		return in, err
 	}
 	in.jobs = owned.Pointers(list.Items)

@@ -42,10 +42,7 @@ func runSuite(m *testing.M) int {
 		Scheme: ontimescheme.New(),
 		Cache:  cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: warmup.PodSelector()}}},
 		Indexes: func(ctx context.Context, indexer client.FieldIndexer) error {
-			if err := IndexJobs(ctx, indexer); err != nil {
-				return err
-			}
-			return owned.IndexCronJobGroups(ctx, indexer)
+			return owned.IndexCronJobs(ctx, indexer)
 		},
 	})
 	if err != nil {

@@ -156,11 +156,23 @@ func NewerVersion(a, b string) bool {
 // whose warm-up reads its predictions.
 const CronJobGroupKey = ".metadata.annotations.concurrencyGroup"
 
-// IndexCronJobGroups adds CronJobGroupKey's index. A process adds it once,
-// for both of its readers (internal/controller.Register).
-func IndexCronJobGroups(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &batchv1.CronJob{}, CronJobGroupKey, IndexCronJobGroup)
+// CronJobOwnerKey indexes Jobs by the UID of the CronJob that controls
+// them: CronJob warm-up lists a CronJob's runs by it, and a concurrency
+// group the runs of its member CronJobs that the Job webhook did not see.
+const CronJobOwnerKey = ".metadata.cronjob.uid"
+
+// IndexCronJobs adds CronJobGroupKey's and CronJobOwnerKey's indexes. A
+// process adds them once, for all of their readers
+// (internal/controller.Register).
+func IndexCronJobs(ctx context.Context, indexer client.FieldIndexer) error {
+	if err := indexer.IndexField(ctx, &batchv1.CronJob{}, CronJobGroupKey, IndexCronJobGroup); err != nil {
+		return err
+	}
+	return indexer.IndexField(ctx, &batchv1.Job{}, CronJobOwnerKey, IndexCronJobOwner)
 }
+
+// IndexCronJobOwner is CronJobOwnerKey's index function.
+var IndexCronJobOwner = ControllerUID(batchv1.SchemeGroupVersion.String(), "CronJob")
 
 // IndexCronJobGroup is CronJobGroupKey's index function.
 func IndexCronJobGroup(obj client.Object) []string {
