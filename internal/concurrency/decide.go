@@ -11,7 +11,8 @@
 //     counted it within spec.maxActive; an entry leaves active only when
 //     its Job is seen finished, or gone by a read from the API server;
 //     every unfinished Job of the group running without an entry counts
-//     as well;
+//     as well, and while those put the group over a limit nothing is
+//     released, not even a run admitted before they appeared;
 //   - a run is released or missed, never both: the miss is an update of
 //     the suspended Job conditional on the resourceVersion that showed it
 //     waiting, and a release is an update conditional on the Job not
@@ -24,8 +25,10 @@ package concurrency
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -43,10 +46,12 @@ type Input struct {
 	// Status is the group's, read from the API server.
 	Status     v1alpha1.ConcurrencyGroupStatus
 	Generation int64
-	// Jobs are the group's Jobs (its label with its name). The Job of
-	// every entry of Status.Active is here if it exists: the controller
-	// reads the ones its cache lacks from the API server, so an entry
-	// whose Job is not here is gone.
+	// Jobs are the group's Jobs: those with its label, and the running
+	// Jobs without a group's label of the CronJobs whose annotation names
+	// the group (created while the Job webhook was not served, or before
+	// the CronJob joined). The Job of every entry of Status.Active is here
+	// if it exists: the controller reads the ones its cache lacks from the
+	// API server, so an entry whose Job is not here is gone.
 	Jobs []*batchv1.Job
 	// Upcoming are the members' next runs whose Jobs do not exist yet:
 	// predicted (Status.Upcoming), never admitted.
@@ -86,7 +91,7 @@ type Plan struct {
 	// deletes the Job.
 	Delete []*batchv1.Job
 	// OverLimit is set when more runs are active than spec.maxActive
-	// allows: someone else started a member's Job.
+	// allows: a member's Job started without the group's admission.
 	OverLimit string
 	// Wake is when to look again without an event: the earliest start-by
 	// of a run still waiting (zero: none); it is missed just after.
@@ -106,15 +111,16 @@ func Decide(in Input) Plan {
 		jobs[types.NamespacedName{Namespace: job.Namespace, Name: job.Name}] = job
 	}
 	plan := Plan{Status: *in.Status.DeepCopy()}
-	entries, listed := plan.keepActive(in.Spec, in.Status.Active, jobs)
+	entries, listed, unreleased := plan.keepActive(in.Spec, in.Status.Active, jobs)
 	count := newCounter(in.Spec)
 	for _, entry := range entries {
 		count.add(entry.LabelValue)
 	}
 	waiting, unlisted := plan.sortOut(in, listed, count)
+	plan.releaseAdmitted(in.Spec, unreleased, count)
 	entries, stillWaiting := plan.admit(in, entries, waiting, count)
-	if count.total > int(in.Spec.MaxActive) {
-		plan.OverLimit = fmt.Sprintf("%d runs active, more than maxActive %d: a member's Job was started by someone else", count.total, in.Spec.MaxActive)
+	if over := count.over(); over != "" {
+		plan.OverLimit = overLimit(over, unlisted)
 	}
 	plan.record(in, entries, count.total, stillWaiting)
 	plan.Status.Queue, plan.Status.NewRunAdmission, plan.Status.Upcoming = predictQueue(in.Spec, plan.Status.TypicalRunDuration, slotHolders(in.Spec, entries, unlisted), stillWaiting, selected(in.Upcoming, in.Excluded))
@@ -143,8 +149,9 @@ func (p *Plan) sortOut(in Input, listed map[types.UID]bool, count *counter) (wai
 			}
 		case finished(job):
 		case !suspended(job):
-			// Started by someone else (by hand, or created before the
-			// member joined): it runs, so it counts.
+			// Started without an admission (by hand, created past the
+			// Job webhook, or before the member joined): it runs, so it
+			// counts.
 			count.add(labelValue(in.Spec, job))
 			unlisted = append(unlisted, job)
 		case in.Excluded[job.Namespace]:
@@ -182,13 +189,13 @@ func (p *Plan) admit(in Input, entries []v1alpha1.GroupRun, waiting []*batchv1.J
 	return entries, stillWaiting
 }
 
-// keepActive keeps the entries whose run may still be running, and has
-// the suspended ones released (a controller that admitted them may have
-// died before releasing). An entry goes when its Job finished, is gone
-// (or is another Job of the same name), or was marked missed before it
-// could be released. Its label value is read again from its Job, as the
-// spec's key says now.
-func (p *Plan) keepActive(spec v1alpha1.ConcurrencyGroupSpec, active []v1alpha1.GroupRun, jobs map[types.NamespacedName]*batchv1.Job) (kept []v1alpha1.GroupRun, listed map[types.UID]bool) {
+// keepActive keeps the entries whose run may still be running, and
+// returns the Jobs of those still suspended: admitted, but not released
+// yet (a controller that admitted them may have died before releasing).
+// An entry goes when its Job finished, is gone (or is another Job of the
+// same name), or was marked missed before it could be released. Its label
+// value is read again from its Job, as the spec's key says now.
+func (p *Plan) keepActive(spec v1alpha1.ConcurrencyGroupSpec, active []v1alpha1.GroupRun, jobs map[types.NamespacedName]*batchv1.Job) (kept []v1alpha1.GroupRun, listed map[types.UID]bool, unreleased []*batchv1.Job) {
 	listed = map[types.UID]bool{}
 	for _, entry := range active {
 		job := jobs[types.NamespacedName{Namespace: entry.Namespace, Name: entry.Name}]
@@ -202,10 +209,37 @@ func (p *Plan) keepActive(spec v1alpha1.ConcurrencyGroupSpec, active []v1alpha1.
 		kept = append(kept, entry)
 		listed[job.UID] = true
 		if suspended(job) && job.DeletionTimestamp == nil {
+			unreleased = append(unreleased, job)
+		}
+	}
+	return kept, listed, unreleased
+}
+
+// releaseAdmitted releases the admitted runs not released yet, unless the
+// group is over a limit: a run that started without an admission (a
+// CronJob's Job created while the Job webhook was not served) may have
+// appeared after they were admitted. They keep their slots, and are
+// released once the runs over the limit have finished.
+func (p *Plan) releaseAdmitted(spec v1alpha1.ConcurrencyGroupSpec, unreleased []*batchv1.Job, count *counter) {
+	for _, job := range unreleased {
+		if count.withinLimits(labelValue(spec, job)) {
 			p.Release = append(p.Release, job)
 		}
 	}
-	return kept, listed
+}
+
+// overLimit says which limit the active runs are over, and names the
+// runs that started without the group's admission (at most three).
+func overLimit(over string, unlisted []*batchv1.Job) string {
+	var names []string
+	for _, job := range unlisted {
+		names = append(names, job.Namespace+"/"+job.Name)
+	}
+	if len(names) > 3 {
+		names = append(names[:3], fmt.Sprintf("%d more", len(names)-3))
+	}
+	return fmt.Sprintf("%s: started without the group's admission: %s (by hand, or a CronJob's Job created while no replica of ontime served "+
+		"the Job webhook); the group admits nothing until it is back within its limits", over, strings.Join(names, ", "))
 }
 
 // record writes the status: the entries sorted, the counts, the oldest
@@ -259,6 +293,33 @@ func newCounter(spec v1alpha1.ConcurrencyGroupSpec) *counter {
 func (c *counter) add(value string) {
 	c.total++
 	c.byValue[value]++
+}
+
+// over says which limit the runs counted are over ("": none).
+func (c *counter) over() string {
+	if c.total > int(c.spec.MaxActive) {
+		return fmt.Sprintf("%d runs active, more than maxActive %d", c.total, c.spec.MaxActive)
+	}
+	limit := c.spec.LimitPerLabelValue
+	if limit == nil {
+		return ""
+	}
+	for _, value := range slices.Sorted(maps.Keys(c.byValue)) {
+		if n := c.byValue[value]; n > int(limit.MaxActive) {
+			return fmt.Sprintf("%d runs of %s=%q active, more than limitPerLabelValue.maxActive %d", n, limit.Key, value, limit.MaxActive)
+		}
+	}
+	return ""
+}
+
+// withinLimits reports whether the runs counted, one of them of value,
+// are within the limits.
+func (c *counter) withinLimits(value string) bool {
+	if c.total > int(c.spec.MaxActive) {
+		return false
+	}
+	limit := c.spec.LimitPerLabelValue
+	return limit == nil || c.byValue[value] <= int(limit.MaxActive)
 }
 
 func (c *counter) hasRoom(value string) bool {

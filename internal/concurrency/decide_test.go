@@ -3,6 +3,7 @@ package concurrency
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,14 @@ func done(job *batchv1.Job) {
 func missed(job *batchv1.Job) { job.Annotations[v1alpha1.MissedAnnotation] = now.Format(time.RFC3339) }
 func ofCronJob(job *batchv1.Job) {
 	job.OwnerReferences[0].APIVersion, job.OwnerReferences[0].Kind = "batch/v1", "CronJob"
+}
+
+// pastTheWebhook is a CronJob's Job created while the Job webhook was not
+// served: running from its creation, without the group's label.
+func pastTheWebhook(job *batchv1.Job) {
+	ofCronJob(job)
+	running(job)
+	delete(job.Labels, v1alpha1.GroupLabel)
 }
 func priority(p int) func(*batchv1.Job) {
 	return func(job *batchv1.Job) { job.Annotations[v1alpha1.GroupPriorityAnnotation] = strconv.Itoa(p) }
@@ -107,6 +116,17 @@ func TestDecide(t *testing.T) {
 		{name: "more running than allowed: said, nothing starts", max: 1,
 			jobs:    []*batchv1.Job{run("x", -time.Minute, running), run("y", -time.Minute, running), run("w", 0)},
 			waiting: 1, count: 2, overLimit: true},
+		{name: "a CronJob's run created past the webhook (running, never admitted) holds the slot: the waiting run waits", max: 1,
+			jobs:    []*batchv1.Job{run("cj", -time.Second, pastTheWebhook), run("sj", 0)},
+			waiting: 1, count: 1},
+		{name: "a run admitted before one started past the webhook is not released while the group is over", max: 1,
+			active:  []*batchv1.Job{run("admitted", -time.Minute)},
+			jobs:    []*batchv1.Job{run("cj", -time.Second, pastTheWebhook), run("w", 0)},
+			waiting: 1, count: 2, overLimit: true},
+		{name: "per tenant: an admitted run over its tenant's limit is not released, another tenant's starts", max: 3, perValue: perTenant,
+			active:  []*batchv1.Job{run("a1", -time.Minute, tenant("a"))},
+			jobs:    []*batchv1.Job{run("cj", -time.Second, pastTheWebhook, tenant("a")), run("b1", 0, tenant("b"))},
+			release: []string{"b1"}, count: 3, overLimit: true},
 		{name: "past its start-by a waiting run is missed, and does not take the slot", max: 1,
 			jobs: []*batchv1.Job{run("late", -time.Minute, startBy(-time.Second)), run("w", 0)},
 			miss: []string{"late"}, release: []string{"w"}, count: 1},
@@ -158,27 +178,44 @@ func TestDecide(t *testing.T) {
 			if plan.Status.Waiting != tc.waiting || plan.Status.ActiveCount != tc.count {
 				t.Errorf("waiting %d, active %d; want %d, %d", plan.Status.Waiting, plan.Status.ActiveCount, tc.waiting, tc.count)
 			}
-			if (plan.OverLimit != "") != tc.overLimit {
-				t.Errorf("over limit %q, want %v", plan.OverLimit, tc.overLimit)
-			}
+			checkOverLimit(t, plan, tc.overLimit, tc.jobs)
 			if !plan.Wake.Equal(tc.wake) {
 				t.Errorf("wake %v, want %v", plan.Wake, tc.wake)
 			}
-			// Every release is listed in active, and active never holds
-			// more than maxActive.
-			listed := map[types.UID]bool{}
-			for _, e := range plan.Status.Active {
-				listed[e.UID] = true
-			}
-			for _, job := range plan.Release {
-				if !listed[job.UID] {
-					t.Errorf("%s released without an entry in status.active", job.Name)
-				}
-			}
-			if len(plan.Status.Active) > int(tc.max) {
-				t.Errorf("%d entries, maxActive %d", len(plan.Status.Active), tc.max)
-			}
+			checkReleasesListed(t, plan, tc.max)
 		})
+	}
+}
+
+// checkOverLimit: OverLimit is said when want, and names every run of
+// unlisted that started without an admission.
+func checkOverLimit(t *testing.T, plan Plan, want bool, unlisted []*batchv1.Job) {
+	t.Helper()
+	if (plan.OverLimit != "") != want {
+		t.Errorf("over limit %q, want %v", plan.OverLimit, want)
+	}
+	for _, job := range unlisted {
+		if want && !suspended(job) && !finished(job) && !strings.Contains(plan.OverLimit, job.Namespace+"/"+job.Name) {
+			t.Errorf("over limit %q does not name %s", plan.OverLimit, job.Name)
+		}
+	}
+}
+
+// checkReleasesListed: every release is listed in active, and active never
+// holds more than maxActive.
+func checkReleasesListed(t *testing.T, plan Plan, maxActive int32) {
+	t.Helper()
+	listed := map[types.UID]bool{}
+	for _, e := range plan.Status.Active {
+		listed[e.UID] = true
+	}
+	for _, job := range plan.Release {
+		if !listed[job.UID] {
+			t.Errorf("%s released without an entry in status.active", job.Name)
+		}
+	}
+	if len(plan.Status.Active) > int(maxActive) {
+		t.Errorf("%d entries, maxActive %d", len(plan.Status.Active), maxActive)
 	}
 }
 

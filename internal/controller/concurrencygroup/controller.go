@@ -31,6 +31,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/concurrency"
+	"github.com/ontime-dev/ontime/internal/controller/owned"
 	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
 )
 
@@ -96,17 +97,29 @@ func parts(group client.Object) (*v1alpha1.ConcurrencyGroupSpec, *v1alpha1.Concu
 	panic(fmt.Sprintf("not a concurrency group: %T", group))
 }
 
-// groupOf is the group of a member's Job, of this controller's kind.
-func (c *Controller) groupOf(_ context.Context, obj client.Object) []reconcile.Request {
+// groupOf is the group of a member's Job, of this controller's kind: the
+// group its label names, else (a Job the Job webhook did not see) the
+// group its CronJob's annotation names now.
+func (c *Controller) groupOf(ctx context.Context, obj client.Object) []reconcile.Request {
 	job, ok := obj.(*batchv1.Job)
 	if !ok {
 		return nil
 	}
-	kind, name, ok := v1alpha1.GroupOf(job)
-	if !ok || kind != c.kind {
+	if kind, name, labeled := v1alpha1.GroupOf(job); labeled {
+		if kind != c.kind {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: v1alpha1.ConcurrencyGroupRef{Kind: kind, Name: name}.Key(job.Namespace)}}
+	}
+	owner := metav1.GetControllerOf(job)
+	if owner == nil || owner.Kind != "CronJob" || owner.APIVersion != batchv1.SchemeGroupVersion.String() {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: v1alpha1.ConcurrencyGroupRef{Kind: kind, Name: name}.Key(job.Namespace)}}
+	cronJob := &batchv1.CronJob{}
+	if err := c.cached.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: owner.Name}, cronJob); err != nil || cronJob.UID != owner.UID {
+		return nil
+	}
+	return c.groupsOfCronJob(ctx, cronJob)
 }
 
 // Reconcile plans one step of a group and carries it out: the status
@@ -122,12 +135,17 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	spec, status := parts(group)
-	jobs, err := c.gather(ctx, group, status)
+	var cronJobs batchv1.CronJobList
+	value := v1alpha1.GroupIndexValue(c.kind, client.ObjectKeyFromObject(group))
+	if err := c.cached.List(ctx, &cronJobs, client.MatchingFields{owned.CronJobGroupKey: value}, client.UnsafeDisableDeepCopy); err != nil {
+		return reconcile.Result{}, err
+	}
+	jobs, err := c.gather(ctx, group, status, cronJobs.Items)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	now := c.clock.Now()
-	upcoming, err := c.upcoming(ctx, group, now)
+	upcoming, err := c.upcoming(ctx, group, cronJobs.Items, now)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -159,8 +177,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // gather lists the group's Jobs from the cache, and reads from the API
 // server the Jobs of the entries the cache lacks: a cache behind must not
-// free a slot whose run is still running.
-func (c *Controller) gather(ctx context.Context, group client.Object, status *v1alpha1.ConcurrencyGroupStatus) ([]*batchv1.Job, error) {
+// free a slot whose run is still running. The member CronJobs' running
+// Jobs that carry no group's label count too (pastTheWebhook).
+func (c *Controller) gather(ctx context.Context, group client.Object, status *v1alpha1.ConcurrencyGroupStatus, cronJobs []batchv1.CronJob) ([]*batchv1.Job, error) {
 	label := v1alpha1.GroupLabel
 	opts := []client.ListOption{client.InNamespace(group.GetNamespace())}
 	if c.kind == v1alpha1.KindClusterConcurrencyGroup {
@@ -189,7 +208,35 @@ func (c *Controller) gather(ctx context.Context, group client.Object, status *v1
 			jobs = replaceJob(jobs, job)
 		}
 	}
-	return jobs, nil
+	bypassed, err := c.pastTheWebhook(ctx, cronJobs)
+	return append(jobs, bypassed...), err
+}
+
+// pastTheWebhook are the running Jobs of the member CronJobs that carry no
+// group's label: created while no replica served the Job webhook
+// (failurePolicy Ignore), or before their CronJob joined. They run
+// without an admission, so they count in the group the CronJob's
+// annotation names now. A suspended one is not the group's to release
+// (suspended by someone else), and a labeled one counts in the group of
+// its label, wherever its CronJob has moved since.
+func (c *Controller) pastTheWebhook(ctx context.Context, cronJobs []batchv1.CronJob) ([]*batchv1.Job, error) {
+	var bypassed []*batchv1.Job
+	for i := range cronJobs {
+		var list batchv1.JobList
+		if err := c.cached.List(ctx, &list, client.InNamespace(cronJobs[i].Namespace), client.MatchingFields{owned.CronJobOwnerKey: string(cronJobs[i].UID)}); err != nil {
+			return nil, err
+		}
+		for j := range list.Items {
+			job := &list.Items[j]
+			if _, _, labeled := v1alpha1.GroupOf(job); labeled || ptr.Deref(job.Spec.Suspend, false) {
+				continue
+			}
+			if _, done := v1alpha1.JobFinished(job); !done && job.DeletionTimestamp == nil {
+				bypassed = append(bypassed, job)
+			}
+		}
+	}
+	return bypassed, nil
 }
 
 // replaceJob puts job in jobs, in place of a Job of the same name.

@@ -47,17 +47,7 @@ func TestGroupOnAFakeClock(t *testing.T) {
 	c := New(v1alpha1.KindConcurrencyGroup, h.Cached, h.Reader, h.Clock, h.Recorder, nil)
 	step := func() *v1alpha1.ConcurrencyGroup {
 		t.Helper()
-		if _, err := c.Reconcile(h.Ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(group)}); err != nil {
-			t.Fatal(err)
-		}
-		current := &v1alpha1.ConcurrencyGroup{}
-		if err := h.Live.Get(h.Ctx, client.ObjectKeyFromObject(group), current); err != nil {
-			t.Fatal(err)
-		}
-		for _, job := range h.jobs(t, ns) {
-			h.WaitForCache(t, job)
-		}
-		return current
+		return h.reconcile(t, c, group)
 	}
 	finish := func(name string) {
 		t.Helper()
@@ -91,6 +81,24 @@ func TestGroupOnAFakeClock(t *testing.T) {
 	if len(got.Status.Active) != 0 || got.Status.Admitted != 3 || meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.GroupSaturated) {
 		t.Errorf("status at the end %+v", got.Status)
 	}
+}
+
+// reconcile runs one reconcile of the group, waits for the cache to show
+// its namespace's Jobs as they are after it, and returns the group as the
+// API server has it.
+func (h *harnessT) reconcile(t *testing.T, c *Controller, group *v1alpha1.ConcurrencyGroup) *v1alpha1.ConcurrencyGroup {
+	t.Helper()
+	if _, err := c.Reconcile(h.Ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(group)}); err != nil {
+		t.Fatal(err)
+	}
+	current := &v1alpha1.ConcurrencyGroup{}
+	if err := h.Live.Get(h.Ctx, client.ObjectKeyFromObject(group), current); err != nil {
+		t.Fatal(err)
+	}
+	for _, job := range h.jobs(t, group.Namespace) {
+		h.WaitForCache(t, job)
+	}
+	return current
 }
 
 // wantRunning: exactly these Jobs of ns are released and unfinished.
@@ -159,7 +167,7 @@ func harness(t testing.TB) *harnessT {
 				if err := scheduledjob.Index(ctx, indexer); err != nil {
 					return err
 				}
-				return owned.IndexCronJobGroups(ctx, indexer)
+				return owned.IndexCronJobs(ctx, indexer)
 			}})
 	})
 	if harnessOnce.err != nil {

@@ -44,9 +44,14 @@ var (
 // finishes running ones, deletes finished ones (history), moves the clock,
 // and lets each controller's cache lag behind on its own; a controller may
 // die at any request, the request refused or carried out with its answer
-// lost. Every seed checks what docs/reliability.md states for groups:
-// never more runs active than maxActive (nor, per label value, than its
-// limit), at any moment; no run both released and missed; a run marked
+// lost. The world also starts runs of the member CronJob past the Job
+// webhook (running at once, without the group's label), as the API
+// server does while no replica serves it. Every seed checks what
+// docs/reliability.md states for groups: never more runs admitted and
+// running than maxActive (nor, per label value, than its limit), at any
+// moment; no release that brings the runs active, counting those started
+// past the webhook that every replica's cache has seen, over a limit; no
+// run both released and missed; a run marked
 // missed only after its start-by; and, once quiet, every run ran or was
 // missed. In a third of the seeds the group is a ClusterConcurrencyGroup
 // whose namespaceSelector selects the labeled of two namespaces, and the
@@ -95,11 +100,14 @@ type groupWorld struct {
 	jobs                   int
 	uids                   int
 	released               map[types.UID]bool
-	scenario               string
-	trace                  []string
-	violation              map[string]bool
-	violations             []string
-	quiet                  bool
+	// pastTheWebhook are the runs the member CronJob started without
+	// the webhook: running from their creation, never admitted.
+	pastTheWebhook map[types.UID]bool
+	scenario       string
+	trace          []string
+	violation      map[string]bool
+	violations     []string
+	quiet          bool
 }
 
 // actor is one replica's controller, running its reconciles in a goroutine
@@ -110,6 +118,9 @@ type actor struct {
 	// namespaces are the namespaces as its cache last saw them.
 	namespaces []client.Object
 	controller *Controller
+	// seen are the runs started past the webhook that its cache has
+	// shown it: those its decisions count.
+	seen map[types.UID]bool
 	// running is set while a reconcile is under way; parked receives
 	// when it stops at a request (true) or returns (false); resume lets
 	// it go on (false: it dies there).
@@ -132,7 +143,7 @@ const (
 
 func newGroupWorld(seed uint64) *groupWorld {
 	rng := rand.New(rand.NewPCG(seed, 11))
-	w := &groupWorld{rng: rng, released: map[types.UID]bool{}, violation: map[string]bool{},
+	w := &groupWorld{rng: rng, released: map[types.UID]bool{}, pastTheWebhook: map[types.UID]bool{}, violation: map[string]bool{},
 		everSelected: map[string]bool{namespace: true}, unselectedWhileWaiting: map[types.UID]bool{},
 		clock: clocktesting.NewFakeClock(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))}
 	w.spec = v1alpha1.ConcurrencyGroupSpec{MaxActive: int32(1 + rng.IntN(4))}
@@ -155,8 +166,16 @@ func newGroupWorld(seed uint64) *groupWorld {
 	namespaces := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: map[string]string{selectedLabel: "yes"}}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: otherNamespace}}}
+	// The member CronJob: its runs the world creates are made members by
+	// the webhook, or started past it.
+	label := v1alpha1.GroupLabel
+	if w.selective {
+		label = v1alpha1.ClusterGroupLabel
+	}
+	cronJob := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "cj", Namespace: namespace, UID: "cj-uid", Annotations: map[string]string{label: "db"}},
+		Spec: batchv1.CronJobSpec{Schedule: "@hourly"}}
 	w.api = newFakeClient().WithStatusSubresource(&v1alpha1.ConcurrencyGroup{}, &v1alpha1.ClusterConcurrencyGroup{}, &batchv1.Job{}).
-		WithObjects(append(namespaces, group)...).Build()
+		WithObjects(append(namespaces, group, cronJob)...).Build()
 	for i := range 2 {
 		w.actors = append(w.actors, w.newActor(fmt.Sprint("replica-", i)))
 	}
@@ -164,10 +183,10 @@ func newGroupWorld(seed uint64) *groupWorld {
 }
 
 func (w *groupWorld) newActor(name string) *actor {
-	a := &actor{name: name, parked: make(chan bool), resume: make(chan step)}
+	a := &actor{name: name, parked: make(chan bool), resume: make(chan step), seen: map[types.UID]bool{}}
 	w.sync(a)
 	live := interceptor.NewClient(w.api, w.faults(a))
-	cached := testenv.Lagging{Client: live, Snapshot: func() client.Reader { return a.snapshot }}
+	cached := testenv.Lagging{Client: live, Snapshot: func() client.Reader { return seeing{Reader: a.snapshot, world: w, actor: a} }}
 	a.controller = New(w.kind, cached, live, w.clock, record.NewFakeRecorder(1000), nil)
 	return a
 }
@@ -192,7 +211,11 @@ func (w *groupWorld) run() {
 		case roll < 9:
 			w.stepActor(w.actors[w.rng.IntN(len(w.actors))])
 		case roll < 12 && w.jobs < 40:
-			w.createRun()
+			if w.rng.IntN(6) == 0 {
+				w.startPastTheWebhook()
+			} else {
+				w.createRun()
+			}
 		case roll < 15:
 			w.finishOne()
 		case roll < 16:
@@ -256,6 +279,48 @@ func (w *groupWorld) createRun() {
 	}
 	w.unselectedWhileWaiting[job.UID] = !w.selected(ns)
 	w.logf("created %s in %s (tenant %s, start-by %s)", job.Name, ns, job.Labels["tenant"], job.Annotations[v1alpha1.StartByAnnotation])
+}
+
+// startPastTheWebhook is the API server creating a member CronJob's Job
+// while no replica serves the Job webhook: running at once, without the
+// group's label.
+func (w *groupWorld) startPastTheWebhook() {
+	w.jobs++
+	w.uids++
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("run-%02d", w.jobs), Namespace: namespace, UID: types.UID(fmt.Sprint("uid-", w.uids)),
+		CreationTimestamp: metav1.NewTime(w.clock.Now().Truncate(time.Second)),
+		Annotations:       map[string]string{v1alpha1.ScheduledTimestampAnnotation: w.clock.Now().Truncate(time.Second).Format(time.RFC3339)},
+		Labels:            map[string]string{"tenant": fmt.Sprint("t", w.rng.IntN(3))},
+		OwnerReferences:   []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "cj", UID: "cj-uid", Controller: ptr.To(true)}}},
+		Spec: batchv1.JobSpec{Suspend: ptr.To(false)}}
+	if err := w.api.Create(context.Background(), job); err != nil {
+		panic(err)
+	}
+	w.pastTheWebhook[job.UID] = true
+	w.logf("created %s past the webhook, running (tenant %s)", job.Name, job.Labels["tenant"])
+}
+
+// seeing is a replica's cache: the runs started past the webhook that a
+// list of Jobs shows it are noted as seen.
+type seeing struct {
+	client.Reader
+	world *groupWorld
+	actor *actor
+}
+
+func (s seeing) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, jobs := list.(*batchv1.JobList); jobs {
+		var all batchv1.JobList
+		if err := s.Reader.List(ctx, &all); err != nil {
+			return err
+		}
+		for _, job := range all.Items {
+			if s.world.pastTheWebhook[job.UID] {
+				s.actor.seen[job.UID] = true
+			}
+		}
+	}
+	return s.Reader.List(ctx, list, opts...)
 }
 
 // selected reports whether the group selects the namespace now, by the
@@ -398,8 +463,13 @@ func (w *groupWorld) updateJob(ctx context.Context, a *actor, c client.WithWatch
 	}
 	// Only an update starts a run, or marks one missed: the limits
 	// are checked after each.
-	defer w.check()
-	if suspended(before) && !suspended(job) {
+	release := suspended(before) && !suspended(job)
+	if release {
+		defer w.check(job)
+	} else {
+		defer w.check(nil)
+	}
+	if release {
 		w.released[job.UID] = true
 		w.logf("  %s: released %s", a.name, job.Name)
 		if w.selective && !w.everSelected[job.Namespace] {
@@ -447,10 +517,17 @@ func (w *groupWorld) deleteJob(ctx context.Context, a *actor, c client.WithWatch
 	return c.Delete(ctx, obj, opts...)
 }
 
-// check: never over the limits; a missed run never released. Runs go from
-// waiting to running only by a Job update, after which it is called.
-func (w *groupWorld) check() {
-	running, byValue := 0, map[string]int{}
+// check: a missed run never released; the runs the group released never
+// over the limits; and after the release of a run (runs go from waiting
+// to running only by a Job update, after which it is called), not the
+// runs active either, in all and of the released run's label value,
+// counting those started past the webhook that every replica has seen:
+// one a replica has not seen yet may have been started after its
+// decision, and is counted from its next. (Runs past the webhook may put
+// another value over its limit: that holds back only that value's runs.)
+func (w *groupWorld) check(released *batchv1.Job) {
+	admitted := newTally()
+	active := newTally()
 	for _, job := range w.listJobs() {
 		_, missed := job.Annotations[v1alpha1.MissedAnnotation]
 		if missed && w.released[job.UID] {
@@ -459,19 +536,55 @@ func (w *groupWorld) check() {
 		if suspended(job) || finished(job) {
 			continue
 		}
-		running++
-		byValue[job.Labels["tenant"]]++
+		if !w.pastTheWebhook[job.UID] {
+			admitted.add(job)
+			active.add(job)
+		} else if w.seenByAll(job.UID) {
+			active.add(job)
+		}
 	}
-	if running > int(w.spec.MaxActive) {
-		w.violate("over the limit: %d runs active, maxActive %d", running, w.spec.MaxActive)
+	w.checkTally("runs admitted and running", admitted)
+	if released != nil {
+		value := released.Labels["tenant"]
+		active.byValue = map[string]int{value: active.byValue[value]}
+		w.checkTally(fmt.Sprintf("after %s's release, runs active (counting those started past the webhook that every replica has seen)", released.Name), active)
+	}
+}
+
+// tally counts running Jobs, in all and per tenant.
+type tally struct {
+	total   int
+	byValue map[string]int
+}
+
+func newTally() *tally { return &tally{byValue: map[string]int{}} }
+
+func (t *tally) add(job *batchv1.Job) {
+	t.total++
+	t.byValue[job.Labels["tenant"]]++
+}
+
+func (w *groupWorld) checkTally(what string, t *tally) {
+	if t.total > int(w.spec.MaxActive) {
+		w.violate("over the limit: %d %s, maxActive %d", t.total, what, w.spec.MaxActive)
 	}
 	if limit := w.spec.LimitPerLabelValue; limit != nil {
-		for value, n := range byValue {
+		for value, n := range t.byValue {
 			if n > int(limit.MaxActive) {
-				w.violate("over the per-tenant limit: %d runs of %s active, limit %d", n, value, limit.MaxActive)
+				w.violate("over the per-tenant limit: %d %s of %s, limit %d", n, what, value, limit.MaxActive)
 			}
 		}
 	}
+}
+
+// seenByAll reports whether every replica's cache has shown it the run.
+func (w *groupWorld) seenByAll(uid types.UID) bool {
+	for _, a := range w.actors {
+		if !a.seen[uid] {
+			return false
+		}
+	}
+	return true
 }
 
 // settled: no run running or waiting (all ran, or were missed).
@@ -492,7 +605,7 @@ func (w *groupWorld) checkEnd() {
 		w.violate("settled, but the status lists active %v, waiting %d", entryNames(status.Active), status.Waiting)
 	}
 	for _, job := range w.listJobs() {
-		if _, missed := job.Annotations[v1alpha1.MissedAnnotation]; !missed && !w.released[job.UID] {
+		if _, missed := job.Annotations[v1alpha1.MissedAnnotation]; !missed && !w.released[job.UID] && !w.pastTheWebhook[job.UID] {
 			w.violate("%s finished without being released", job.Name)
 		}
 	}
@@ -584,6 +697,11 @@ func (w *groupWorld) sync(a *actor) {
 	for _, ns := range a.namespaces {
 		objects = append(objects, ns.DeepCopyObject().(client.Object))
 	}
+	var cronJobs batchv1.CronJobList
+	_ = w.api.List(context.Background(), &cronJobs)
+	for i := range cronJobs.Items {
+		objects = append(objects, &cronJobs.Items[i])
+	}
 	a.snapshot = newFakeClient().WithObjects(append(objects, w.readGroup())...).Build()
 }
 
@@ -600,11 +718,12 @@ func (w *groupWorld) readGroup() client.Object {
 // worldScheme is built once: building it is most of a fake client's cost.
 var worldScheme = scheme.New()
 
-// newFakeClient is the fake API server, with the index of members the
-// group lists its ScheduledJobs by.
+// newFakeClient is the fake API server, with the indexes the group lists
+// its member ScheduledJobs and CronJobs, and the CronJobs' Jobs, by.
 func newFakeClient() *fake.ClientBuilder {
 	return testenv.FakeAPI(worldScheme).WithIndex(&v1alpha1.ScheduledJob{}, scheduledjob.MemberKey, scheduledjob.IndexMember).
-		WithIndex(&batchv1.CronJob{}, owned.CronJobGroupKey, owned.IndexCronJobGroup)
+		WithIndex(&batchv1.CronJob{}, owned.CronJobGroupKey, owned.IndexCronJobGroup).
+		WithIndex(&batchv1.Job{}, owned.CronJobOwnerKey, owned.IndexCronJobOwner)
 }
 
 func entryNames(entries []v1alpha1.GroupRun) []string {

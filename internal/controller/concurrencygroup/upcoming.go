@@ -15,20 +15,19 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/concurrency"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
 	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
 )
 
 // +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch
 
-// upcoming are the members' next runs, from the cache (by the indexes of
-// members): a ScheduledJob's at its status.nextScheduleTime, an annotated
-// CronJob's at the first time its schedule fires after now, as the CronJob
-// controller reads it. The group predicts their admissions
+// upcoming are the members' next runs, from the cache (by the index of
+// members): a ScheduledJob's at its status.nextScheduleTime, a member
+// CronJob's (cronJobs, listed by Reconcile) at the first time its schedule
+// fires after now, as the CronJob controller reads it. The group predicts their admissions
 // (status.upcoming), so that members due at the same minute learn which of
 // them will wait.
-func (c *Controller) upcoming(ctx context.Context, group client.Object, now time.Time) ([]concurrency.Upcoming, error) {
+func (c *Controller) upcoming(ctx context.Context, group client.Object, cronJobs []batchv1.CronJob, now time.Time) ([]concurrency.Upcoming, error) {
 	value := v1alpha1.GroupIndexValue(c.kind, client.ObjectKeyFromObject(group))
 	var list v1alpha1.ScheduledJobList
 	if err := c.cached.List(ctx, &list, client.MatchingFields{scheduledjob.MemberKey: value}, client.UnsafeDisableDeepCopy); err != nil {
@@ -43,12 +42,8 @@ func (c *Controller) upcoming(ctx context.Context, group client.Object, now time
 		}
 		runs = append(runs, concurrency.Upcoming{Namespace: sj.Namespace, JobName: sj.JobName(next.Time), Scheduled: next.Time, Priority: sj.Spec.ConcurrencyGroup.Priority})
 	}
-	var cronJobs batchv1.CronJobList
-	if err := c.cached.List(ctx, &cronJobs, client.MatchingFields{owned.CronJobGroupKey: value}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	for i := range cronJobs.Items {
-		if run, ok := nextCronJobRun(&cronJobs.Items[i], now); ok {
+	for i := range cronJobs {
+		if run, ok := nextCronJobRun(&cronJobs[i], now); ok {
 			runs = append(runs, run)
 		}
 	}
