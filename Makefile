@@ -287,7 +287,7 @@ test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI r
 	@rm -rf $(BACKGROUND_DIR)
 	@echo "==> in the background, [lead] lead: Auto against Karpenter, delays 30 s → 60 s → 25 s beside a fixed lead (about 26 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) lead $(GO) test -tags e2e,lead -count=1 -timeout 40m -v -run '^TestAutoLeadAgainstKarpenterQuick$$' ./test/e2e/
-	@echo "==> in the background, [e2e] end-to-end on local kwok clusters, side by side: next to native CronJobs, warm-up with Karpenter, EarlyStart under its consolidation, catch-up after 5 minutes down, a concurrency group of ScheduledJobs and CronJobs (about 12 minutes)"
+	@echo "==> in the background, [e2e] end-to-end on local kwok clusters, side by side: next to native CronJobs, warm-up with Karpenter, EarlyStart under its consolidation, catch-up after 5 minutes down, a concurrency group of ScheduledJobs and CronJobs, and one whose CronJob runs while ontime is down (about 12 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) e2e $(GO) test -tags e2e -count=1 -parallel 4 -timeout 30m -v ./test/e2e/
 	@echo "==> in the background once [e2e] has ended, [real-node] (kubelet, containerd, runc): published to a registry on loopback and installed from it: docs/getting-started.md run, Helm with real runs, leader killed, upgraded; install.yaml with ontime check on broken installs; an image the registry lacks (about 7 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) real-node --after e2e $(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/

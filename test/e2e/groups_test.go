@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -134,24 +135,32 @@ type groupWatch struct {
 
 func watchGroup(t *testing.T, c client.Client, group string) *groupWatch {
 	w := &groupWatch{seen: map[string]*batchv1.Job{}, ran: map[string]bool{}, unjoined: map[string]bool{}, group: group, done: make(chan struct{})}
-	w.wg.Go(func() {
+	sampleEvery(&w.wg, w.done, func() {
+		var list batchv1.JobList
+		if err := c.List(context.Background(), &list, client.InNamespace(namespace)); err != nil {
+			t.Logf("watcher: %v", err)
+			return
+		}
+		w.sample(list.Items)
+	})
+	return w
+}
+
+// sampleEvery calls sample every 200 ms, in a goroutine of wg, until done
+// is closed.
+func sampleEvery(wg *sync.WaitGroup, done <-chan struct{}, sample func()) {
+	wg.Go(func() {
 		tick := time.NewTicker(200 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {
-			case <-w.done:
+			case <-done:
 				return
 			case <-tick.C:
+				sample()
 			}
-			var list batchv1.JobList
-			if err := c.List(context.Background(), &list, client.InNamespace(namespace)); err != nil {
-				t.Logf("watcher: %v", err)
-				continue
-			}
-			w.sample(list.Items)
 		}
 	})
-	return w
 }
 
 func (w *groupWatch) sample(jobs []batchv1.Job) {
@@ -234,4 +243,214 @@ func containsWord(message, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestGroupCountsRunsMadeWhileOntimeIsDown is issue #44 measured from
+// outside: a ConcurrencyGroup of 1 shared by a ScheduledJob and an
+// annotated CronJob due at the same minute T. Both replicas are killed at
+// T−10 s and started again at T+6 s, so kube-controller-manager creates the
+// CronJob's Job at T past the Job webhook (unsuspended, unlabeled,
+// running for 40 s). A watcher reading the members' Jobs every 200 ms
+// must never see both running: the ScheduledJob's run waits for the
+// CronJob's and starts after it finished (its deadline, 100 s, leaves
+// room), and the group's status counts the CronJob's run meanwhile.
+func TestGroupCountsRunsMadeWhileOntimeIsDown(t *testing.T) {
+	t.Parallel()
+	binary := framework.SharedOntime(t)
+	cluster := framework.StartCluster(t, "ontime-bypass", framework.ClusterOptions{Nodes: 1})
+	cluster.Kubectl(t, "apply", "--server-side", "-k", "config/dev")
+	c := framework.NewClient(t, cluster.Kubeconfig)
+	waitForCRD(t, c)
+	replicas := []*framework.Controller{}
+	for i, webhook := range []bool{true, false} {
+		replicas = append(replicas, framework.StartController(t, framework.ControllerOptions{Name: fmt.Sprint("bypass-", i), Binary: binary,
+			Kubeconfig: cluster.Kubeconfig, Work: cluster.Work, LeaderElect: true, Webhook: webhook}))
+	}
+	for _, r := range replicas {
+		r.WaitReady(t, time.Minute)
+	}
+	due := createMembersOfOne(t, c)
+	w := watchMembers(t, c)
+	time.Sleep(time.Until(due.Add(-10 * time.Second)))
+	t.Logf("killing both replicas at T-10s (T = %s)", due.Format(time.TimeOnly))
+	for _, r := range replicas {
+		r.Kill()
+	}
+	time.Sleep(time.Until(due.Add(6 * time.Second)))
+	t.Log("starting both replicas again at T+6s")
+	for _, r := range replicas {
+		if err := r.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	framework.Eventually(t, 2*time.Minute, "the ScheduledJob's run to run or be missed", func() bool {
+		return w.done("sj-") || w.missed(t, c, "sj-")
+	})
+	w.stop()
+
+	cronJobRun, sjRun := w.first("cj-"), w.first("sj-")
+	if cronJobRun == nil || sjRun == nil {
+		t.Fatalf("runs seen: CronJob's %v, ScheduledJob's %v", cronJobRun != nil, sjRun != nil)
+	}
+	if _, _, labeled := v1alpha1.GroupOf(cronJobRun); labeled {
+		t.Errorf("%s carries the group's label: the webhook saw it, the case was not made", cronJobRun.Name)
+	}
+	if w.most > 1 {
+		t.Errorf("%d samples, %d members' runs running at once (maxActive 1): %s", w.samples, w.most, w.worst)
+	}
+	t.Logf("%d samples, at most %d running; %s ran %s–%s; %s first seen running %s",
+		w.samples, w.most, cronJobRun.Name, offset(w.started[cronJobRun.Name], due), offset(w.finished[cronJobRun.Name], due), sjRun.Name, offset(w.started[sjRun.Name], due))
+	if w.countedBypass == 0 {
+		t.Errorf("the group's status never counted the CronJob's run while the ScheduledJob's waited")
+	}
+}
+
+// createMembersOfOne creates the group "one" of maxActive 1, a
+// ScheduledJob "sj" and an annotated CronJob "cj" due once, at the same
+// minute (returned): the first at least 40 s away, for the members to be
+// created and seen before the replicas go.
+func createMembersOfOne(t *testing.T, c client.Client) time.Time {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+		t.Fatal(err)
+	}
+	group := &v1alpha1.ConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "one"}, Spec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 1}}
+	due := time.Now().Add(40 * time.Second).Truncate(time.Minute).Add(time.Minute)
+	schedule := fmt.Sprintf("%d %d * * *", due.UTC().Minute(), due.UTC().Hour())
+	template := pair{podSeconds: 40}.template()
+	sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "sj"}, Spec: v1alpha1.ScheduledJobSpec{
+		Schedule: schedule, TimeZone: ptr.To("Etc/UTC"), StartingDeadlineSeconds: ptr.To[int64](100), JobTemplate: template,
+		ConcurrencyGroup: &v1alpha1.ConcurrencyGroupRef{Name: group.Name}}}
+	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "cj", Annotations: map[string]string{v1alpha1.GroupLabel: group.Name}},
+		Spec: batchv1.CronJobSpec{Schedule: schedule, TimeZone: ptr.To("Etc/UTC"), StartingDeadlineSeconds: ptr.To[int64](100), JobTemplate: template}}
+	for _, obj := range []client.Object{group, sj, cj} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return due
+}
+
+// offset is at relative to due, for the log ("T+41.2s"); "never" for zero.
+func offset(at, due time.Time) string {
+	if at.IsZero() {
+		return "never"
+	}
+	return fmt.Sprintf("T%+.1fs", at.Sub(due).Seconds())
+}
+
+// memberWatch samples the namespace's Jobs, and the group "one", every
+// 200 ms.
+type memberWatch struct {
+	mu      sync.Mutex
+	samples int
+	most    int
+	worst   string
+	// jobs are the Jobs as last seen; started and finished when each was
+	// first seen running and finished.
+	jobs              map[string]*batchv1.Job
+	started, finished map[string]time.Time
+	// countedBypass counts the samples in which the group's activeCount
+	// was 1 while the CronJob's run ran and the ScheduledJob's waited.
+	countedBypass int
+	stopped       chan struct{}
+	wg            sync.WaitGroup
+}
+
+func watchMembers(t *testing.T, c client.Client) *memberWatch {
+	w := &memberWatch{jobs: map[string]*batchv1.Job{}, started: map[string]time.Time{}, finished: map[string]time.Time{}, stopped: make(chan struct{})}
+	sampleEvery(&w.wg, w.stopped, func() {
+		var list batchv1.JobList
+		group := &v1alpha1.ConcurrencyGroup{}
+		if err := c.List(context.Background(), &list, client.InNamespace(namespace)); err != nil {
+			t.Logf("watcher: %v", err)
+			return
+		}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "one"}, group); err != nil {
+			t.Logf("watcher: %v", err)
+			return
+		}
+		w.sample(list.Items, group.Status.ActiveCount)
+	})
+	return w
+}
+
+func (w *memberWatch) sample(jobs []batchv1.Job, activeCount int32) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.samples++
+	now := time.Now()
+	var running []string
+	sjWaits := false
+	for i := range jobs {
+		job := &jobs[i]
+		w.jobs[job.Name] = job
+		_, done := v1alpha1.JobFinished(job)
+		switch {
+		case done:
+			if w.finished[job.Name].IsZero() {
+				w.finished[job.Name] = now
+			}
+		case ptr.Deref(job.Spec.Suspend, false):
+			sjWaits = sjWaits || strings.HasPrefix(job.Name, "sj-")
+		default:
+			running = append(running, job.Name)
+			if w.started[job.Name].IsZero() {
+				w.started[job.Name] = now
+			}
+		}
+	}
+	if len(running) > w.most {
+		w.most, w.worst = len(running), fmt.Sprintf("%v at %s", running, now.Format(time.TimeOnly))
+	}
+	if sjWaits && len(running) == 1 && strings.HasPrefix(running[0], "cj-") && activeCount == 1 {
+		w.countedBypass++
+	}
+}
+
+// first is the Job named with prefix, as last seen (nil: none).
+func (w *memberWatch) first(prefix string) *batchv1.Job {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for name, job := range w.jobs {
+		if strings.HasPrefix(name, prefix) {
+			return job
+		}
+	}
+	return nil
+}
+
+// done reports whether the run named with prefix has finished.
+func (w *memberWatch) done(prefix string) bool {
+	job := w.first(prefix)
+	if job == nil {
+		return false
+	}
+	_, finished := v1alpha1.JobFinished(job)
+	return finished
+}
+
+// missed reports whether the run named with prefix was reported missed.
+func (w *memberWatch) missed(t *testing.T, c client.Client, prefix string) bool {
+	job := w.first(prefix)
+	if job == nil {
+		return false
+	}
+	var events corev1.EventList
+	if err := c.List(context.Background(), &events, client.InNamespace(namespace)); err != nil {
+		t.Logf("events: %v", err)
+		return false
+	}
+	for _, e := range events.Items {
+		if e.Reason == v1alpha1.ReasonMissedInGroup && containsWord(e.Message, job.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *memberWatch) stop() {
+	close(w.stopped)
+	w.wg.Wait()
 }
