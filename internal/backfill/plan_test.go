@@ -331,3 +331,34 @@ func TestBackfillJob(t *testing.T) {
 		t.Errorf("job %+v", job.ObjectMeta)
 	}
 }
+
+// TestBackfillRunWaitsInTheGroup: a member of a concurrency group has its
+// backfill runs created waiting in the group (suspended, with its label)
+// but without a start-by, whatever its startingDeadlineSeconds: their
+// times are long past, so they wait as long as it takes. A waiting run
+// counts against the Backfill's maxActive.
+func TestBackfillRunWaitsInTheGroup(t *testing.T) {
+	sj := scheduledJob(func(sj *v1alpha1.ScheduledJob) {
+		sj.Spec.ConcurrencyGroup = &v1alpha1.ConcurrencyGroupRef{Name: "db"}
+		sj.Spec.StartingDeadlineSeconds = ptr.To[int64](60)
+	})
+	bf := backfillOf(from.Add(time.Hour), 1, v1alpha1.RedoMissing)
+	jobs := map[string]*batchv1.Job{}
+	plan := Decide(Input{Backfill: bf, ScheduledJob: sj, Jobs: jobs, Now: now})
+	if len(plan.Creates) != 1 {
+		t.Fatalf("creates %d, want 1", len(plan.Creates))
+	}
+	waiting := plan.Creates[0]
+	if !ptr.Deref(waiting.Spec.Suspend, false) || waiting.Labels[v1alpha1.GroupLabel] != "db" {
+		t.Errorf("the backfill run: suspend %v, labels %v; want it waiting in db", waiting.Spec.Suspend, waiting.Labels)
+	}
+	if startBy, ok := waiting.Annotations[v1alpha1.StartByAnnotation]; ok {
+		t.Errorf("the backfill run has a start-by %s: it would be missed at once", startBy)
+	}
+	waiting.UID = "waiting-uid"
+	jobs[waiting.Name] = waiting
+	bf.Status = plan.Status
+	if again := Decide(Input{Backfill: bf, ScheduledJob: sj, Jobs: jobs, Now: now.Add(time.Minute)}); len(again.Creates) != 0 || again.Status.ActiveCount != 1 {
+		t.Errorf("while its run waits in the group: creates %d, activeCount %d; want none beyond maxActive 1", len(again.Creates), again.Status.ActiveCount)
+	}
+}

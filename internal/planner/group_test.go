@@ -31,6 +31,27 @@ func TestGroupMemberRuns(t *testing.T) {
 
 }
 
+// TestTriggeredRunWaitsInTheGroup: a run asked for by hand (ontime
+// trigger) of a group's member waits like a scheduled one, at most its
+// startingDeadlineSeconds from when the controller created it (its
+// scheduled time).
+func TestTriggeredRunWaitsInTheGroup(t *testing.T) {
+	sj, first := groupMember()
+	asked := first.Add(2*time.Minute + 10*time.Second) // between two runs
+	created := asked.Add(3 * time.Second)
+	sj.Status.LastScheduleTime = &metav1.Time{Time: first}
+	sj.Annotations = map[string]string{v1alpha1.TriggerAnnotation: asked.UTC().Format(time.RFC3339)}
+	plan := Compute(Input{ScheduledJob: sj, Now: created})
+	if plan.Trigger == nil {
+		t.Fatal("no triggered run")
+	}
+	job := plan.Trigger.Job
+	startBy := created.Add(2 * time.Minute).UTC().Format(time.RFC3339)
+	if !suspendedJob(job) || job.Labels[v1alpha1.ClusterGroupLabel] != "db" || job.Annotations[v1alpha1.StartByAnnotation] != startBy {
+		t.Errorf("the triggered run's Job: suspend %v, labels %v, annotations %v; want it waiting in db until %s", job.Spec.Suspend, job.Labels, job.Annotations, startBy)
+	}
+}
+
 // groupMember is a ScheduledJob every 5 minutes in a cluster group, with a
 // starting deadline of 2 minutes, and its first run's time.
 func groupMember() (*v1alpha1.ScheduledJob, time.Time) {

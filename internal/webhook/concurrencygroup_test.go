@@ -86,3 +86,26 @@ func TestClusterGroupNamespaceSelector(t *testing.T) {
 		return strings.Contains(strings.Join(warnings.take(), "\n"), "does not select namespace \""+platform.Name+"\"")
 	})
 }
+
+// TestMissingGroupWarns: a ScheduledJob that joins a group that does not
+// exist (yet) is admitted, with a warning that names the group and says
+// its runs wait until it does.
+func TestMissingGroupWarns(t *testing.T) {
+	ctx := context.Background()
+	for name, kind := range map[string]string{"joins-missing-group": "", "joins-missing-cluster-group": v1alpha1.KindClusterConcurrencyGroup} {
+		sj := validScheduledJob(name)
+		sj.Spec.ConcurrencyGroup = &v1alpha1.ConcurrencyGroupRef{Kind: kind, Name: "not-yet"}
+		warnings.take()
+		if err := apiClient.Create(ctx, sj); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Cleanup(func() { _ = apiClient.Delete(context.Background(), sj) })
+		if kind == "" {
+			kind = v1alpha1.KindConcurrencyGroup
+		}
+		want := `spec.concurrencyGroup: ` + kind + ` "not-yet" does not exist; runs wait (their Jobs suspended) until it does`
+		if got := warnings.take(); len(got) != 1 || got[0] != want {
+			t.Errorf("warnings %q, want %q", got, want)
+		}
+	}
+}

@@ -20,20 +20,9 @@ var metricName = regexp.MustCompile(`"(ontime_[a-z_]+)"`)
 func TestEveryMetricIsDocumented(t *testing.T) {
 	root := framework.RepoRoot()
 	rows := namesOnPage(t, "operations.md", "(?m)^\\| `(ontime_[a-z_]+)[{`]")
-	defined := map[string]bool{}
-	err := filepath.WalkDir(filepath.Join(root, "internal"), func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return err
-		}
-		source, err := os.ReadFile(path)
-		for _, m := range metricName.FindAllStringSubmatch(string(source), -1) {
-			defined[m[1]] = true
-		}
-		return err
+	defined := namesInCode(t, filepath.Join(root, "internal"), metricName, func(path string) bool {
+		return strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go")
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(defined) < 7 {
 		t.Fatalf("found %d metrics in internal/: the search is broken", len(defined))
 	}
@@ -47,6 +36,27 @@ func TestEveryMetricIsDocumented(t *testing.T) {
 			t.Errorf("docs/operations.md documents %s, which the code does not define", name)
 		}
 	}
+}
+
+// namesInCode returns what pattern's first group matches in the files
+// below dir that want takes.
+func namesInCode(t *testing.T, dir string, pattern *regexp.Regexp, want func(path string) bool) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !want(path) {
+			return err
+		}
+		source, err := os.ReadFile(path)
+		for _, m := range pattern.FindAllStringSubmatch(string(source), -1) {
+			names[m[1]] = true
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
 }
 
 // namesOnPage reads docs/PAGE and returns what pattern's first group

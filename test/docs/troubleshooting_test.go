@@ -2,8 +2,9 @@
 // every condition and event reason, and every alert, has its section in
 // docs/troubleshooting.md, and each alert's runbook_url points there;
 // every metric has its row in docs/operations.md; config/samples run on
-// any cluster; and docs/getting-started.md's commands, which the real-node
-// test runs, cover what the page promises.
+// any cluster; docs/getting-started.md's commands, which the real-node
+// test runs, cover what the page promises; and each promise of
+// docs/concurrency-groups.md names the tests that keep it.
 package docs
 
 import (
