@@ -255,7 +255,7 @@ INTERLEAVING := ./internal/controller/interleaving/ ./internal/controller/backfi
 INTERLEAVING_LOG := bin/interleaving-test.log
 unit-tests: kube-binaries
 	@mkdir -p bin
-	@KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -short -count=1 -timeout 20m $(INTERLEAVING) >$(INTERLEAVING_LOG) 2>&1 & explored=$$!; \
+	@KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -short -count=1 -timeout 30m $(INTERLEAVING) >$(INTERLEAVING_LOG) 2>&1 & explored=$$!; \
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -race -short -count=1 $$($(GO) list ./... | grep -v -e /internal/controller/interleaving -e /internal/controller/backfill -e /internal/controller/concurrencygroup); tested=$$?; \
 	wait $$explored; interleavings=$$?; cat $(INTERLEAVING_LOG); \
 	test $$tested -eq 0 && test $$interleavings -eq 0

@@ -301,7 +301,7 @@ func (w *groupWorld) startPastTheWebhook() {
 }
 
 // seeing is a replica's cache: the runs started past the webhook that a
-// list of Jobs shows it are noted as seen.
+// list of Jobs returns it are noted as seen.
 type seeing struct {
 	client.Reader
 	world *groupWorld
@@ -309,18 +309,17 @@ type seeing struct {
 }
 
 func (s seeing) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if _, jobs := list.(*batchv1.JobList); jobs {
-		var all batchv1.JobList
-		if err := s.Reader.List(ctx, &all); err != nil {
-			return err
-		}
-		for _, job := range all.Items {
+	if err := s.Reader.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	if jobs, ok := list.(*batchv1.JobList); ok {
+		for _, job := range jobs.Items {
 			if s.world.pastTheWebhook[job.UID] {
 				s.actor.seen[job.UID] = true
 			}
 		}
 	}
-	return s.Reader.List(ctx, list, opts...)
+	return nil
 }
 
 // selected reports whether the group selects the namespace now, by the
