@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -190,6 +192,9 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	if err := waitForAPI(ctx, config, opts.probeAddress); err != nil {
 		return err
 	}
+	if err := releaseStaleLease(ctx, config, opts, setupLog); err != nil {
+		return err
+	}
 	webhookServer := ontimewebhook.NewDrainingServer(webhook.NewServer(webhook.Options{Port: opts.webhook.port, CertDir: opts.webhook.certDir}),
 		opts.webhook.drain, clock.RealClock{})
 	// The webhook drains after the manager has stopped (and released the Lease).
@@ -230,6 +235,33 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	setupLog.Info("starting manager", "metrics", opts.metricsAddress, "probes", opts.probeAddress, "leaderElection", opts.leaderElect,
 		"namespaces", opts.namespaces, "scheduledJobSelector", opts.scheduledJobSelector, "jobCache", opts.jobCache, "cronJobWarmUp", opts.cronJobWarmUp)
 	return mgr.Start(ctx)
+}
+
+// releaseStaleLease releases the leader election Lease if its holder has
+// stopped leading (every replica was down longer than a lease duration),
+// so that a replica leads at once: the runs due during the outage start
+// when the first replica is back, not a lease duration later.
+func releaseStaleLease(ctx context.Context, config *rest.Config, opts controllerOptions, log logr.Logger) error {
+	if !opts.leaderElect {
+		return nil
+	}
+	c, err := client.New(config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
+	}
+	key, err := opts.leaderLease()
+	if err != nil {
+		return err
+	}
+	released, since, err := recovery.ReleaseStaleLease(ctx, c, key, time.Now())
+	if err != nil {
+		return fmt.Errorf("reading the leader election Lease %s: %w", key, err)
+	}
+	if released {
+		log.Info("released the leader election Lease: its holder last renewed it longer ago than its duration and the clock-skew bound", "lease", key,
+			"renewedAgo", since.Round(time.Millisecond).String(), "maxClockSkew", recovery.MaxClockSkew.String())
+	}
+	return nil
 }
 
 // waitForAPI returns once the API server answers. Building the manager

@@ -45,8 +45,12 @@ func TestCatchUpAfterDowntime(t *testing.T) {
 	c := framework.NewClient(t, cluster.Kubeconfig)
 	ctx := context.Background()
 	waitForCRD(t, c)
+	// Two replicas, as the chart runs them: the Lease they elect their
+	// leader with is held by a dead one when both come back.
 	controller := framework.StartController(t, framework.ControllerOptions{Name: "only", Binary: binary, Kubeconfig: cluster.Kubeconfig,
-		Work: cluster.Work, Webhook: true})
+		Work: cluster.Work, Webhook: true, LeaderElect: true})
+	second := framework.StartController(t, framework.ControllerOptions{Name: "second", Binary: binary, Kubeconfig: cluster.Kubeconfig,
+		Work: cluster.Work, LeaderElect: true})
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: catchUpNamespace}}); err != nil {
 		t.Fatal(err)
 	}
@@ -65,19 +69,22 @@ func TestCatchUpAfterDowntime(t *testing.T) {
 	minute := func(i int) time.Time { return first.Add(time.Duration(i) * time.Minute) }
 
 	time.Sleep(time.Until(first.Add(20 * time.Second)))
-	t.Log("stopping the controller for 5 minutes")
-	controller.Kill()
-	time.Sleep(time.Until(minute(5).Add(20 * time.Second)))
-	t.Log("starting it again")
-	if err := controller.Start(); err != nil {
-		t.Fatal(err)
-	}
+	t.Log("stopping both replicas for 5 minutes")
+	coldStart := downUntil(t, c, minute(5).Add(20*time.Second), controller, second)
 	controller.WaitReady(t, 2*time.Minute)
 	framework.Eventually(t, time.Until(minute(8)), "one-at-a-time to catch up minutes 1 to 6", func() bool {
 		return len(catchUpRuns(t, c, "one-at-a-time")) >= 7
 	})
 	time.Sleep(time.Until(minute(6).Add(30 * time.Second))) // minute 6 started everywhere
 
+	t.Run("the first catch-up run at most 2 s after the replicas started", func(t *testing.T) {
+		// The Lease was last renewed 5 minutes ago: a replica takes it at
+		// once instead of waiting its duration (15 s).
+		t.Logf("first catch-up run created %s after both replicas started", coldStart.Round(time.Millisecond))
+		if coldStart > 2*time.Second {
+			t.Errorf("the first catch-up run was created %s after the replicas started, want at most 2s", coldStart.Round(time.Millisecond))
+		}
+	})
 	t.Run("latest only, as a CronJob", func(t *testing.T) {
 		checkRunsOf(t, c, "latest-only", []time.Time{minute(0), minute(5), minute(6)})
 	})
@@ -110,6 +117,34 @@ func TestCatchUpAfterDowntime(t *testing.T) {
 	t.Run("a backfill of the minutes missed, across a controller kill", func(t *testing.T) {
 		backfillMissedMinutes(t, c, binary, cluster, controller, minute)
 	})
+}
+
+// downUntil kills every replica, starts them all again at until, and
+// returns how long after that the first catch-up run of one-at-a-time was
+// created: minute 1's, minutes old, which only a leader starts (the
+// standby starts runs at most planner.StandbyWindow after their time).
+func downUntil(t *testing.T, c client.Client, until time.Time, replicas ...*framework.Controller) time.Duration {
+	t.Helper()
+	for _, r := range replicas {
+		r.Kill()
+	}
+	before := len(catchUpRuns(t, c, "one-at-a-time"))
+	time.Sleep(time.Until(until))
+	t.Log("starting every replica again")
+	restarted := time.Now()
+	for _, r := range replicas {
+		if err := r.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for time.Since(restarted) < time.Minute {
+		if len(catchUpRuns(t, c, "one-at-a-time")) > before {
+			return time.Since(restarted)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("no catch-up run created within a minute of the replicas' start")
+	return 0
 }
 
 // backfillMissedMinutes backfills minutes 0 to 5 of latest-only, which ran
