@@ -116,7 +116,7 @@ service account, then ~/.kube/config.`,
 	flags.DurationVar(&opts.standbyGrace, "standby-grace", controller.DefaultStandbyGrace,
 		"with --leader-elect, a replica that does not lead starts a run the leader has not started this long after its time (0: only the leader acts, and a dead leader delays runs until its Lease expires)")
 	flags.StringVar(&opts.earlyStartImage, "early-start-image", defaultImage(),
-		"image whose `ontime wait` holds the pods of EarlyStart warm-up runs until their scheduled time")
+		"image whose \"ontime wait\" command holds the pods of EarlyStart warm-up runs until their scheduled time")
 	flags.StringVar(&opts.placeholderImage, "placeholder-image", v1alpha1.DefaultPlaceholderImage,
 		"image of placeholder pods whose owner names none (every annotated CronJob's): a mirror of the pause image where nodes cannot pull registry.k8s.io")
 	flags.StringVar(&opts.placeholderPriorityClass, "placeholder-priority-class", v1alpha1.DefaultPlaceholderPriorityClass,
@@ -132,7 +132,7 @@ service account, then ~/.kube/config.`,
 	w := &opts.webhook
 	flags.StringVar(&opts.spreadNamespace, "spread-namespace", defaultNamespace(),
 		"namespace of the ConfigMaps (ontime-spread-<group>) that hold Balanced spread groups' placements; it must exist")
-	flags.BoolVar(&w.enabled, "webhook", true, "serve the validating admission webhook for ScheduledJobs")
+	flags.BoolVar(&w.enabled, "webhook", true, "serve the admission webhooks: validating ScheduledJobs, Backfills and concurrency groups, and making a group-annotated CronJob's Jobs members of its group")
 	flags.IntVar(&w.port, "webhook-port", 9443, "port of the admission webhook")
 	flags.DurationVar(&w.drain, "webhook-drain", ontimewebhook.DefaultDrain,
 		"how long a stopping controller keeps serving the webhook, closing each connection after its request, before it closes the rest")
