@@ -77,12 +77,15 @@ func TestCatchUpAfterDowntime(t *testing.T) {
 	})
 	time.Sleep(time.Until(minute(6).Add(30 * time.Second))) // minute 6 started everywhere
 
-	t.Run("the first catch-up run at most 2 s after the replicas started", func(t *testing.T) {
+	t.Run("the first catch-up run without waiting for the dead leader's Lease", func(t *testing.T) {
 		// The Lease was last renewed 5 minutes ago: a replica takes it at
-		// once instead of waiting its duration (15 s).
-		t.Logf("first catch-up run created %s after both replicas started", coldStart.Round(time.Millisecond))
-		if coldStart > 2*time.Second {
-			t.Errorf("the first catch-up run was created %s after the replicas started, want at most 2s", coldStart.Round(time.Millisecond))
+		// once instead of waiting its duration (15 s; 15.7 s measured
+		// without the release). The goal is 2 s (0.6 s alone, 1.3 s
+		// under make test's load, docs/reliability.md); the bound leaves
+		// room for a loaded CI machine and still fails on the wait.
+		t.Logf("first catch-up run created %s after both replicas started (goal 2s)", coldStart.Round(time.Millisecond))
+		if coldStart > coldStartBound {
+			t.Errorf("the first catch-up run was created %s after the replicas started, want at most %s", coldStart.Round(time.Millisecond), coldStartBound)
 		}
 	})
 	t.Run("latest only, as a CronJob", func(t *testing.T) {
@@ -118,6 +121,10 @@ func TestCatchUpAfterDowntime(t *testing.T) {
 		backfillMissedMinutes(t, c, binary, cluster, controller, minute)
 	})
 }
+
+// coldStartBound is the most the first catch-up run may take after every
+// replica started together: well under the Lease's 15 s.
+const coldStartBound = 5 * time.Second
 
 // downUntil kills every replica, starts them all again at until, and
 // returns how long after that the first catch-up run of one-at-a-time was
