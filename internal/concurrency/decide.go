@@ -93,8 +93,9 @@ type Plan struct {
 	// OverLimit is set when more runs are active than spec.maxActive
 	// allows: a member's Job started without the group's admission.
 	OverLimit string
-	// Wake is when to look again without an event: the earliest start-by
-	// of a run still waiting (zero: none); it is missed just after.
+	// Wake is when to look again without an event: a second past the
+	// earliest start-by of a run still waiting (zero: none), when it is
+	// missed (start-by is a whole second, and a run is missed after it).
 	Wake time.Time
 }
 
@@ -165,8 +166,8 @@ func (p *Plan) sortOut(in Input, listed map[types.UID]bool, count *counter) (wai
 }
 
 // admit goes down the queue: a run past its start-by is missed, one with
-// room is admitted (listed, released), the others wait; Wake is the
-// earliest start-by of those.
+// room is admitted (listed, released), the others wait; Wake is when the
+// first of those is missed.
 func (p *Plan) admit(in Input, entries []v1alpha1.GroupRun, waiting []*batchv1.Job, count *counter) (admitted []v1alpha1.GroupRun, stillWaiting []*batchv1.Job) {
 	for _, job := range waiting {
 		value := labelValue(in.Spec, job)
@@ -181,8 +182,8 @@ func (p *Plan) admit(in Input, entries []v1alpha1.GroupRun, waiting []*batchv1.J
 			p.Status.Admitted++
 		default:
 			stillWaiting = append(stillWaiting, job)
-			if ok && (p.Wake.IsZero() || startBy.Before(p.Wake)) {
-				p.Wake = startBy
+			if missedAt := startBy.Add(time.Second); ok && (p.Wake.IsZero() || missedAt.Before(p.Wake)) {
+				p.Wake = missedAt
 			}
 		}
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/ontime-dev/ontime/internal/controller/backfill"
 	"github.com/ontime-dev/ontime/internal/controller/concurrencygroup"
 	"github.com/ontime-dev/ontime/internal/controller/cronjobwarmup"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
 	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
@@ -150,7 +150,7 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 	}
 	// The groups' controllers and CronJob warm-up list a group's member
 	// CronJobs, and a CronJob's Jobs, by these indexes.
-	if err := owned.IndexCronJobs(ctx, mgr.GetFieldIndexer()); err != nil {
+	if err := jobcontrol.IndexCronJobs(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	// One executor of warm-up, with one CapacityBuffer discovery cache,
@@ -169,7 +169,7 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 	if opts.StandbyGrace > 0 {
 		s := standby.New(standby.NewCluster(mgr.GetClient(), mgr.GetAPIReader()), clk, mgr.GetEventRecorderFor("scheduledjob-controller"),
 			opts.StandbyGrace, mgr.Elected(), scheduledJobs)
-		if err := s.Register(mgr, opts.Workers, opts.LeaderLease, scheduledjob.FailureBackoff()); err != nil {
+		if err := s.Register(mgr, opts.Workers, opts.LeaderLease, jobcontrol.FailureBackoff()); err != nil {
 			return err
 		}
 	}

@@ -38,7 +38,7 @@ func TestScheduleEditDoesNotRunRetroactively(t *testing.T) {
 	sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour}
 	sj.Status.NextScheduleTime = &metav1.Time{Time: topOfTheHour.Add(time.Hour)} // announced under the old schedule
 	now := topOfTheHour.Add(20 * time.Minute)
-	plan := Compute(Input{ScheduledJob: sj, Now: now})
+	plan := Decide(Input{ScheduledJob: sj, Now: now})
 	if plan.Create != nil {
 		t.Fatalf("the edit started a run for %v", plan.Create.Scheduled)
 	}
@@ -51,7 +51,7 @@ func TestScheduleEditDoesNotRunRetroactively(t *testing.T) {
 	}
 	// At 10:30 the new schedule runs.
 	sj.Status = status
-	plan = Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(30*time.Minute + nextScheduleDelta)})
+	plan = Decide(Input{ScheduledJob: sj, Now: topOfTheHour.Add(30*time.Minute + nextScheduleDelta)})
 	if plan.Create == nil || !plan.Create.Scheduled.Equal(topOfTheHour.Add(30*time.Minute)) {
 		t.Fatalf("no run at 10:30: %+v", plan.Create)
 	}
@@ -69,7 +69,7 @@ func TestFailedCreateStaysDue(t *testing.T) {
 			sj.Spec.StartingDeadlineSeconds = ptr.To[int64](30)
 			sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour.Add(-time.Minute)}
 			now := topOfTheHour.Add(14 * time.Second)
-			plan := Compute(Input{ScheduledJob: sj, Now: now})
+			plan := Decide(Input{ScheduledJob: sj, Now: now})
 			if plan.Create == nil || !plan.Create.Scheduled.Equal(topOfTheHour) {
 				t.Fatalf("no run at 10:00: %+v", plan.Create)
 			}
@@ -81,7 +81,7 @@ func TestFailedCreateStaysDue(t *testing.T) {
 				t.Errorf("events %v, want FailedCreate", reasons(failed))
 			}
 			sj.Status = failed.Status
-			retry := Compute(Input{ScheduledJob: sj, Now: now.Add(15 * time.Second)})
+			retry := Decide(Input{ScheduledJob: sj, Now: now.Add(15 * time.Second)})
 			if retry.Create == nil || !retry.Create.Scheduled.Equal(topOfTheHour) {
 				t.Fatalf("the retry within the deadline does not run 10:00: %+v", retry.Create)
 			}
@@ -91,7 +91,7 @@ func TestFailedCreateStaysDue(t *testing.T) {
 			}
 			// Past the deadline the failed run is recorded as missed.
 			sj.Status = failed.Status
-			late := Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(45 * time.Second)}).Finish()
+			late := Decide(Input{ScheduledJob: sj, Now: topOfTheHour.Add(45 * time.Second)}).Finish()
 			if late.Status.LastMissedTime == nil || !late.Status.LastMissedTime.Equal(&metav1.Time{Time: topOfTheHour}) {
 				t.Errorf("lastMissedTime %v past the deadline, want 10:00", late.Status.LastMissedTime)
 			}
@@ -108,7 +108,7 @@ func TestFailedReplaceStaysDue(t *testing.T) {
 	active := childJob(sj, previous, "previous", false)
 	sj.Status.LastScheduleTime = &metav1.Time{Time: previous}
 	sj.Status.Active = []corev1.ObjectReference{{Kind: "Job", Namespace: active.Namespace, Name: active.Name, UID: active.UID}}
-	plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{active}, Now: topOfTheHour.Add(time.Second)})
+	plan := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{active}, Now: topOfTheHour.Add(time.Second)})
 	if plan.Create == nil || len(plan.Deletes) != 1 || plan.Deletes[0].Reason != DeleteForReplace {
 		t.Fatalf("plan: create %+v, deletes %+v; want a replacement", plan.Create, plan.Deletes)
 	}
@@ -117,7 +117,7 @@ func TestFailedReplaceStaysDue(t *testing.T) {
 		t.Errorf("nextScheduleTime %v after the failed deletion, want 10:00, the run still due", next)
 	}
 	sj.Status = failed.Status
-	if retry := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{active}, Now: topOfTheHour.Add(5 * time.Second)}); retry.Create == nil {
+	if retry := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{active}, Now: topOfTheHour.Add(5 * time.Second)}); retry.Create == nil {
 		t.Error("the retry does not run 10:00")
 	}
 }
@@ -128,7 +128,7 @@ func TestScheduleEditedWhileControllerDown(t *testing.T) {
 	sj := scheduledJob("*/15 * * * *", justBeforeThePriorHour)
 	sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour}
 	sj.Status.NextScheduleTime = &metav1.Time{Time: topOfTheHour.Add(time.Hour)}
-	plan := Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(90*time.Minute + time.Second)})
+	plan := Decide(Input{ScheduledJob: sj, Now: topOfTheHour.Add(90*time.Minute + time.Second)})
 	if plan.Create == nil || !plan.Create.Scheduled.Equal(topOfTheHour.Add(90*time.Minute)) {
 		t.Fatalf("the 11:30 run did not start: %+v", plan.Create)
 	}
@@ -142,7 +142,7 @@ func TestForbidWaitsThenStartsLate(t *testing.T) {
 	running := childJob(sj, justAfterThePriorHour, "1234", false)
 	sj.Status.Active = []corev1.ObjectReference{refOf(running)}
 
-	plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: justAfterTheHour})
+	plan := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: justAfterTheHour})
 	out := succeed(plan)
 	if plan.Create != nil {
 		t.Fatalf("created %s while Forbid holds the run back", plan.Create.Job.Name)
@@ -164,13 +164,13 @@ func TestForbidWaitsThenStartsLate(t *testing.T) {
 	}
 	// Reconciled again while still blocked: no second event.
 	sj.Status = out.Status
-	if again := succeed(Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: justAfterTheHour.Add(time.Minute)})); len(again.Events) != 0 {
+	if again := succeed(Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: justAfterTheHour.Add(time.Minute)})); len(again.Events) != 0 {
 		t.Errorf("repeated events %v", reasons(again))
 	}
 	// The Job finishes at 10:05: the run starts, late but within the deadline.
 	finished := running.DeepCopy()
 	finished.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
-	plan = Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{finished}, Now: topOfTheHour.Add(5 * time.Minute)})
+	plan = Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{finished}, Now: topOfTheHour.Add(5 * time.Minute)})
 	if plan.Create == nil || plan.Create.Job.Name != "mycronjob-24394200" {
 		t.Fatalf("the waiting run did not start: %+v", plan.Create)
 	}
@@ -178,7 +178,7 @@ func TestForbidWaitsThenStartsLate(t *testing.T) {
 		t.Errorf("Held %v once the run before finished", plan.Held)
 	}
 	// Had it finished after the deadline, the run would be recorded missed.
-	plan = Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{finished}, Now: topOfTheHour.Add(11 * time.Minute)})
+	plan = Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{finished}, Now: topOfTheHour.Add(11 * time.Minute)})
 	if plan.Create != nil {
 		t.Errorf("created %s after the deadline", plan.Create.Job.Name)
 	}
@@ -192,10 +192,10 @@ func TestForbidWaitsThenStartsLate(t *testing.T) {
 func TestZeroDeadlineStartsWithinTheSecond(t *testing.T) {
 	sj := scheduledJob(onTheHour, justBeforeTheHour)
 	sj.Spec.StartingDeadlineSeconds = ptr.To[int64](0)
-	if plan := Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(nextScheduleDelta)}); plan.Create == nil {
+	if plan := Decide(Input{ScheduledJob: sj, Now: topOfTheHour.Add(nextScheduleDelta)}); plan.Create == nil {
 		t.Error("startingDeadlineSeconds 0 never starts a run (upstream Q2)")
 	}
-	if plan := Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Second)}); plan.Create != nil {
+	if plan := Decide(Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Second)}); plan.Create != nil {
 		t.Error("a run 1 s late started despite startingDeadlineSeconds 0")
 	}
 }
@@ -204,7 +204,7 @@ func TestRunAt(t *testing.T) {
 	sj := scheduledJob("", justBeforeThePriorHour)
 	sj.Spec.RunAt = &metav1.Time{Time: topOfTheHour}
 
-	plan := Compute(Input{ScheduledJob: sj, Now: justBeforeTheHour})
+	plan := Decide(Input{ScheduledJob: sj, Now: justBeforeTheHour})
 	if plan.Create != nil {
 		t.Fatalf("before runAt: created %s", plan.Create.Job.Name)
 	}
@@ -214,14 +214,14 @@ func TestRunAt(t *testing.T) {
 	if next := succeed(plan).Status.NextScheduleTime; next == nil || !next.Time.Equal(topOfTheHour) {
 		t.Errorf("before runAt: nextScheduleTime %v, want runAt", next)
 	}
-	plan = Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(nextScheduleDelta)})
+	plan = Decide(Input{ScheduledJob: sj, Now: topOfTheHour.Add(nextScheduleDelta)})
 	if plan.Create == nil || plan.Create.Job.Name != "mycronjob-24394200" {
 		t.Fatalf("at runAt: no run: %+v", plan.Create)
 	}
 	job := plan.Create.Job.DeepCopy()
 	job.UID = "u1"
 	sj.Status = plan.Finish(Created(plan.Create, job)).Status
-	plan = Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{job}, Now: justAfterTheHour})
+	plan = Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{job}, Now: justAfterTheHour})
 	status := succeed(plan).Status
 	if plan.Create != nil {
 		t.Errorf("after the run: created %s", plan.Create.Job.Name)
@@ -238,12 +238,12 @@ func TestRunAt(t *testing.T) {
 	// Created after its time has passed: it runs at once.
 	late := scheduledJob("", justAfterTheHour)
 	late.Spec.RunAt = &metav1.Time{Time: topOfTheHour}
-	if plan := Compute(Input{ScheduledJob: late, Now: justAfterTheHour}); plan.Create == nil {
+	if plan := Decide(Input{ScheduledJob: late, Now: justAfterTheHour}); plan.Create == nil {
 		t.Error("a runAt in the past did not run")
 	}
 	// Unless the deadline says it is too late.
 	late.Spec.StartingDeadlineSeconds = ptr.To[int64](30)
-	plan = Compute(Input{ScheduledJob: late, Now: justAfterTheHour})
+	plan = Decide(Input{ScheduledJob: late, Now: justAfterTheHour})
 	if plan.Create != nil {
 		t.Errorf("a runAt 60 s past a 30 s deadline started")
 	}
@@ -264,7 +264,7 @@ func triggered() (*v1alpha1.ScheduledJob, time.Time) {
 
 func TestTrigger(t *testing.T) {
 	sj, now := triggered()
-	plan := Compute(Input{ScheduledJob: sj, Now: now})
+	plan := Decide(Input{ScheduledJob: sj, Now: now})
 	if plan.Trigger == nil || plan.Create != nil {
 		t.Fatalf("trigger %+v, create %v: want only the triggered run", plan.Trigger, plan.Create)
 	}
@@ -296,9 +296,9 @@ func TestTrigger(t *testing.T) {
 // was created; it is consumed, not run again.
 func TestTriggerHandledBefore(t *testing.T) {
 	sj, now := triggered()
-	created := Compute(Input{ScheduledJob: sj, Now: now}).Trigger.Job.DeepCopy()
+	created := Decide(Input{ScheduledJob: sj, Now: now}).Trigger.Job.DeepCopy()
 	created.UID = "t1"
-	if again := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{created}, Now: now}); again.Trigger != nil || !again.ConsumeTrigger {
+	if again := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{created}, Now: now}); again.Trigger != nil || !again.ConsumeTrigger {
 		t.Errorf("second handling: trigger %v, consume %v; want only consumed", again.Trigger, again.ConsumeTrigger)
 	}
 }
@@ -308,7 +308,7 @@ func TestTriggerRefusedUnderForbid(t *testing.T) {
 	sj, now := triggered()
 	sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
 	running := childJob(sj, topOfTheHour, "r1", false)
-	refused := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: now})
+	refused := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: now})
 	if refused.Trigger != nil || !refused.ConsumeTrigger {
 		t.Errorf("trigger %v, consume %v; want refused and consumed", refused.Trigger, refused.ConsumeTrigger)
 	}
@@ -321,7 +321,7 @@ func TestTriggerRefusedUnderForbid(t *testing.T) {
 func TestTriggerWhileSuspended(t *testing.T) {
 	sj, now := triggered()
 	sj.Spec.Suspend = ptr.To(true)
-	if suspended := Compute(Input{ScheduledJob: sj, Now: now}); suspended.Trigger == nil {
+	if suspended := Decide(Input{ScheduledJob: sj, Now: now}); suspended.Trigger == nil {
 		t.Error("a trigger on a suspended ScheduledJob did not run")
 	}
 }
@@ -330,7 +330,7 @@ func TestTriggerWhileSuspended(t *testing.T) {
 // goes first; the trigger is handled a second later.
 func TestTriggerWaitsForADueRun(t *testing.T) {
 	sj, _ := triggered()
-	due := Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Hour + time.Second)})
+	due := Decide(Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Hour + time.Second)})
 	if due.Create == nil || due.Trigger != nil || due.ConsumeTrigger {
 		t.Errorf("create %v, trigger %v, consume %v; want the scheduled run alone", due.Create, due.Trigger, due.ConsumeTrigger)
 	}
@@ -354,7 +354,7 @@ func TestHistoryCleanup(t *testing.T) {
 	beingDeleted := childJob(sj, justAfterThePriorHour.Add(2*time.Minute), "e", true)
 	beingDeleted.DeletionTimestamp = &metav1.Time{Time: justBeforeTheHour}
 
-	plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{newer, neverStarted, older, failed, beingDeleted}, Now: justAfterTheHour})
+	plan := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{newer, neverStarted, older, failed, beingDeleted}, Now: justAfterTheHour})
 	var deleted []string
 	for _, d := range plan.Deletes {
 		deleted = append(deleted, string(d.Job.UID))
@@ -367,7 +367,7 @@ func TestHistoryCleanup(t *testing.T) {
 	}
 	// Cleanup runs even while suspended.
 	sj.Spec.Suspend = ptr.To(true)
-	if plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{newer, older}, Now: justAfterTheHour}); len(plan.Deletes) != 1 {
+	if plan := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{newer, older}, Now: justAfterTheHour}); len(plan.Deletes) != 1 {
 		t.Errorf("suspended: %d deletes, want 1", len(plan.Deletes))
 	}
 }
@@ -381,7 +381,7 @@ func TestActiveJobsAreRebuiltFromTheWorld(t *testing.T) {
 	delete(stranger.Annotations, v1alpha1.ScheduledTimestampAnnotation)
 
 	// (The 09:00 run is due too; leave it out: Finish with no results.)
-	out := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{finished, stranger}, Now: justBeforeTheHour}).Finish()
+	out := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{finished, stranger}, Now: justBeforeTheHour}).Finish()
 	if got := strings.Join(reasons(out), ","); got != "SawCompletedJob,UnexpectedJob,MissingJob" {
 		t.Errorf("events %s", got)
 	}
@@ -401,7 +401,7 @@ func TestDaylightSavingFollowsPolicy(t *testing.T) {
 		sj.Spec.TimeZone = ptr.To("America/New_York")
 		sj.Spec.DSTPolicy = c.policy
 		sj.Status.LastScheduleTime = &metav1.Time{Time: mustTime("2026-03-07T07:30:00Z")}
-		plan := Compute(Input{ScheduledJob: sj, Now: jump.Add(nextScheduleDelta)})
+		plan := Decide(Input{ScheduledJob: sj, Now: jump.Add(nextScheduleDelta)})
 		if (plan.Create != nil) != c.run {
 			t.Errorf("%s: create %v, want a run at the jump: %v", c.policy, plan.Create, c.run)
 		}
@@ -413,7 +413,7 @@ func TestDaylightSavingFollowsPolicy(t *testing.T) {
 
 func TestInvalidSpecEventsOncePerGeneration(t *testing.T) {
 	sj := scheduledJob("0 0 30 2 *", justBeforeTheHour)
-	out := succeed(Compute(Input{ScheduledJob: sj, Now: justAfterTheHour}))
+	out := succeed(Decide(Input{ScheduledJob: sj, Now: justAfterTheHour}))
 	if got := reasons(out); !slices.Equal(got, []string{v1alpha1.ReasonInvalidSchedule}) {
 		t.Fatalf("events %v, want InvalidSchedule", got)
 	}
@@ -424,17 +424,17 @@ func TestInvalidSpecEventsOncePerGeneration(t *testing.T) {
 		t.Errorf("Ready message %q, want %q (the schedule named once)", message, want)
 	}
 	sj.Status = out.Status
-	if again := succeed(Compute(Input{ScheduledJob: sj, Now: justAfterTheHour.Add(time.Hour)})); len(again.Events) != 0 {
+	if again := succeed(Decide(Input{ScheduledJob: sj, Now: justAfterTheHour.Add(time.Hour)})); len(again.Events) != 0 {
 		t.Errorf("the same invalid spec emitted %v again", reasons(again))
 	}
 	sj.Generation = 2
-	if edited := succeed(Compute(Input{ScheduledJob: sj, Now: justAfterTheHour.Add(time.Hour)})); len(edited.Events) != 1 {
+	if edited := succeed(Decide(Input{ScheduledJob: sj, Now: justAfterTheHour.Add(time.Hour)})); len(edited.Events) != 1 {
 		t.Errorf("an edited, still invalid spec emitted %v", reasons(edited))
 	}
 }
 
 func TestEverySubMinuteIsInvalid(t *testing.T) {
-	plan := Compute(Input{ScheduledJob: scheduledJob("@every 30s", justBeforeTheHour), Now: justAfterTheHour})
+	plan := Decide(Input{ScheduledJob: scheduledJob("@every 30s", justBeforeTheHour), Now: justAfterTheHour})
 	if plan.Create != nil {
 		t.Errorf("created %s", plan.Create.Job.Name)
 	}
@@ -446,7 +446,7 @@ func TestEverySubMinuteIsInvalid(t *testing.T) {
 func TestTerminating(t *testing.T) {
 	sj := scheduledJob(onTheHour, justBeforeTheHour)
 	sj.DeletionTimestamp = &metav1.Time{Time: justBeforeTheHour}
-	plan := Compute(Input{ScheduledJob: sj, Now: justAfterTheHour})
+	plan := Decide(Input{ScheduledJob: sj, Now: justAfterTheHour})
 	if plan.Create != nil || plan.RequeueAfter != 0 {
 		t.Errorf("create %v, requeue %v: want nothing while terminating", plan.Create, plan.RequeueAfter)
 	}

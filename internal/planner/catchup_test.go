@@ -49,7 +49,7 @@ func (w *catchUpWorld) step(now time.Time) Plan {
 			job.Status.CompletionTime = &metav1.Time{Time: job.CreationTimestamp.Add(w.runFor)}
 		}
 	}
-	plan := Compute(Input{ScheduledJob: w.sj, Jobs: w.jobs, Now: now, CountFailures: true})
+	plan := Decide(Input{ScheduledJob: w.sj, Jobs: w.jobs, Now: now, CountFailures: true})
 	out := succeed(plan)
 	if run := plan.Create; run != nil {
 		job := run.Job.DeepCopy()
@@ -189,18 +189,18 @@ func TestCatchUpClaimHolds(t *testing.T) {
 	w.sj.Status.NextScheduleTime = &metav1.Time{Time: claimed}
 	w.sj.Status.LastMissedTime = &metav1.Time{Time: claimed.Add(-time.Minute)}
 	// At 10:10:40 the claim is the oldest run owed: its Job is created.
-	plan := Compute(Input{ScheduledJob: w.sj, Now: topOfTheHour.Add(10*time.Minute + 40*time.Second), CountFailures: true})
+	plan := Decide(Input{ScheduledJob: w.sj, Now: topOfTheHour.Add(10*time.Minute + 40*time.Second), CountFailures: true})
 	if plan.Create == nil || plan.Create.Job.Name != w.sj.JobName(claimed) {
 		t.Fatalf("create %v: want the claimed run completed", plan.Create)
 	}
 	// At 10:11:10 (three runs newer than 10:08 due since 10:11:00) no plan
 	// starts it any more, but a create planned before may still arrive.
-	plan = Compute(Input{ScheduledJob: w.sj, Now: topOfTheHour.Add(11*time.Minute + 10*time.Second), CountFailures: true})
+	plan = Decide(Input{ScheduledJob: w.sj, Now: topOfTheHour.Add(11*time.Minute + 10*time.Second), CountFailures: true})
 	if !claimedBy(succeed(plan).Status.Active, w.sj.JobName(claimed)) || plan.Create != nil {
 		t.Fatalf("within RequestBound of 10:11: active %v, create %v: want the claim kept and nothing started beside it", plan.beforeActions.Status.Active, plan.Create)
 	}
 	// At 10:11:15 it is dropped and missed; the oldest run owed, 10:09, starts.
-	plan = Compute(Input{ScheduledJob: w.sj, Now: topOfTheHour.Add(11*time.Minute + 15*time.Second), CountFailures: true})
+	plan = Decide(Input{ScheduledJob: w.sj, Now: topOfTheHour.Add(11*time.Minute + 15*time.Second), CountFailures: true})
 	out := succeed(plan)
 	if claimedBy(out.Status.Active, w.sj.JobName(claimed)) || plan.Create == nil || !plan.Create.Scheduled.Equal(claimed.Add(time.Minute)) {
 		t.Fatalf("active %v, create %v: want the claim dropped and 10:09 started", out.Status.Active, plan.Create)

@@ -73,9 +73,15 @@ func claimRef(job *batchv1.Job, name string) corev1.ObjectReference {
 	return corev1.ObjectReference{Kind: "Job", APIVersion: "batch/v1", Namespace: job.Namespace, Name: name}
 }
 
-// ClaimOf is the status.active entry that claims run, to be added to the
-// entries a ScheduledJob's status lists.
-func ClaimOf(run *Run) corev1.ObjectReference { return claimRef(run.Job, run.Job.Name) }
+// Claiming is sj with run claimed: status.active as sj has it plus the
+// claim, set by the leader's one writer of status.active. A standby writes
+// it, on condition that sj is still the version it read; its view of the
+// Jobs, perhaps behind, changes nothing else.
+func Claiming(sj *v1alpha1.ScheduledJob, run *Run) *v1alpha1.ScheduledJob {
+	claimed := sj.DeepCopy()
+	setActive(&claimed.Status, withClaim(sj.Status.Active, run.Job))
+	return claimed
+}
 
 // isClaim reports whether a status.active entry is a claim: a run whose
 // Job's creation was decided and may not have happened yet.

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ func TestStandbyWindow(t *testing.T) {
 		}
 	}
 	sj := everyMinute(v1alpha1.AllowConcurrent)
-	plan := Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Second)})
+	plan := Decide(Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Second)})
 	if plan.Create == nil || !plan.StandbyUntil.Equal(topOfTheHour.Add(45*time.Second)) {
 		t.Errorf("plan.StandbyUntil %s for the run at %s, want 45 s after it", plan.StandbyUntil, topOfTheHour)
 	}
@@ -61,14 +62,14 @@ func TestHistoryWaitsForTheStandbyWindow(t *testing.T) {
 	sj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](0)
 	job := childJob(sj, topOfTheHour, "a", true)
 	fence := topOfTheHour.Add(time.Minute)
-	early := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{job}, Now: topOfTheHour.Add(5 * time.Second)})
+	early := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{job}, Now: topOfTheHour.Add(5 * time.Second)})
 	if len(early.Deletes) != 0 {
 		t.Fatalf("the finished Job was deleted %s after its run, within the standby's window", 5*time.Second)
 	}
 	if early.RequeueAfter > fence.Sub(topOfTheHour.Add(5*time.Second))+time.Millisecond {
 		t.Errorf("requeue after %s, want by the fence at %s", early.RequeueAfter, fence.Format(time.TimeOnly))
 	}
-	late := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{job}, Now: fence})
+	late := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{job}, Now: fence})
 	if len(late.Deletes) != 1 {
 		t.Errorf("%d deletions at the fence, want the Job's", len(late.Deletes))
 	}
@@ -84,11 +85,11 @@ func TestTriggeredJobKeptWhileItsRequestIsPending(t *testing.T) {
 	job.Annotations[v1alpha1.TriggeredAnnotation] = sj.Annotations[v1alpha1.TriggerAnnotation]
 	job.UID = "t"
 	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
-	if plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{job}, Now: now.Add(time.Hour)}); len(plan.Deletes) != 0 {
+	if plan := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{job}, Now: now.Add(time.Hour)}); len(plan.Deletes) != 0 {
 		t.Errorf("request pending: %d deletions, want none", len(plan.Deletes))
 	}
 	delete(sj.Annotations, v1alpha1.TriggerAnnotation)
-	if plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{job}, Now: now.Add(time.Hour)}); len(plan.Deletes) != 1 {
+	if plan := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{job}, Now: now.Add(time.Hour)}); len(plan.Deletes) != 1 {
 		t.Errorf("request handled: %d deletions, want the Job's", len(plan.Deletes))
 	}
 }
@@ -100,7 +101,7 @@ func TestTriggeredJobKeptWhileItsRequestIsPending(t *testing.T) {
 func TestForbidRunsAreClaimed(t *testing.T) {
 	sj := everyMinute(v1alpha1.ForbidConcurrent)
 	now := topOfTheHour.Add(time.Second)
-	plan := Compute(Input{ScheduledJob: sj, Now: now})
+	plan := Decide(Input{ScheduledJob: sj, Now: now})
 	if plan.Create == nil || !plan.Create.Claim {
 		t.Fatalf("create %v: want the run at %s, to be claimed", plan.Create, topOfTheHour)
 	}
@@ -116,20 +117,20 @@ func TestForbidRunsAreClaimed(t *testing.T) {
 
 	// The claimer died before creating the Job: the next plan creates it,
 	// without claiming again.
-	again := Compute(Input{ScheduledJob: claimed, Now: now.Add(10 * time.Second)})
+	again := Decide(Input{ScheduledJob: claimed, Now: now.Add(10 * time.Second)})
 	if again.Create == nil || again.Create.Claim {
 		t.Errorf("create %v: want the claimed run, not claimed again", again.Create)
 	}
 	// A trigger waits for the claimed run.
 	claimed.Annotations = map[string]string{v1alpha1.TriggerAnnotation: "now"}
-	if trig := Compute(Input{ScheduledJob: claimed, Now: now.Add(10 * time.Second)}); trig.Trigger != nil {
+	if trig := Decide(Input{ScheduledJob: claimed, Now: now.Add(10 * time.Second)}); trig.Trigger != nil {
 		t.Error("a trigger started beside a claimed Forbid run")
 	}
 	delete(claimed.Annotations, v1alpha1.TriggerAnnotation)
 
 	// Its Job exists: the claim becomes its reference.
 	job := childJob(sj, topOfTheHour, "job-uid", false)
-	out := succeed(Compute(Input{ScheduledJob: claimed, Jobs: []*batchv1.Job{job}, Now: now.Add(20 * time.Second)}))
+	out := succeed(Decide(Input{ScheduledJob: claimed, Jobs: []*batchv1.Job{job}, Now: now.Add(20 * time.Second)}))
 	if len(out.Status.Active) != 1 || out.Status.Active[0].UID != "job-uid" {
 		t.Errorf("status.active %v once the Job exists, want its reference", out.Status.Active)
 	}
@@ -142,14 +143,14 @@ func TestStaleClaimsAreDropped(t *testing.T) {
 	sj := everyMinute(v1alpha1.ForbidConcurrent)
 	sj.Status.Active = []corev1.ObjectReference{claimRef(childJob(sj, topOfTheHour, "", false), sj.JobName(topOfTheHour))}
 	next := topOfTheHour.Add(time.Minute)
-	held := Compute(Input{ScheduledJob: sj, Now: next.Add(time.Second)})
+	held := Decide(Input{ScheduledJob: sj, Now: next.Add(time.Second)})
 	if held.Create != nil {
 		t.Fatal("the next run started while a claim for the run before could still be creating its Job")
 	}
 	if held.RequeueAfter > RequestBound {
 		t.Errorf("requeue after %s, want by %s, when the claim is dropped", held.RequeueAfter, RequestBound)
 	}
-	freed := Compute(Input{ScheduledJob: sj, Now: next.Add(RequestBound)})
+	freed := Decide(Input{ScheduledJob: sj, Now: next.Add(RequestBound)})
 	if freed.Create == nil || freed.Create.Scheduled != next {
 		t.Fatalf("create %v once the claim is stale, want the run at %s", freed.Create, next.Format(time.TimeOnly))
 	}
@@ -167,51 +168,65 @@ func TestReplaceByHandWaitsForTheStandbyWindow(t *testing.T) {
 	sj.Annotations = map[string]string{v1alpha1.TriggerAnnotation: "now"}
 	active := childJob(sj, topOfTheHour, "active", false)
 	now := topOfTheHour.Add(10 * time.Second)
-	plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{active}, Now: now})
+	plan := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{active}, Now: now})
 	if plan.Trigger == nil || len(plan.Deletes) != 0 {
 		t.Fatalf("trigger %v, %d deletions: want the run at once, the active one kept", plan.Trigger, len(plan.Deletes))
 	}
 	byHand := plan.Trigger.Job.DeepCopy()
 	byHand.UID, byHand.CreationTimestamp = "by-hand", metav1.NewTime(now)
 	delete(sj.Annotations, v1alpha1.TriggerAnnotation)
-	later := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{active, byHand}, Now: topOfTheHour.Add(time.Minute - time.Second)})
+	later := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{active, byHand}, Now: topOfTheHour.Add(time.Minute - time.Second)})
 	if len(later.Deletes) != 0 {
 		t.Error("the replaced run was deleted within its standby window")
 	}
-	at := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{active, byHand}, Now: topOfTheHour.Add(time.Minute)})
+	at := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{active, byHand}, Now: topOfTheHour.Add(time.Minute)})
 	if !slices.ContainsFunc(at.Deletes, func(d Deletion) bool { return d.Job.UID == "active" && d.Reason == DeleteForReplace }) {
 		t.Errorf("deletions %v at the fence, want the run replaced", at.Deletes)
 	}
 }
 
 // TestNoMissingJobForOwnDeletions: a Job status.active lists that is gone
-// is reported missing, unless this controller deleted it, or a later run
-// of a Replace ScheduledJob exists (a leader that replaced it may have died
-// before writing the status without it).
+// is reported missing, unless this controller deleted it, or, under
+// Replace, a later run's Job exists or a later run came due (a leader
+// that replaced it may have died before writing the status without it,
+// or before creating the later run's Job: it deletes first).
 func TestNoMissingJobForOwnDeletions(t *testing.T) {
 	for name, c := range map[string]struct {
 		policy  v1alpha1.ConcurrencyPolicy
 		deleted bool
 		later   bool
-		missing bool
+		// now is how long after the gone Job's run (at the top of the
+		// hour, every minute) it is looked at: 70 s unless set.
+		now      time.Duration
+		deadline int64
+		missing  bool
 	}{
-		"deleted by hand":               {policy: v1alpha1.AllowConcurrent, missing: true},
-		"deleted by this controller":    {policy: v1alpha1.AllowConcurrent, deleted: true},
-		"replaced by a later run":       {policy: v1alpha1.ReplaceConcurrent, later: true},
-		"gone under Allow, a later run": {policy: v1alpha1.AllowConcurrent, later: true, missing: true},
+		"deleted by hand":                                          {policy: v1alpha1.AllowConcurrent, missing: true},
+		"deleted by this controller":                               {policy: v1alpha1.AllowConcurrent, deleted: true},
+		"replaced by a later run":                                  {policy: v1alpha1.ReplaceConcurrent, later: true},
+		"gone under Allow, a later run":                            {policy: v1alpha1.AllowConcurrent, later: true, missing: true},
+		"gone under Replace, a later run came due without its Job": {policy: v1alpha1.ReplaceConcurrent},
+		// The later run is missed at its deadline: none starts now.
+		"gone under Replace, a later run missed without its Job": {policy: v1alpha1.ReplaceConcurrent, deadline: 5},
+		"gone under Replace before a later run came due":         {policy: v1alpha1.ReplaceConcurrent, now: 50 * time.Second, missing: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			sj := everyMinute(c.policy)
 			gone := childJob(sj, topOfTheHour, "gone", false)
 			sj.Status.Active = []corev1.ObjectReference{refOf(gone)}
-			in := Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Minute + 10*time.Second)}
+			sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour}
+			if c.deadline > 0 {
+				sj.Spec.StartingDeadlineSeconds = &c.deadline
+			}
+			now := cmp.Or(c.now, time.Minute+10*time.Second)
+			in := Input{ScheduledJob: sj, Now: topOfTheHour.Add(now)}
 			if c.deleted {
 				in.Deleted = map[types.UID]bool{"gone": true}
 			}
 			if c.later {
 				in.Jobs = []*batchv1.Job{childJob(sj, topOfTheHour.Add(time.Minute), "later", false)}
 			}
-			got := Compute(in).Reports(v1alpha1.ReasonMissingJob)
+			got := Decide(in).Reports(v1alpha1.ReasonMissingJob)
 			if got != c.missing {
 				t.Errorf("MissingJob reported: %v, want %v", got, c.missing)
 			}
@@ -229,7 +244,7 @@ func TestStoredSpecBreakingAdmissionRules(t *testing.T) {
 
 	lead := everyMinute(v1alpha1.AllowConcurrent)
 	lead.Spec.WarmUp = &v1alpha1.WarmUp{Strategy: v1alpha1.WarmUpEarlyStart, Lead: v1alpha1.FixedLead(10 * time.Minute)}
-	plan := Compute(Input{ScheduledJob: lead, Now: now})
+	plan := Decide(Input{ScheduledJob: lead, Now: now})
 	out := succeed(plan)
 	capacity := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionCapacityReady)
 	if plan.Create == nil {
@@ -244,7 +259,7 @@ func TestStoredSpecBreakingAdmissionRules(t *testing.T) {
 
 	deadline := everyMinute(v1alpha1.AllowConcurrent)
 	deadline.Spec.JobTemplate.Spec.ActiveDeadlineSeconds = ptr.To[int64](0)
-	plan = Compute(Input{ScheduledJob: deadline, Now: now})
+	plan = Decide(Input{ScheduledJob: deadline, Now: now})
 	out = plan.Finish()
 	if plan.Create != nil {
 		t.Error("a run whose Job can never run started")
@@ -257,7 +272,7 @@ func TestStoredSpecBreakingAdmissionRules(t *testing.T) {
 	}
 	// Once reported for this generation, not again.
 	deadline.Status = out.Status
-	if again := Compute(Input{ScheduledJob: deadline, Now: now.Add(time.Minute)}).Finish(); slices.Contains(reasons(again), v1alpha1.ReasonInvalidSpec) {
+	if again := Decide(Input{ScheduledJob: deadline, Now: now.Add(time.Minute)}).Finish(); slices.Contains(reasons(again), v1alpha1.ReasonInvalidSpec) {
 		t.Error("InvalidSpec reported again for the same generation")
 	}
 }
@@ -274,7 +289,7 @@ func TestRunsSkippedByTheStandbyAreMissed(t *testing.T) {
 	skipped, started := topOfTheHour.Add(time.Minute), topOfTheHour.Add(2*time.Minute)
 	now := started.Add(10 * time.Second)
 
-	standbyPlan := Compute(Input{ScheduledJob: sj, Now: now})
+	standbyPlan := Decide(Input{ScheduledJob: sj, Now: now})
 	if standbyPlan.Create == nil || !standbyPlan.Create.Skipped.Equal(skipped) {
 		t.Fatalf("the standby's run %+v, want the one at %s, skipping %s", standbyPlan.Create, started.Format(time.TimeOnly), skipped.Format(time.TimeOnly))
 	}
@@ -287,7 +302,7 @@ func TestRunsSkippedByTheStandbyAreMissed(t *testing.T) {
 		t.Errorf("MissSchedule %q, want it to name %s", events[0].Message, skipped.Format(time.RFC1123Z))
 	}
 
-	out := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{byStandby}, Now: now}).Finish()
+	out := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{byStandby}, Now: now}).Finish()
 	if missed := out.Status.LastMissedTime; missed == nil || !missed.Time.Equal(skipped) || out.Missed[MissSkipped] != 1 {
 		t.Errorf("lastMissedTime %v, skipped %d; want the run at %s, 1", missed, out.Missed[MissSkipped], skipped.Format(time.TimeOnly))
 	}

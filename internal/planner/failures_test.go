@@ -158,13 +158,13 @@ func TestHistoryKeepsRunsNotYetCounted(t *testing.T) {
 	sj.Status.LastScheduleTime = &metav1.Time{Time: run(1)}
 	sj.Status.Active = []corev1.ObjectReference{refOf(first), refOf(second)}
 
-	waiting := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{first, second}, Now: run(1).Add(time.Minute), CountFailures: true})
+	waiting := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{first, second}, Now: run(1).Add(time.Minute), CountFailures: true})
 	if len(waiting.Deletes) != 0 {
 		t.Errorf("deleted %s while the run before it was running: its failure would never count", deletedNames(waiting.Deletes))
 	}
 	sj.Status = succeed(waiting).Status
 	first = finishedRun(sj, run(0), false)
-	counted := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{first, second}, Now: run(1).Add(2 * time.Minute), CountFailures: true})
+	counted := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{first, second}, Now: run(1).Add(2 * time.Minute), CountFailures: true})
 	if f := succeed(counted).Status.Failures; f == nil || f.Count != 2 {
 		t.Errorf("status.failures %+v, want both failures counted", f)
 	}
@@ -196,19 +196,19 @@ func TestSuspendAfterFailures(t *testing.T) {
 		CountedThrough: &metav1.Time{Time: run(1)}}
 	third.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(run(2).Add(time.Minute))}}
 
-	plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{third}, Now: run(3), CountFailures: true})
+	plan := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{third}, Now: run(3), CountFailures: true})
 	out := checkSuspends(t, plan)
 
 	// The controller set spec.suspend and wrote that status.
 	sj.Spec.Suspend, sj.Status = ptr.To(true), out.Status
-	again := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{third}, Now: run(4), CountFailures: true})
+	again := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{third}, Now: run(4), CountFailures: true})
 	if again.SuspendAfterFailures || again.Create != nil || slices.Contains(reasons(succeed(again)), v1alpha1.ReasonSuspendedAfterFailures) {
 		t.Errorf("suspended again, or a run, or a second event: %+v", again)
 	}
 
 	// Resumed.
 	sj.Spec.Suspend = ptr.To(false)
-	resumed := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{third}, Now: run(5), CountFailures: true})
+	resumed := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{third}, Now: run(5), CountFailures: true})
 	if resumed.Create == nil {
 		t.Error("no run after the resume")
 	}
@@ -247,14 +247,14 @@ func TestNoRunFromJobsNotOneRead(t *testing.T) {
 	sj.Status.LastScheduleTime = &metav1.Time{Time: run(1)}
 	jobs := []*batchv1.Job{finishedRun(sj, run(1), false)}
 
-	plan := Compute(Input{ScheduledJob: sj, Jobs: jobs, Now: run(2).Add(time.Second)})
+	plan := Decide(Input{ScheduledJob: sj, Jobs: jobs, Now: run(2).Add(time.Second)})
 	if !plan.FailuresUncounted || plan.Create != nil || plan.RequeueAfter > uncountedRecheck {
 		t.Errorf("FailuresUncounted %v, run %v, requeue %v: want no run and a plan again within %v", plan.FailuresUncounted, plan.Create != nil, plan.RequeueAfter, uncountedRecheck)
 	}
 	if f := succeed(plan).Status.Failures; f == nil || f.Count != 0 {
 		t.Errorf("status.failures %+v: counted from Jobs not one read", f)
 	}
-	counted := Compute(Input{ScheduledJob: sj, Jobs: jobs, Now: run(2).Add(time.Second), CountFailures: true})
+	counted := Decide(Input{ScheduledJob: sj, Jobs: jobs, Now: run(2).Add(time.Second), CountFailures: true})
 	if counted.FailuresUncounted || counted.Create == nil {
 		t.Errorf("from one read: FailuresUncounted %v, run %v; want the run", counted.FailuresUncounted, counted.Create != nil)
 	}

@@ -19,7 +19,7 @@ import (
 // start-by (scheduled time plus startingDeadlineSeconds).
 func TestGroupMemberRuns(t *testing.T) {
 	sj, first := groupMember()
-	plan := Compute(Input{ScheduledJob: sj, Now: first.Add(time.Second)})
+	plan := Decide(Input{ScheduledJob: sj, Now: first.Add(time.Second)})
 	if plan.Create == nil {
 		t.Fatal("no run created")
 	}
@@ -41,7 +41,7 @@ func TestTriggeredRunWaitsInTheGroup(t *testing.T) {
 	created := asked.Add(3 * time.Second)
 	sj.Status.LastScheduleTime = &metav1.Time{Time: first}
 	sj.Annotations = map[string]string{v1alpha1.TriggerAnnotation: asked.UTC().Format(time.RFC3339)}
-	plan := Compute(Input{ScheduledJob: sj, Now: created})
+	plan := Decide(Input{ScheduledJob: sj, Now: created})
 	if plan.Trigger == nil {
 		t.Fatal("no triggered run")
 	}
@@ -76,7 +76,7 @@ func TestGroupMemberWaits(t *testing.T) {
 		s.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
 		s.Status.LastScheduleTime = &metav1.Time{Time: first}
 		s.Status.Active = append(s.Status.Active, refOf(waiting))
-		plan := Compute(Input{ScheduledJob: s, Jobs: []*batchv1.Job{waiting}, Now: first.Add(5 * time.Minute)})
+		plan := Decide(Input{ScheduledJob: s, Jobs: []*batchv1.Job{waiting}, Now: first.Add(5 * time.Minute)})
 		if plan.Create != nil {
 			t.Errorf("Forbid started %s while a run waits", plan.Create.Job.Name)
 		}
@@ -98,7 +98,7 @@ func TestGroupMemberWaits(t *testing.T) {
 		s.Status.LastScheduleTime = &metav1.Time{Time: first}
 		s.Status.Active = append(s.Status.Active, refOf(missed))
 		// Past the standby's window of the run, so history may delete it.
-		plan := Compute(Input{ScheduledJob: s, Jobs: []*batchv1.Job{missed}, Now: first.Add(4 * time.Minute)})
+		plan := Decide(Input{ScheduledJob: s, Jobs: []*batchv1.Job{missed}, Now: first.Add(4 * time.Minute)})
 		out := succeed(plan)
 		if len(out.Status.Active) != 0 || out.Status.LastMissedTime == nil || !out.Status.LastMissedTime.Equal(&metav1.Time{Time: first}) {
 			t.Errorf("active %v, lastMissedTime %v; want none active, missed at %v", out.Status.Active, out.Status.LastMissedTime, first)
@@ -114,11 +114,11 @@ func TestGroupMemberWaits(t *testing.T) {
 	t.Run("not a member: no condition", func(t *testing.T) {
 		s := sj.DeepCopy()
 		s.Spec.ConcurrencyGroup = nil
-		out := succeed(Compute(Input{ScheduledJob: s, Now: first.Add(time.Second)}))
+		out := succeed(Decide(Input{ScheduledJob: s, Now: first.Add(time.Second)}))
 		if c := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionWaiting); c != nil {
 			t.Errorf("Waiting %+v on a ScheduledJob in no group", c)
 		}
-		if job := Compute(Input{ScheduledJob: s, Now: first.Add(time.Second)}).Create.Job; job.Spec.Suspend != nil {
+		if job := Decide(Input{ScheduledJob: s, Now: first.Add(time.Second)}).Create.Job; job.Spec.Suspend != nil {
 			t.Errorf("a non-member's Job is created with suspend %v", *job.Spec.Suspend)
 		}
 	})

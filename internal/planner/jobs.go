@@ -90,7 +90,7 @@ func observeJobs(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, deleted map[typ
 			o.lastSuccess = later(o.lastSuccess, job.Status.CompletionTime.Time)
 		}
 	}
-	o.observeGone(sj, jobs, present, claims, deleted)
+	o.observeGone(sj, jobs, present, claims, deleted, now)
 	return o
 }
 
@@ -98,23 +98,27 @@ func observeJobs(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, deleted map[typ
 // whose Job does not exist yet stay active; a Job gone that this
 // controller did not delete, nor a later run replaced, is reported
 // missing.
-func (o *observation) observeGone(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, present, claims map[string]bool, deleted map[types.UID]bool) {
+func (o *observation) observeGone(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, present, claims map[string]bool, deleted map[types.UID]bool, now time.Time) {
 	for _, ref := range sj.Status.Active {
 		switch {
 		case isClaim(ref) && claims[ref.Name]:
 			o.claims = append(o.claims, ref.Name)
 			o.activeRefs = append(o.activeRefs, ref)
-		case !isClaim(ref) && !present[string(ref.UID)] && !deleted[ref.UID] && !replacedByLaterRun(sj, ref, jobs):
+		case !isClaim(ref) && !present[string(ref.UID)] && !deleted[ref.UID] && !replacedByLaterRun(sj, ref, jobs, now):
 			o.events = append(o.events, missingJobEvent(ref.Name))
 		}
 	}
 }
 
 // replacedByLaterRun reports whether a Job status.active names, gone,
-// was replaced: under concurrencyPolicy Replace a later run's Job exists
-// (a leader that replaced it may have died before writing the status
-// without it).
-func replacedByLaterRun(sj *v1alpha1.ScheduledJob, ref corev1.ObjectReference, jobs []*batchv1.Job) bool {
+// was replaced: under concurrencyPolicy Replace a later run's Job exists,
+// or a later scheduled run came due by now. A leader that replaced it may
+// have died before writing the status without it, or, since it deletes
+// before it creates, before creating the later run's Job (an API outage
+// between the two, and the later run's deadline passed meanwhile). A Job
+// deleted by hand once a later run came due is one Replace would have
+// deleted: it is not reported either.
+func replacedByLaterRun(sj *v1alpha1.ScheduledJob, ref corev1.ObjectReference, jobs []*batchv1.Job, now time.Time) bool {
 	if sj.Spec.ConcurrencyPolicy != v1alpha1.ReplaceConcurrent {
 		return false
 	}
@@ -125,7 +129,21 @@ func replacedByLaterRun(sj *v1alpha1.ScheduledJob, ref corev1.ObjectReference, j
 			return true
 		}
 	}
-	return false
+	return scheduled && laterRunCameDue(sj, gone, now)
+}
+
+// laterRunCameDue reports whether sj's schedule has a run after at that
+// came due by now. It reads the schedule as the status last recorded it
+// (its last scheduled time, its spread placement); asked only for a Job
+// gone under Replace without a later one, it costs a normal reconcile
+// nothing.
+func laterRunCameDue(sj *v1alpha1.ScheduledJob, at, now time.Time) bool {
+	spec := scheduleOf(sj, timeOf(sj.Status.LastScheduleTime), sj.RecordedPlacement())
+	if spec.schedule == nil {
+		return false
+	}
+	next := spec.schedule.Next(at)
+	return !next.IsZero() && !next.After(now)
 }
 
 // observeActive adds an unfinished Job. ref is its status.active entry, if

@@ -55,7 +55,7 @@ func TestMaxActive(t *testing.T) {
 			if tc.trigger {
 				sj.Annotations = map[string]string{v1alpha1.TriggerAnnotation: "now"}
 			}
-			plan := Compute(Input{ScheduledJob: sj, Jobs: jobs, Now: due})
+			plan := Decide(Input{ScheduledJob: sj, Jobs: jobs, Now: due})
 			started := plan.Create
 			if tc.trigger {
 				started = plan.Trigger

@@ -4,7 +4,9 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -44,8 +46,10 @@ var statusWriters = map[string]string{
 // TestOneWriterPerStatusField reads the planner's and the controllers'
 // code and fails when a function other than the field's writer assigns
 // a field of a ScheduledJob's status (an expression named status, or
-// ending in .Status), or sets or removes a condition: a second writer is
-// how two steps came to disagree about one field.
+// ending in .Status, or a ScheduledJobStatus literal's field), or sets or
+// removes a condition, or writes a status as a map literal (a patch made
+// by hand, as the standby's claim once was): a second writer is how two
+// steps came to disagree about one field.
 func TestOneWriterPerStatusField(t *testing.T) {
 	fields := map[string]bool{}
 	statusType := reflect.TypeFor[v1alpha1.ScheduledJobStatus]()
@@ -67,6 +71,10 @@ func TestOneWriterPerStatusField(t *testing.T) {
 	for what, where := range writes {
 		for _, w := range where {
 			if function, _, _ := strings.Cut(w, " "); function != statusWriters[what] {
+				if what == rawStatus {
+					t.Errorf("%s is written by %s: write the status's fields through their writers", what, w)
+					continue
+				}
 				t.Errorf("%s is written by %s; its one writer is %s", what, w, statusWriters[what])
 			}
 		}
@@ -124,6 +132,10 @@ func statusWrites(t *testing.T, path string, fields map[string]bool) map[string]
 						record(field, lhs.Pos())
 					}
 				}
+			case *ast.CompositeLit:
+				for _, what := range literalWrites(n, fields) {
+					record(what, n.Pos())
+				}
 			case *ast.IncDecStmt:
 				if field, ok := statusField(n.X, fields); ok {
 					record(field, n.Pos())
@@ -137,6 +149,65 @@ func statusWrites(t *testing.T, path string, fields map[string]bool) map[string]
 		})
 	}
 	return writes
+}
+
+// rawStatus names a write of a status that bypasses its fields' writers:
+// a map literal with a "status" key, the body of a patch made by hand.
+// No function may make one.
+const rawStatus = "a raw status (a map literal's \"status\")"
+
+// literalWrites reports what a composite literal writes: the fields a
+// ScheduledJobStatus literal sets, or rawStatus for a map literal with a
+// "status" key.
+func literalWrites(lit *ast.CompositeLit, fields map[string]bool) []string {
+	var writes []string
+	switch t := lit.Type.(type) {
+	case *ast.MapType:
+		for _, elt := range lit.Elts {
+			if kv, ok := elt.(*ast.KeyValueExpr); ok {
+				if key, ok := kv.Key.(*ast.BasicLit); ok && key.Value == `"status"` {
+					writes = append(writes, rawStatus)
+				}
+			}
+		}
+	case *ast.SelectorExpr, *ast.Ident:
+		if name := types.ExprString(t); name != "v1alpha1.ScheduledJobStatus" && name != "ScheduledJobStatus" {
+			return nil
+		}
+		for _, elt := range lit.Elts {
+			if kv, ok := elt.(*ast.KeyValueExpr); ok {
+				if key, ok := kv.Key.(*ast.Ident); ok && fields[key.Name] {
+					writes = append(writes, key.Name)
+				}
+			}
+		}
+	}
+	return writes
+}
+
+// TestOneWriterCheckSeesLiterals: the check finds the writes that are not
+// assignments: a status literal's fields and a patch's map literal.
+func TestOneWriterCheckSeesLiterals(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "writers.go")
+	source := `package x
+
+func claim(active []corev1.ObjectReference) any {
+	return map[string]any{"status": map[string]any{"active": active, "activeCount": len(active)}}
+}
+
+func fresh(active []corev1.ObjectReference) v1alpha1.ScheduledJobStatus {
+	return v1alpha1.ScheduledJobStatus{Active: active, ActiveCount: 1}
+}
+`
+	if err := os.WriteFile(path, []byte(source), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writes := statusWrites(t, path, map[string]bool{"Active": true, "ActiveCount": true})
+	for what, function := range map[string]string{rawStatus: "claim", "Active": "fresh", "ActiveCount": "fresh"} {
+		if len(writes[what]) != 1 || !strings.HasPrefix(writes[what][0], function+" ") {
+			t.Errorf("%s: found %q, want one write in %s", what, writes[what], function)
+		}
+	}
 }
 
 // funcName is "name" for a function, "receiver.name" for a method.

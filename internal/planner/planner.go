@@ -5,7 +5,7 @@
 // which says what status to write and which events to emit; nothing here
 // does I/O or reads a clock.
 //
-// Compute runs small steps, each taking what it reads and returning what it
+// Decide runs small steps, each taking what it reads and returning what it
 // decided: observeJobs (what the Jobs say), historyDeletions, scheduleOf
 // (what the spec means: v1alpha1.ScheduledJob.Meaning, with a Balanced
 // spread's placement as the values of its H fields), decideDueRun (the run
@@ -201,8 +201,8 @@ const (
 // millisecond covers rounding.
 const nextScheduleDelta = time.Millisecond
 
-// Compute builds the plan.
-func Compute(in Input) Plan {
+// Decide builds the plan.
+func Decide(in Input) Plan {
 	invalid := invalidityOf(in.ScheduledJob, in.Now)
 	if len(invalid.warmUp) > 0 {
 		// Planned as without warm-up: its objects go, runs start on time.
@@ -272,7 +272,7 @@ func Compute(in Input) Plan {
 		events = slices.DeleteFunc(events, func(e Event) bool { return e.Reason == v1alpha1.ReasonMissingJob })
 	}
 
-	plan.RequeueAfter = wakeup.Delay(in.Now, wake)
+	plan.RequeueAfter = wakeup.Delay(in.Now, wake...)
 	plan.beforeActions = Outcome{Status: status, Events: events, Missed: missed, WarmUp: warm.strategy,
 		CapacityReadyAfter: warm.ReadyAfter, WarmUpLate: warm.Late, SuspendedAfterFailures: suspending}
 	if start, ok := warmup.MeasureStart(RunToMeasure(sj, in.Jobs, in.Now), in.RunPods); ok {
@@ -282,7 +282,7 @@ func Compute(in Input) Plan {
 	return plan
 }
 
-// runsDecision is what Compute decided about scheduled runs.
+// runsDecision is what Decide decided about scheduled runs.
 type runsDecision struct {
 	create, early *Run
 	readiness     readiness

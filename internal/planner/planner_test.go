@@ -297,7 +297,7 @@ func succeed(plan Plan) Outcome {
 func checkPlan(t *testing.T, c plannerCase) {
 	t.Helper()
 	in := c.input()
-	plan := Compute(in)
+	plan := Decide(in)
 	out := succeed(plan)
 	checkActions(t, plan, out, c.want)
 	status := out.Status

@@ -41,7 +41,7 @@ func TestReadyFromResults(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			sj := scheduledJob("* * * * *", justBeforeThePriorHour)
-			plan := Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Second)})
+			plan := Decide(Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Second)})
 			if plan.Create == nil {
 				t.Fatal("no run at 10:00")
 			}
@@ -69,7 +69,7 @@ func TestReadyFromResults(t *testing.T) {
 // reconcile.
 func TestReadyEventOncePerChange(t *testing.T) {
 	sj := scheduledJob("61 * * * *", justBeforeThePriorHour)
-	first := Compute(Input{ScheduledJob: sj, Now: topOfTheHour}).Finish()
+	first := Decide(Input{ScheduledJob: sj, Now: topOfTheHour}).Finish()
 	if !slices.Contains(reasons(first), v1alpha1.ReasonUnparseableSchedule) {
 		t.Fatalf("events %v, want UnparseableSchedule", reasons(first))
 	}
@@ -77,7 +77,7 @@ func TestReadyEventOncePerChange(t *testing.T) {
 		t.Fatalf("Ready %+v, next %v; want InvalidSchedule and no next run", r, first.Status.NextScheduleTime)
 	}
 	sj.Status = first.Status
-	if again := Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Minute)}).Finish(); len(again.Events) > 0 {
+	if again := Decide(Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Minute)}).Finish(); len(again.Events) > 0 {
 		t.Errorf("events %v on the next reconcile, want none", reasons(again))
 	}
 }

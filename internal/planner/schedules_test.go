@@ -35,7 +35,7 @@ func TestSeveralSchedules(t *testing.T) {
 func TestSeveralSchedulesWithABadEntry(t *testing.T) {
 	sj := scheduledJob("", justBeforeTheHour)
 	sj.Spec.Schedules = []string{"0 * * * *", "0 0 30 2 *"}
-	out := succeed(Compute(Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Second)}))
+	out := succeed(Decide(Input{ScheduledJob: sj, Now: topOfTheHour.Add(time.Second)}))
 	c := ready(out.Status)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonInvalidSchedule || c.Message != `spec.schedules[1] "0 0 30 2 *": never fires: no allowed month has an allowed day` {
 		t.Errorf("Ready %+v", c)

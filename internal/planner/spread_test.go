@@ -43,7 +43,7 @@ func TestEffectiveSchedules(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sj := scheduledJob(tt.schedule, justBeforeThePriorHour)
 			sj.Spec.Spread = tt.spread
-			plan := Compute(Input{ScheduledJob: sj, Now: topOfTheHour, Placement: tt.placement})
+			plan := Decide(Input{ScheduledJob: sj, Now: topOfTheHour, Placement: tt.placement})
 			status := succeed(plan).Status
 			if got := ready(status); got == nil || got.Reason != tt.wantReason {
 				t.Fatalf("Ready %+v, want reason %s", got, tt.wantReason)
@@ -63,7 +63,7 @@ func TestEffectiveSchedules(t *testing.T) {
 			}
 			// At that time the run starts, named by its effective time.
 			sj.Status = status
-			plan = Compute(Input{ScheduledJob: sj, Now: next.Add(time.Second), Placement: tt.placement})
+			plan = Decide(Input{ScheduledJob: sj, Now: next.Add(time.Second), Placement: tt.placement})
 			if plan.Create == nil || plan.Create.Job.Name != sj.JobName(next) {
 				t.Fatalf("at %v: create %+v, want Job %s", next, plan.Create, sj.JobName(next))
 			}
@@ -80,13 +80,13 @@ func TestPlacementIsRecorded(t *testing.T) {
 	sj := scheduledJob("H * * * *", justBeforeThePriorHour)
 	sj.Spec.Spread = &v1alpha1.Spread{Strategy: v1alpha1.SpreadBalanced}
 	placement := &v1alpha1.SpreadStatus{Group: "default", Schedule: "H * * * *", Choices: []int{7}, Epoch: 2}
-	status := succeed(Compute(Input{ScheduledJob: sj, Now: topOfTheHour, Placement: placement})).Status
+	status := succeed(Decide(Input{ScheduledJob: sj, Now: topOfTheHour, Placement: placement})).Status
 	if status.Spread == nil || status.Spread.Epoch != 2 || status.Spread.Choices[0] != 7 {
 		t.Errorf("status.spread %+v", status.Spread)
 	}
 	sj.Spec.Spread = nil
 	sj.Status.Spread = placement
-	if status := succeed(Compute(Input{ScheduledJob: sj, Now: topOfTheHour})).Status; status.Spread != nil {
+	if status := succeed(Decide(Input{ScheduledJob: sj, Now: topOfTheHour})).Status; status.Spread != nil {
 		t.Errorf("status.spread %+v kept under Hash", status.Spread)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // The status's writers. Each field of ScheduledJobStatus, and each
 // condition, is set by one function, here or in ready.go (Ready and
 // nextScheduleTime) and capacity.go (CapacityReady); the steps that decide
-// return values, and Compute and Finish hand them to these.
+// return values, and Decide and Finish hand them to these.
 // TestOneWriterPerStatusField fails when another function assigns a field.
 
 // setObserved records which spec the status describes: its generation,

@@ -103,7 +103,7 @@ func TestWarmUpStartMatchesPrimers(t *testing.T) {
 			sj.Spec.WarmUp = nil // extended syntax is not for ScheduledJobs (yet)
 			continue
 		}
-		out := Compute(Input{ScheduledJob: sj, Now: tc.now}).Finish()
+		out := Decide(Input{ScheduledJob: sj, Now: tc.now}).Finish()
 		want := primerStart(t, tc.schedule, loc, tc.lead, tc.now)
 		if got := out.Status.NextWarmUpTime; got == nil || !got.Time.Equal(want) {
 			t.Errorf("%q lead %v at %v: nextWarmUpTime %v, want %v", tc.schedule, tc.lead, tc.now, got, want)
@@ -135,7 +135,7 @@ func TestWarmUpAcrossDaylightSaving(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			sj := warmJob(tc.schedule, "America/New_York", tc.policy, 10*time.Minute, tc.now)
-			out := Compute(Input{ScheduledJob: sj, Now: tc.now}).Finish()
+			out := Decide(Input{ScheduledJob: sj, Now: tc.now}).Finish()
 			if got := out.Status.NextWarmUpTime; got == nil || !got.Time.Equal(tc.want) {
 				t.Errorf("nextWarmUpTime %v, want %v", got, tc.want)
 			}
@@ -148,7 +148,7 @@ func TestWarmUpForEveryAndRunAt(t *testing.T) {
 	every := scheduledJob("@every 90m", created)
 	every.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(10 * time.Minute)}
 	// The first run is 90 minutes after creation, at 09:30.
-	plan := Compute(Input{ScheduledJob: every, Now: created.Add(time.Hour)})
+	plan := Decide(Input{ScheduledJob: every, Now: created.Add(time.Hour)})
 	if got := plan.Finish().Status.NextWarmUpTime; got == nil || !got.Time.Equal(mustTime("2026-11-24T09:20:00Z")) {
 		t.Errorf("@every: nextWarmUpTime %v, want 09:20", got)
 	}
@@ -158,7 +158,7 @@ func TestWarmUpForEveryAndRunAt(t *testing.T) {
 	once := scheduledJob("", created)
 	once.Spec.RunAt = &metav1.Time{Time: mustTime("2026-12-24T18:00:00Z")}
 	once.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(2 * time.Hour)}
-	plan = Compute(Input{ScheduledJob: once, Now: mustTime("2026-12-24T16:00:00Z")})
+	plan = Decide(Input{ScheduledJob: once, Now: mustTime("2026-12-24T16:00:00Z")})
 	if len(plan.WarmUp.CreatePods) != 1 {
 		t.Errorf("runAt: %d placeholders at the warm-up's start, want 1", len(plan.WarmUp.CreatePods))
 	}
@@ -180,7 +180,7 @@ func TestControllerPlaceholderDefaults(t *testing.T) {
 	} {
 		sj := scheduledJob("0 10 * * *", created)
 		sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(10 * time.Minute), Placeholder: tc.spec}
-		plan := Compute(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T09:55:00Z"), Defaults: policy})
+		plan := Decide(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T09:55:00Z"), Defaults: policy})
 		if len(plan.WarmUp.CreatePods) != 1 {
 			t.Fatalf("%s: %d placeholders, want 1", name, len(plan.WarmUp.CreatePods))
 		}
@@ -205,7 +205,7 @@ type world struct {
 
 func (w *world) reconcile(now time.Time) (Plan, Outcome) {
 	w.t.Helper()
-	plan := Compute(Input{ScheduledJob: w.sj, Jobs: w.jobs, WarmUpPods: w.pods, Group: warmup.Group{Status: w.group, Refuses: w.groupRefuses}, Now: now, EarlyStartImage: "ontime:test"})
+	plan := Decide(Input{ScheduledJob: w.sj, Jobs: w.jobs, WarmUpPods: w.pods, Group: warmup.Group{Status: w.group, Refuses: w.groupRefuses}, Now: now, EarlyStartImage: "ontime:test"})
 	var results []Result
 	for _, run := range []*Run{plan.Create, plan.Early, plan.Trigger} {
 		if run != nil {
@@ -451,11 +451,11 @@ func TestEarlyStartWaitsUnderForbid(t *testing.T) {
 	sj.Spec.WarmUp.Strategy = v1alpha1.WarmUpEarlyStart
 	sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
 	running := childJob(sj, mustTime("2026-11-24T09:00:00Z"), "running", false)
-	if plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: now}); plan.Early != nil {
+	if plan := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: now}); plan.Early != nil {
 		t.Errorf("an early Job beside an active run under Forbid")
 	}
 	running.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
-	if plan := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: now.Add(5 * time.Minute)}); plan.Early == nil {
+	if plan := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{running}, Now: now.Add(5 * time.Minute)}); plan.Early == nil {
 		t.Errorf("no early Job once the active run finished")
 	}
 }
@@ -476,7 +476,7 @@ func TestStartLatenessIsMeasuredOnce(t *testing.T) {
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
 		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(mustTime("2026-11-24T10:00:04Z"))}}}}}}
-	out := Compute(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{job}, RunPods: []*corev1.Pod{pod}, Now: now}).Finish()
+	out := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{job}, RunPods: []*corev1.Pod{pod}, Now: now}).Finish()
 	if out.StartLateness == nil || *out.StartLateness != 4*time.Second || out.WarmUp != "none" {
 		t.Fatalf("lateness %v (warm-up %s), want 4s without warm-up", out.StartLateness, out.WarmUp)
 	}
@@ -495,7 +495,7 @@ func TestCapacityBufferUnavailable(t *testing.T) {
 	sj := warmJob("0 * * * *", "", "", 10*time.Minute, mustTime("2026-11-24T09:30:00Z"))
 	sj.Spec.WarmUp.Strategy = v1alpha1.WarmUpCapacityBuffer
 	api := warmup.ChooseBufferAPI(nil)
-	plan := Compute(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T09:50:00Z"), BufferAPI: api})
+	plan := Decide(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T09:50:00Z"), BufferAPI: api})
 	out := plan.Finish()
 	c := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionCapacityReady)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonCapacityBufferUnavailable || !strings.Contains(c.Message, "autoscaling.x-k8s.io") {
@@ -505,7 +505,7 @@ func TestCapacityBufferUnavailable(t *testing.T) {
 		t.Errorf("events %v, want one CapacityBufferUnavailable", got)
 	}
 	sj.Status = out.Status
-	run := Compute(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T10:00:00.1Z"), BufferAPI: api})
+	run := Decide(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T10:00:00.1Z"), BufferAPI: api})
 	if run.Create == nil {
 		t.Error("the run did not start at its time")
 	}
@@ -517,7 +517,7 @@ func TestCapacityBufferUnavailable(t *testing.T) {
 func TestCapacityBufferRefused(t *testing.T) {
 	sj := warmJob("0 * * * *", "", "", 10*time.Minute, mustTime("2026-11-24T09:30:00Z"))
 	sj.Spec.WarmUp.Strategy = v1alpha1.WarmUpCapacityBuffer
-	plan := Compute(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T09:50:00Z"), BufferAPI: warmup.BufferAPI{Version: "v1beta1"}})
+	plan := Decide(Input{ScheduledJob: sj, Now: mustTime("2026-11-24T09:50:00Z"), BufferAPI: warmup.BufferAPI{Version: "v1beta1"}})
 	if len(plan.WarmUp.CreateBuffers) != 1 {
 		t.Fatalf("%d buffers to create, want 1", len(plan.WarmUp.CreateBuffers))
 	}

@@ -6,11 +6,15 @@ import "time"
 
 // Delay is the delay from now until the soonest of the wake-up times, at
 // least a millisecond (a time already past is looked at again at once), or
-// 0 when there is none: the controller then waits for a change to the
-// object.
-func Delay(now time.Time, wake []time.Time) time.Duration {
+// 0 when there is none (a zero time is none): the controller then waits
+// for a change to the object. Every controller computes its requeue with
+// it.
+func Delay(now time.Time, wake ...time.Time) time.Duration {
 	var after time.Duration
 	for _, t := range wake {
+		if t.IsZero() {
+			continue
+		}
 		if d := max(t.Sub(now), time.Millisecond); after == 0 || d < after {
 			after = d
 		}

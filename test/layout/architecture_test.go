@@ -17,7 +17,7 @@ import (
 )
 
 // goName is a code reference in prose: an identifier, or a dotted chain
-// of them (planner.Compute, scheduledjob.Controller.Reconcile).
+// of them (planner.Decide, scheduledjob.Controller.Reconcile).
 var goName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
 
 // repoPath is a reference to a package or file of the repository.

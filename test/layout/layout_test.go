@@ -28,24 +28,26 @@ const module = "github.com/ontime-dev/ontime/"
 var allowed = map[string][]string{
 	"cmd/ontime":          {"internal/controller", "internal/controller/recovery", "internal/webhook", "internal/validation", "internal/scheme", "internal/spread", "internal/convert", "api/v1alpha1", "pkg/cron"},
 	"internal/controller": {"internal/controller/*", "internal/warmup", "api/v1alpha1"},
-	"internal/controller/*": {"internal/controller/owned", "internal/controller/owners", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
+	"internal/controller/*": {"internal/controller/jobcontrol", "internal/controller/owners", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
 		"api/v1alpha1", "pkg/cron"},
 	// The ScheduledJob controller asks the spread ledgers where a
 	// ScheduledJob is placed before it plans.
-	"internal/controller/scheduledjob": {"internal/controller/owned", "internal/controller/owners", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/controller/spreadledger", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
+	"internal/controller/scheduledjob": {"internal/controller/jobcontrol", "internal/controller/owners", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/controller/spreadledger", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
 		"api/v1alpha1", "pkg/cron"},
-	// The Backfill controller: the backfill's plan, and the ScheduledJob
-	// controller's retry backoff.
-	"internal/controller/backfill": {"internal/backfill", "internal/controller/scheduledjob", "api/v1alpha1"},
-	// The concurrency groups' controller: the group's decision, and the
-	// ScheduledJob controller's retry backoff.
-	"internal/controller/concurrencygroup": {"internal/concurrency", "internal/controller/owned", "internal/controller/scheduledjob", "api/v1alpha1"},
-	"internal/controller/owned":            {"internal/warmup", "api/v1alpha1"},
+	// The Backfill controller: the backfill's plan, written through the
+	// job-control layer.
+	"internal/controller/backfill": {"internal/backfill", "internal/controller/jobcontrol", "internal/wakeup", "api/v1alpha1"},
+	// The concurrency groups' controller: the group's decision, written
+	// through the job-control layer.
+	"internal/controller/concurrencygroup": {"internal/concurrency", "internal/controller/jobcontrol", "internal/wakeup", "api/v1alpha1"},
+	// The job-control layer: what every actor that starts or stops runs
+	// does to their Jobs.
+	"internal/controller/jobcontrol": {"internal/warmup", "api/v1alpha1"},
 	// The one reconciler of every owner of warm-up: the loop, over each
 	// kind's plan.
-	"internal/controller/owners": {"internal/controller/warmupobjects", "internal/controller/recovery", "internal/warmup"},
+	"internal/controller/owners": {"internal/controller/warmupobjects", "internal/controller/recovery", "internal/warmup", "internal/wakeup"},
 	// The one executor of warm-up, for every kind of owner.
-	"internal/controller/warmupobjects": {"internal/controller/owned", "internal/warmup", "api/v1alpha1"},
+	"internal/controller/warmupobjects": {"internal/controller/jobcontrol", "internal/warmup", "api/v1alpha1"},
 	// Retrying after an API outage, for the controllers and the
 	// controller command's start: on client-go and controller-runtime only.
 	"internal/controller/recovery": {},

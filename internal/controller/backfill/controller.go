@@ -11,11 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -24,7 +22,8 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	decide "github.com/ontime-dev/ontime/internal/backfill"
-	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
+	"github.com/ontime-dev/ontime/internal/wakeup"
 )
 
 // +kubebuilder:rbac:groups=ontime.dev,resources=backfills,verbs=get;list;watch
@@ -39,16 +38,14 @@ type Controller struct {
 	// behind).
 	cached   client.Client
 	live     client.Reader
+	jobs     jobcontrol.Writer
 	clock    clock.PassiveClock
 	recorder record.EventRecorder
-	// restarted lets a test register the controller again in one process,
-	// on the manager of the next leader.
-	restarted bool
 }
 
 // NewController returns a Backfill controller.
 func NewController(cached client.Client, live client.Reader, clk clock.PassiveClock, recorder record.EventRecorder) *Controller {
-	return &Controller{cached: cached, live: live, clock: clk, recorder: recorder}
+	return &Controller{cached: cached, live: live, jobs: jobcontrol.NewWriter(cached, live), clock: clk, recorder: recorder}
 }
 
 // Register adds the controller to mgr: it reconciles a Backfill when it
@@ -59,7 +56,7 @@ func (c *Controller) Register(mgr ctrl.Manager, workers int) error {
 		For(&v1alpha1.Backfill{}).
 		Owns(&batchv1.Job{}).
 		Watches(&v1alpha1.ScheduledJob{}, handler.EnqueueRequestsFromMapFunc(c.backfillsOf)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: scheduledjob.FailureBackoff(), SkipNameValidation: ptr.To(c.restarted)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: jobcontrol.FailureBackoff()}).
 		Complete(c)
 }
 
@@ -110,7 +107,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// event: look again for the time it frees.
 		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
-	return result(plan.Wake, c.clock.Now()), nil
+	return reconcile.Result{RequeueAfter: wakeup.Delay(c.clock.Now(), plan.Wake)}, nil
 }
 
 // gather reads what a plan is made from.
@@ -137,12 +134,12 @@ func (c *Controller) gather(ctx context.Context, bf *v1alpha1.Backfill) (decide.
 	// counted as gone, not as the cache last showed it. Exactly once does
 	// not rest on it: the claim and the history fence do.
 	for _, ref := range bf.Status.Active {
-		job := &batchv1.Job{}
-		switch err := c.live.Get(ctx, types.NamespacedName{Namespace: bf.Namespace, Name: ref.Name}, job); {
-		case apierrors.IsNotFound(err):
-			delete(in.Jobs, ref.Name)
+		job, err := jobcontrol.ReadLive(ctx, c.live, types.NamespacedName{Namespace: bf.Namespace, Name: ref.Name})
+		switch {
 		case err != nil:
 			return in, err
+		case job == nil:
+			delete(in.Jobs, ref.Name)
 		default:
 			in.Jobs[ref.Name] = job
 		}
@@ -154,26 +151,25 @@ func (c *Controller) gather(ctx context.Context, bf *v1alpha1.Backfill) (decide.
 // in a later pass, once its predecessor is gone.
 func (c *Controller) carryOut(ctx context.Context, bf *v1alpha1.Backfill, plan decide.Plan) error {
 	for _, job := range plan.Deletes {
-		err := c.cached.Delete(ctx, job, client.Preconditions{UID: &job.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		if _, err := c.jobs.Delete(ctx, job); err != nil {
 			return err
 		}
 	}
 	for _, job := range plan.Creates {
-		if err := c.cached.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
-			// Refused (a quota, a policy, a bad template): said on the
-			// Backfill, and retried; the time stays claimed.
+		// A Job of its name already there is the time's, created before
+		// (the claim made it this actor's), or another's: either way
+		// nothing is created again, and the next gather records it.
+		switch creation, _, err := c.jobs.Create(ctx, bf, job); creation {
+		case jobcontrol.Refused:
+			// A quota, a policy, a bad template: said on the Backfill,
+			// and retried; the time stays claimed.
 			c.recorder.Eventf(bf, corev1.EventTypeWarning, v1alpha1.ReasonFailedCreate, "creating Job %s: %v", job.Name, err)
 			return err
+		case jobcontrol.Unknown:
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return nil
-}
-
-// result requeues at wake (none when zero).
-func result(wake, now time.Time) reconcile.Result {
-	if wake.IsZero() {
-		return reconcile.Result{}
-	}
-	return reconcile.Result{RequeueAfter: max(wake.Sub(now), time.Millisecond)}
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -92,12 +93,13 @@ func TestThousandTimesUnderLeaderKills(t *testing.T) {
 // runLeader runs a leader's controller, on a manager of its own, for
 // lifetime, then kills it.
 func runLeader(ctx context.Context, t *testing.T, h *testenv.Harness, lifetime time.Duration) {
-	mgr, err := ctrl.NewManager(h.Config, ctrl.Options{Scheme: ontimescheme.New(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	// Each leader registers the controller again in this process.
+	mgr, err := ctrl.NewManager(h.Config, ctrl.Options{Scheme: ontimescheme.New(), Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := NewController(mgr.GetClient(), mgr.GetAPIReader(), clock.RealClock{}, record.NewFakeRecorder(10000))
-	c.restarted = true
 	if err := c.Register(mgr, 4); err != nil {
 		t.Fatal(err)
 	}

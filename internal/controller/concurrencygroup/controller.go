@@ -31,8 +31,8 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/concurrency"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
-	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
+	"github.com/ontime-dev/ontime/internal/wakeup"
 )
 
 // +kubebuilder:rbac:groups=ontime.dev,resources=concurrencygroups;clusterconcurrencygroups,verbs=get;list;watch
@@ -46,17 +46,16 @@ type Controller struct {
 	// the Jobs of its entries the cache lacks.
 	cached   client.Client
 	live     client.Reader
+	jobs     jobcontrol.Writer
 	clock    clock.PassiveClock
 	recorder record.EventRecorder
 	metrics  *Metrics
-	// restarted lets a test register the controller again in one process.
-	restarted bool
 }
 
 // New returns the controller of the groups of kind
 // (v1alpha1.KindConcurrencyGroup or KindClusterConcurrencyGroup).
 func New(kind string, cached client.Client, live client.Reader, clk clock.PassiveClock, recorder record.EventRecorder, metrics *Metrics) *Controller {
-	return &Controller{kind: kind, cached: cached, live: live, clock: clk, recorder: recorder, metrics: metrics}
+	return &Controller{kind: kind, cached: cached, live: live, jobs: jobcontrol.NewWriter(cached, live), clock: clk, recorder: recorder, metrics: metrics}
 }
 
 // Register adds the controller to mgr, on every replica: it reconciles a
@@ -75,7 +74,7 @@ func (c *Controller) Register(mgr ctrl.Manager, workers int) error {
 	}
 	return b.
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, NeedLeaderElection: ptr.To(false),
-			RateLimiter: scheduledjob.FailureBackoff(), SkipNameValidation: ptr.To(c.restarted)}).
+			RateLimiter: jobcontrol.FailureBackoff()}).
 		Complete(c)
 }
 
@@ -137,7 +136,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	spec, status := parts(group)
 	var cronJobs batchv1.CronJobList
 	value := v1alpha1.GroupIndexValue(c.kind, client.ObjectKeyFromObject(group))
-	if err := c.cached.List(ctx, &cronJobs, client.MatchingFields{owned.CronJobGroupKey: value}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := c.cached.List(ctx, &cronJobs, client.MatchingFields{jobcontrol.CronJobGroupKey: value}, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, err
 	}
 	jobs, err := c.gather(ctx, group, status, cronJobs.Items)
@@ -169,10 +168,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := c.carryOut(ctx, group, plan); err != nil {
 		return reconcile.Result{}, err
 	}
-	if plan.Wake.IsZero() {
-		return reconcile.Result{}, nil
-	}
-	return reconcile.Result{RequeueAfter: max(plan.Wake.Sub(c.clock.Now())+time.Second, time.Millisecond)}, nil
+	return reconcile.Result{RequeueAfter: wakeup.Delay(c.clock.Now(), plan.Wake)}, nil
 }
 
 // gather lists the group's Jobs from the cache, and reads from the API
@@ -199,12 +195,11 @@ func (c *Controller) gather(ctx context.Context, group client.Object, status *v1
 		if present[entry.UID] {
 			continue
 		}
-		job := &batchv1.Job{}
-		switch err := c.live.Get(ctx, types.NamespacedName{Namespace: entry.Namespace, Name: entry.Name}, job); {
-		case apierrors.IsNotFound(err):
-		case err != nil:
+		job, err := jobcontrol.ReadLive(ctx, c.live, types.NamespacedName{Namespace: entry.Namespace, Name: entry.Name})
+		if err != nil {
 			return nil, err
-		default:
+		}
+		if job != nil {
 			jobs = replaceJob(jobs, job)
 		}
 	}
@@ -223,7 +218,7 @@ func (c *Controller) pastTheWebhook(ctx context.Context, cronJobs []batchv1.Cron
 	var bypassed []*batchv1.Job
 	for i := range cronJobs {
 		var list batchv1.JobList
-		if err := c.cached.List(ctx, &list, client.InNamespace(cronJobs[i].Namespace), client.MatchingFields{owned.CronJobOwnerKey: string(cronJobs[i].UID)}); err != nil {
+		if err := c.cached.List(ctx, &list, client.InNamespace(cronJobs[i].Namespace), client.MatchingFields{jobcontrol.CronJobOwnerKey: string(cronJobs[i].UID)}); err != nil {
 			return nil, err
 		}
 		for j := range list.Items {
@@ -285,8 +280,7 @@ func (c *Controller) carryOut(ctx context.Context, group client.Object, plan con
 		plan.Delete = append(plan.Delete, deleteAlso...)
 	}
 	for _, job := range plan.Delete {
-		err := c.cached.Delete(ctx, job, client.Preconditions{UID: &job.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		if _, err := c.jobs.Delete(ctx, job); err != nil {
 			return err
 		}
 	}

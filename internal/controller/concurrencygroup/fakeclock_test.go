@@ -19,8 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
-	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	ontimescheme "github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
 )
@@ -164,10 +163,10 @@ func harness(t testing.TB) *harnessT {
 	harnessOnce.Do(func() {
 		harnessOnce.h, harnessOnce.err = testenv.StartHarness(testenv.HarnessOptions{Options: testenv.Options{CRDDirs: []string{"config/crd/bases"}}, Scheme: ontimescheme.New(),
 			Indexes: func(ctx context.Context, indexer client.FieldIndexer) error {
-				if err := scheduledjob.Index(ctx, indexer); err != nil {
+				if err := indexer.IndexField(ctx, &v1alpha1.ScheduledJob{}, jobcontrol.ScheduledJobGroupKey, jobcontrol.IndexScheduledJobGroup); err != nil {
 					return err
 				}
-				return owned.IndexCronJobs(ctx, indexer)
+				return jobcontrol.IndexCronJobs(ctx, indexer)
 			}})
 	})
 	if harnessOnce.err != nil {

@@ -151,7 +151,6 @@ func startGroupManager(ctx context.Context, b *testing.B, h *harnessT) {
 		b.Fatal(err)
 	}
 	c := New(v1alpha1.KindConcurrencyGroup, mgr.GetClient(), mgr.GetAPIReader(), clock.RealClock{}, record.NewFakeRecorder(10000), nil)
-	c.restarted = true
 	if err := c.Register(mgr, 2); err != nil {
 		b.Fatal(err)
 	}

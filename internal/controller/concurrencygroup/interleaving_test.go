@@ -25,8 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
-	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
 )
@@ -720,9 +719,9 @@ var worldScheme = scheme.New()
 // newFakeClient is the fake API server, with the indexes the group lists
 // its member ScheduledJobs and CronJobs, and the CronJobs' Jobs, by.
 func newFakeClient() *fake.ClientBuilder {
-	return testenv.FakeAPI(worldScheme).WithIndex(&v1alpha1.ScheduledJob{}, scheduledjob.MemberKey, scheduledjob.IndexMember).
-		WithIndex(&batchv1.CronJob{}, owned.CronJobGroupKey, owned.IndexCronJobGroup).
-		WithIndex(&batchv1.Job{}, owned.CronJobOwnerKey, owned.IndexCronJobOwner)
+	return testenv.FakeAPI(worldScheme).WithIndex(&v1alpha1.ScheduledJob{}, jobcontrol.ScheduledJobGroupKey, jobcontrol.IndexScheduledJobGroup).
+		WithIndex(&batchv1.CronJob{}, jobcontrol.CronJobGroupKey, jobcontrol.IndexCronJobGroup).
+		WithIndex(&batchv1.Job{}, jobcontrol.CronJobOwnerKey, jobcontrol.IndexCronJobOwner)
 }
 
 func entryNames(entries []v1alpha1.GroupRun) []string {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/concurrency"
-	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 )
 
 // +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs,verbs=get;list;watch
@@ -30,7 +30,7 @@ import (
 func (c *Controller) upcoming(ctx context.Context, group client.Object, cronJobs []batchv1.CronJob, now time.Time) ([]concurrency.Upcoming, error) {
 	value := v1alpha1.GroupIndexValue(c.kind, client.ObjectKeyFromObject(group))
 	var list v1alpha1.ScheduledJobList
-	if err := c.cached.List(ctx, &list, client.MatchingFields{scheduledjob.MemberKey: value}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := c.cached.List(ctx, &list, client.MatchingFields{jobcontrol.ScheduledJobGroupKey: value}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	var runs []concurrency.Upcoming

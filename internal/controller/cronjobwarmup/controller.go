@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/controller/owners"
 	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -98,11 +98,11 @@ func (c *Controller) Register(mgr ctrl.Manager, workers int) error {
 }
 
 // warmedMembersOf are the CronJobs with warm-up that join the group whose
-// index value is value (owned.CronJobGroupKey), to reconcile when the
+// index value is value (jobcontrol.CronJobGroupKey), to reconcile when the
 // group's predictions change.
 func warmedMembersOf(ctx context.Context, c client.Reader, value string) []reconcile.Request {
 	var list batchv1.CronJobList
-	if err := c.List(ctx, &list, client.MatchingFields{owned.CronJobGroupKey: value}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := c.List(ctx, &list, client.MatchingFields{jobcontrol.CronJobGroupKey: value}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil // each learns it at its next reconcile
 	}
 	var requests []reconcile.Request
@@ -157,10 +157,10 @@ func (c *Controller) gather(ctx context.Context, cj *batchv1.CronJob, now time.T
 	}
 	in.pods, in.api, in.buffers = observed.Pods, observed.BufferAPI, observed.Buffers
 	var list batchv1.JobList
-	if err := c.kubeClient.List(ctx, &list, client.InNamespace(cj.Namespace), client.MatchingFields{owned.CronJobOwnerKey: string(cj.UID)}); err != nil {
+	if err := c.kubeClient.List(ctx, &list, client.InNamespace(cj.Namespace), client.MatchingFields{jobcontrol.CronJobOwnerKey: string(cj.UID)}); err != nil {
 		return in, err
 	}
-	in.jobs = owned.Pointers(list.Items)
+	in.jobs = jobcontrol.Pointers(list.Items)
 	if in.meaning.warmUp != nil {
 		in.measured = warmup.RunToMeasure(in.jobs, measuredRun(in.state), in.now)
 		if ref, member := v1alpha1.CronJobGroupRef(cj.Annotations); member {
@@ -170,11 +170,11 @@ func (c *Controller) gather(ctx context.Context, cj *batchv1.CronJob, now time.T
 		}
 	}
 	if in.measured != nil {
-		in.runPods, err = owned.RunPods(ctx, c.apiReader, in.measured)
+		in.runPods, err = jobcontrol.RunPods(ctx, c.apiReader, in.measured)
 	}
 	return in, err
 }
 
 func (c *Controller) emit(cj *batchv1.CronJob, events []warmup.Event) {
-	owned.Emit(c.recorder, cj, events)
+	jobcontrol.Emit(c.recorder, cj, events)
 }

@@ -43,7 +43,7 @@ type cronJobPlan struct {
 
 func (p *cronJobPlan) WarmUp() warmup.Changes { return p.decided.changes }
 
-func (p *cronJobPlan) Wake() time.Duration { return wakeup.Delay(p.in.now, p.decided.wake) }
+func (p *cronJobPlan) Wake() time.Duration { return wakeup.Delay(p.in.now, p.decided.wake...) }
 
 // Record writes the state annotation if it changed, then emits the events
 // and observes the metrics; failed, warm-up's error, is the reconcile's.

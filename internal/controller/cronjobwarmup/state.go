@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 )
 
 // A CronJob's warm-up state lives in its warmup.ontime.dev/state
@@ -46,7 +46,7 @@ type writtenState struct {
 func (w *writtenStates) stateOf(cj *batchv1.CronJob) v1alpha1.CronJobWarmUpState {
 	if v, ok := w.m.Load(client.ObjectKeyFromObject(cj)); ok {
 		written := v.(writtenState)
-		if written.uid == cj.UID && owned.NewerVersion(written.resourceVersion, cj.ResourceVersion) {
+		if written.uid == cj.UID && jobcontrol.NewerVersion(written.resourceVersion, cj.ResourceVersion) {
 			return *written.state.DeepCopy()
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 	ontimescheme "github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/internal/testenv"
@@ -42,7 +42,7 @@ func runSuite(m *testing.M) int {
 		Scheme: ontimescheme.New(),
 		Cache:  cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: warmup.PodSelector()}}},
 		Indexes: func(ctx context.Context, indexer client.FieldIndexer) error {
-			return owned.IndexCronJobs(ctx, indexer)
+			return jobcontrol.IndexCronJobs(ctx, indexer)
 		},
 	})
 	if err != nil {

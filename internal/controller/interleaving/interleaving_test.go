@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -222,7 +221,7 @@ func unclaimed(c standby.Cluster) standby.Cluster { return noClaims{c} }
 
 type noClaims struct{ standby.Cluster }
 
-func (noClaims) Claim(context.Context, *v1alpha1.ScheduledJob, []corev1.ObjectReference) error {
+func (noClaims) Claim(context.Context, *v1alpha1.ScheduledJob, *v1alpha1.ScheduledJob) error {
 	return nil
 }
 

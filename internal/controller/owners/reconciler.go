@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
+	"github.com/ontime-dev/ontime/internal/wakeup"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
@@ -152,7 +153,7 @@ func (r *Reconciler[O]) remaining(now time.Time, wake time.Duration) time.Durati
 	if wake == 0 {
 		return 0
 	}
-	return max(wake-r.clock.Since(now), time.Millisecond)
+	return wakeup.Delay(r.clock.Now(), now.Add(wake))
 }
 
 // Reconciled reports whether the owner has been reconciled since the

@@ -10,13 +10,12 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/planner"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
@@ -160,31 +159,27 @@ func startedScheduledRun(results []planner.Result) bool {
 	return slices.ContainsFunc(results, planner.Result.StartedScheduledRun)
 }
 
-// deleteJob deletes with background propagation, as the CronJob controller
-// does. A Job that is already gone is not an error (upstream emits
-// FailedDelete for it).
+// deleteJob deletes a run's Job. A Job that is already gone is not an
+// error (upstream emits FailedDelete for it).
 func (c *Controller) deleteJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (planner.Result, error) {
-	err := c.kubeClient.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
-	switch {
-	case err == nil:
-		c.known.deleted(sj, job, c.clock.Now())
-		return planner.Deleted(job), nil
-	case apierrors.IsNotFound(err):
-		c.known.deleted(sj, job, c.clock.Now())
+	gone, err := c.jobs.Delete(ctx, job)
+	if err != nil {
+		return planner.DeleteFailed(job, err), err
+	}
+	c.known.deleted(sj, job, c.clock.Now())
+	if gone {
 		return planner.AlreadyGone(job), nil
 	}
-	return planner.DeleteFailed(job, err), err
+	return planner.Deleted(job), nil
 }
 
-// createRun creates a run's Job. AlreadyExists means the run was started
-// before (a crash between creating and writing status) if the Job is ours,
-// and a name conflict otherwise. It returns no result when there is nothing
-// to report: the Job's state is unknown, or its namespace is going away.
+// createRun creates a run's Job. It returns no result when there is
+// nothing to report: the Job's state is unknown, or its namespace is going
+// away.
 func (c *Controller) createRun(ctx context.Context, sj *v1alpha1.ScheduledJob, run *planner.Run) (*planner.Result, error) {
-	job := run.Job.DeepCopy()
-	err := c.kubeClient.Create(ctx, job)
-	switch {
-	case err == nil:
+	creation, job, err := c.jobs.Create(ctx, sj, run.Job.DeepCopy())
+	switch creation {
+	case jobcontrol.Created:
 		// Skew is how late a run's Job is; a run created early
 		// (EarlyStart) or by hand has none, and one a catch-up starts is
 		// late by design.
@@ -192,16 +187,14 @@ func (c *Controller) createRun(ctx context.Context, sj *v1alpha1.ScheduledJob, r
 			jobCreationSkew.Observe(job.CreationTimestamp.Sub(run.Scheduled).Seconds())
 		}
 		return ptr.To(planner.Created(run, job)), nil
-	case apierrors.IsAlreadyExists(err):
-		existing := &batchv1.Job{}
-		if err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(job), existing); err != nil {
-			return nil, client.IgnoreNotFound(err)
-		}
-		if metav1.IsControlledBy(existing, sj) {
-			return ptr.To(planner.AlreadyCreated(run, existing)), nil
-		}
+	case jobcontrol.AlreadyCreated:
+		return ptr.To(planner.AlreadyCreated(run, job)), nil
+	case jobcontrol.NameTaken:
 		return ptr.To(planner.NameTaken(run)), nil
-	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+	case jobcontrol.Unknown:
+		return nil, err
+	}
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		return nil, err
 	}
 	return ptr.To(planner.CreateFailed(run, err)), err
@@ -260,5 +253,5 @@ func (c *Controller) deferStatus(sj *v1alpha1.ScheduledJob, outcome planner.Outc
 
 // emit records events on the ScheduledJob.
 func (c *Controller) emit(sj *v1alpha1.ScheduledJob, events []planner.Event) {
-	owned.Emit(c.recorder, sj, events)
+	jobcontrol.Emit(c.recorder, sj, events)
 }

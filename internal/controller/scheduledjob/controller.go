@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/controller/owners"
 	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
@@ -28,8 +29,10 @@ type Controller struct {
 	// apiReader reads from the API server, not the cache: it confirms that
 	// an active Job missing from the cache is really gone.
 	apiReader client.Reader
-	clock     clock.PassiveClock
-	recorder  record.EventRecorder
+	// jobs creates and deletes the runs' Jobs.
+	jobs     jobcontrol.Writer
+	clock    clock.PassiveClock
+	recorder record.EventRecorder
 	// known holds what this controller read or wrote of each ScheduledJob
 	// that its cache may not show yet.
 	known knownObjects
@@ -80,7 +83,7 @@ func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.
 	if warmUp == nil {
 		warmUp = warmupobjects.NewExecutor(kubeClient, nil)
 	}
-	c := &Controller{kubeClient: kubeClient, apiReader: apiReader, clock: clk, recorder: recorder, earlyStartImage: opts.EarlyStartImage, defaults: opts.Defaults,
+	c := &Controller{kubeClient: kubeClient, apiReader: apiReader, jobs: jobcontrol.NewWriter(kubeClient, apiReader), clock: clk, recorder: recorder, earlyStartImage: opts.EarlyStartImage, defaults: opts.Defaults,
 		ledgers: spreadledger.NewStore(kubeClient, apiReader, opts.SpreadNamespace), warmUp: warmUp, unanswered: opts.Unanswered}
 	c.loop = owners.NewReconciler[*v1alpha1.ScheduledJob](kind{c}, kubeClient, clk, warmUp)
 	return c
@@ -127,7 +130,7 @@ func (c *Controller) plan(ctx context.Context, cached *v1alpha1.ScheduledJob, no
 	if placeErr != nil {
 		in.Placement = sj.RecordedPlacement()
 	}
-	return planned{stored: stored, sj: sj, plan: planner.Compute(in), placeErr: placeErr}, nil
+	return planned{stored: stored, sj: sj, plan: planner.Decide(in), placeErr: placeErr}, nil
 }
 
 // view reads the ScheduledJob from the cache and lays over it what the

@@ -227,7 +227,7 @@ func TestCrashBetweenCreateAndStatus(t *testing.T) {
 	create(t, sj)
 	sj = get(t, sj)
 	run := firstRun(sj)
-	plan := planner.Compute(planner.Input{ScheduledJob: sj, Now: run.Add(time.Second)})
+	plan := planner.Decide(planner.Input{ScheduledJob: sj, Now: run.Add(time.Second)})
 	create(t, plan.Create.Job)
 	drainEvents()
 	reconcileAt(t, sj, run.Add(time.Second))
@@ -366,7 +366,7 @@ func TestHistoryCleanupDespiteCreateFailure(t *testing.T) {
 	run := firstRun(sj)
 	var old []*batchv1.Job
 	for i, at := range []time.Time{run, run.Add(time.Minute)} {
-		plan := planner.Compute(planner.Input{ScheduledJob: sj, Now: at.Add(time.Second)})
+		plan := planner.Decide(planner.Input{ScheduledJob: sj, Now: at.Add(time.Second)})
 		job := plan.Create.Job
 		create(t, job)
 		finish(t, job, true, at.Add(time.Duration(10+i)*time.Second))

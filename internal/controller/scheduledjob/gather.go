@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 	"github.com/ontime-dev/ontime/internal/planner"
 )
@@ -24,7 +24,7 @@ type jobsRead int
 
 const (
 	// cachedJobs: the cache, and the API server for the Jobs status.active
-	// names that the cache lacks (owned.ScheduledJobJobs).
+	// names that the cache lacks (jobcontrol.ScheduledJobJobs).
 	cachedJobs jobsRead = iota
 	// liveActiveJobs: as cachedJobs, then the Jobs the cache shows
 	// running that status.active names are read again from the API
@@ -55,7 +55,7 @@ func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now 
 		return in, err
 	}
 	if job := planner.RunToMeasure(sj, in.Jobs, now); job != nil {
-		in.RunPods, err = owned.RunPods(ctx, c.apiReader, job)
+		in.RunPods, err = jobcontrol.RunPods(ctx, c.apiReader, job)
 	}
 	return in, err
 }
@@ -66,9 +66,9 @@ func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 	in := planner.Input{ScheduledJob: sj, Now: now, EarlyStartImage: c.earlyStartImage, Defaults: c.defaults}
 	var cached client.Reader = c.kubeClient
 	if read == liveJobs {
-		cached = owned.ListedLive(c.apiReader, sj.Name)
+		cached = jobcontrol.ListedLive(c.apiReader, sj.Name)
 	}
-	jobs, readAhead, err := owned.ScheduledJobJobs(ctx, cached, c.apiReader, sj, sj.Status.Active)
+	jobs, readAhead, err := jobcontrol.ScheduledJobJobs(ctx, cached, c.apiReader, sj, sj.Status.Active)
 	if err == nil && read == liveActiveJobs {
 		var activeAhead bool
 		jobs, activeAhead, err = c.liveActive(ctx, sj, jobs)

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
@@ -16,20 +17,6 @@ import (
 // status.newRunAdmission; warmup.PredictAdmission): its reconcile reads the
 // group, and a change of the group's status reconciles its members with
 // warm-up.
-
-// MemberKey indexes the ScheduledJobs by the concurrency group they join
-// (v1alpha1.GroupIndexValue): the group lists its members' next runs with
-// it, and a group's change reconciles its members with warm-up.
-const MemberKey = ".spec.concurrencyGroup"
-
-// IndexMember is MemberKey's index function.
-func IndexMember(obj client.Object) []string {
-	sj := obj.(*v1alpha1.ScheduledJob)
-	if ref := sj.Spec.ConcurrencyGroup; ref != nil {
-		return []string{v1alpha1.GroupIndexValue(ref.Kind, ref.Key(sj.Namespace))}
-	}
-	return nil
-}
 
 // group reads, for a member with warm-up, its concurrency group from the
 // cache (warmupobjects.Group); the zero Group when it is not such a
@@ -45,7 +32,7 @@ func (c *Controller) group(ctx context.Context, sj *v1alpha1.ScheduledJob) (warm
 // value is value, to reconcile when the group changes.
 func warmedMembersOf(ctx context.Context, c client.Reader, value string) []reconcile.Request {
 	var list v1alpha1.ScheduledJobList
-	if err := c.List(ctx, &list, client.MatchingFields{MemberKey: value}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := c.List(ctx, &list, client.MatchingFields{jobcontrol.ScheduledJobGroupKey: value}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil // each learns it at its next reconcile
 	}
 	var requests []reconcile.Request

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 )
 
 // knownObjects lays over the cache what this controller knows of each
@@ -123,7 +123,7 @@ func (k *knownObjects) view(cached *v1alpha1.ScheduledJob) (stored, current *v1a
 	stored = cached
 	if last, ok := k.newest.Load(key); ok {
 		known := last.(*v1alpha1.ScheduledJob)
-		if known.UID == cached.UID && owned.NewerVersion(known.ResourceVersion, cached.ResourceVersion) {
+		if known.UID == cached.UID && jobcontrol.NewerVersion(known.ResourceVersion, cached.ResourceVersion) {
 			stored = known.DeepCopy()
 		} else {
 			// The cache has caught up, or holds a re-created object.
@@ -144,7 +144,7 @@ func (k *knownObjects) saw(obj *v1alpha1.ScheduledJob) {
 	k.confirmed.Store(key, struct{}{})
 	if last, ok := k.newest.Load(key); ok {
 		known := last.(*v1alpha1.ScheduledJob)
-		if known.UID == obj.UID && !owned.NewerVersion(obj.ResourceVersion, known.ResourceVersion) {
+		if known.UID == obj.UID && !jobcontrol.NewerVersion(obj.ResourceVersion, known.ResourceVersion) {
 			return
 		}
 	}
@@ -175,7 +175,7 @@ func (k *knownObjects) observed(obj any) {
 	defer k.lock(key)()
 	if last, ok := k.newest.Load(key); ok {
 		known := last.(*v1alpha1.ScheduledJob)
-		if known.UID != sj.UID || !owned.NewerVersion(known.ResourceVersion, sj.ResourceVersion) {
+		if known.UID != sj.UID || !jobcontrol.NewerVersion(known.ResourceVersion, sj.ResourceVersion) {
 			k.newest.CompareAndDelete(key, last)
 		}
 	}

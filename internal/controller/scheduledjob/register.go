@@ -2,12 +2,10 @@ package scheduledjob
 
 import (
 	"context"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/controller/owners"
 	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
 	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
@@ -56,7 +54,7 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 		Predicates: []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})},
 		Options: controller.Options{
 			MaxConcurrentReconciles: workers,
-			RateLimiter:             FailureBackoff(),
+			RateLimiter:             jobcontrol.FailureBackoff(),
 		},
 		Watch: func(b *builder.Builder) *builder.Builder {
 			// Concurrency groups: their predictions place members' warm-up.
@@ -73,23 +71,14 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 	})
 }
 
-// FailureBackoff retries a failed reconcile quickly and never waits longer
-// than 30 s, so that a transient API error cannot push a run back by
-// minutes (controller-runtime's default grows to 1000 s, and its overall
-// 10-per-second bucket paced a standby's hundred retries after an outage
-// over ten seconds).
-func FailureBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
-	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](10*time.Millisecond, 30*time.Second)
-}
-
 // Index adds the indexes the controller lists with: Jobs by their
 // ScheduledJob, ScheduledJobs by their concurrency group, and those with
 // lead Auto by their lead pool.
 func Index(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, &batchv1.Job{}, owned.ScheduledJobOwnerKey, owned.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob")); err != nil {
+	if err := indexer.IndexField(ctx, &batchv1.Job{}, jobcontrol.ScheduledJobOwnerKey, jobcontrol.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob")); err != nil {
 		return err
 	}
-	if err := indexer.IndexField(ctx, &v1alpha1.ScheduledJob{}, MemberKey, IndexMember); err != nil {
+	if err := indexer.IndexField(ctx, &v1alpha1.ScheduledJob{}, jobcontrol.ScheduledJobGroupKey, jobcontrol.IndexScheduledJobGroup); err != nil {
 		return err
 	}
 	return indexer.IndexField(ctx, &v1alpha1.ScheduledJob{}, leadPoolKey, indexLeadPool)

@@ -2,15 +2,13 @@ package standby
 
 import (
 	"context"
-	"encoding/json"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 )
 
 // Cluster is everything the standby does to the cluster: what it reads,
@@ -27,12 +25,14 @@ type Cluster interface {
 	// Jobs show one moment, and failures may be counted from them. live
 	// lists them from the API server instead of the cache.
 	Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob, live bool) (jobs []*batchv1.Job, oneRead bool, err error)
-	// CreateJob creates a run's Job.
-	CreateJob(ctx context.Context, job *batchv1.Job) error
-	// Claim sets status.active (a Forbid run claimed), on condition that
-	// the ScheduledJob is still at sj's resourceVersion (a Conflict
-	// otherwise).
-	Claim(ctx context.Context, sj *v1alpha1.ScheduledJob, active []corev1.ObjectReference) error
+	// CreateJob creates a run's Job, controlled by sj, and says what came
+	// of it (jobcontrol.Writer.Create); a Job already there is not read
+	// (jobcontrol.Exists): it is the leader's to record.
+	CreateJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (jobcontrol.Creation, error)
+	// Claim writes claimed's status.active and activeCount (a Forbid run
+	// claimed, planner.Claiming), on condition that the ScheduledJob is
+	// still at sj's resourceVersion (a Conflict otherwise).
+	Claim(ctx context.Context, sj, claimed *v1alpha1.ScheduledJob) error
 }
 
 // +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs,verbs=get;list;watch
@@ -66,23 +66,17 @@ func (c clusterClient) Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob, live
 	}
 	var lister client.Reader = c.cached
 	if live {
-		lister = owned.ListedLive(c.live, sj.Name)
+		lister = jobcontrol.ListedLive(c.live, sj.Name)
 	}
-	jobs, readAhead, err := owned.ScheduledJobJobs(ctx, lister, c.live, sj, recorded)
+	jobs, readAhead, err := jobcontrol.ScheduledJobJobs(ctx, lister, c.live, sj, recorded)
 	return jobs, !readAhead, err
 }
 
-func (c clusterClient) CreateJob(ctx context.Context, job *batchv1.Job) error {
-	return c.cached.Create(ctx, job)
+func (c clusterClient) CreateJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (jobcontrol.Creation, error) {
+	creation, _, err := jobcontrol.NewWriter(c.cached, c.live).Create(ctx, nil, job)
+	return creation, err
 }
 
-func (c clusterClient) Claim(ctx context.Context, sj *v1alpha1.ScheduledJob, active []corev1.ObjectReference) error {
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": sj.ResourceVersion},
-		"status":   map[string]any{"active": active, "activeCount": len(active)},
-	})
-	if err != nil {
-		return err
-	}
-	return c.cached.Status().Patch(ctx, sj.DeepCopy(), client.RawPatch(types.MergePatchType, patch))
+func (c clusterClient) Claim(ctx context.Context, sj, claimed *v1alpha1.ScheduledJob) error {
+	return c.cached.Status().Patch(ctx, claimed.DeepCopy(), client.MergeFromWithOptions(sj, client.MergeFromWithOptimisticLock{}))
 }

@@ -21,7 +21,6 @@ package standby
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,7 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/planner"
 )
 
@@ -127,7 +126,7 @@ func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		s.failureReported.Delete(req.NamespacedName) // nothing left to report
 	}
 	if err != nil || sj.DecodeError != "" {
-		return reconcile.Result{}, client404(err)
+		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	now := s.clock.Now()
 	plan, err := s.plan(ctx, sj, now, false)
@@ -148,11 +147,7 @@ func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		return reconcile.Result{RequeueAfter: leaderBusyFor}, nil
 	}
 	if run.Claim {
-		// status.active as the API server has it (the write is conditional
-		// on that version), plus the claim: the standby's view of the Jobs,
-		// perhaps behind, changes nothing else.
-		active := append(slices.Clone(sj.Status.Active), planner.ClaimOf(run))
-		if err := s.cluster.Claim(ctx, sj, active); err != nil {
+		if err := s.cluster.Claim(ctx, sj, planner.Claiming(sj, run)); err != nil {
 			if apierrors.IsConflict(err) {
 				s.readLive.Store(req.NamespacedName, struct{}{})
 			}
@@ -173,7 +168,7 @@ func (s *Standby) plan(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.
 	if err != nil {
 		return planner.Plan{}, err
 	}
-	return planner.Compute(planner.Input{ScheduledJob: sj, Jobs: jobs, Now: now, Placement: sj.RecordedPlacement(), CountFailures: oneRead}), nil
+	return planner.Decide(planner.Input{ScheduledJob: sj, Jobs: jobs, Now: now, Placement: sj.RecordedPlacement(), CountFailures: oneRead}), nil
 }
 
 // start creates the run's Job, if its window has not closed meanwhile,
@@ -186,19 +181,21 @@ func (s *Standby) start(ctx context.Context, sj *v1alpha1.ScheduledJob, plan pla
 	job := plan.Create.Job.DeepCopy()
 	key := client.ObjectKeyFromObject(sj)
 	s.created.Store(job.Name, struct{}{})
-	switch err := s.cluster.CreateJob(ctx, job); {
-	case err == nil:
+	switch creation, err := s.cluster.CreateJob(ctx, sj, job); creation {
+	case jobcontrol.Created:
 		s.failureReported.Delete(key)
-		owned.Emit(s.recorder, sj, plan.ResultEvents(planner.Created(plan.Create, job)))
-	case apierrors.IsAlreadyExists(err):
-		s.created.Delete(job.Name) // someone else's
-		s.failureReported.Delete(key)
-	default:
+		jobcontrol.Emit(s.recorder, sj, plan.ResultEvents(planner.Created(plan.Create, job)))
+	case jobcontrol.Refused:
 		s.created.Delete(job.Name)
 		if reported, ok := s.failureReported.Swap(key, job.Name); !ok || reported != job.Name {
-			owned.Emit(s.recorder, sj, plan.ResultEvents(planner.CreateFailed(plan.Create, err)))
+			jobcontrol.Emit(s.recorder, sj, plan.ResultEvents(planner.CreateFailed(plan.Create, err)))
 		}
 		return err
+	default:
+		// The leader's Job, another standby's, or a name taken: the
+		// leader reports it.
+		s.created.Delete(job.Name)
+		s.failureReported.Delete(key)
 	}
 	return nil
 }
@@ -242,12 +239,4 @@ func (s *Standby) handedOver(key types.NamespacedName) bool {
 	default:
 		return false
 	}
-}
-
-// client404 is err, but nil for a ScheduledJob that is gone.
-func client404(err error) error {
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/planner"
 	"github.com/ontime-dev/ontime/internal/scheme"
 )
@@ -61,7 +61,7 @@ func newWorld(t *testing.T, objects ...client.Object) *world {
 	t.Helper()
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objects...).
 		WithStatusSubresource(&v1alpha1.ScheduledJob{}).
-		WithIndex(&batchv1.Job{}, owned.ScheduledJobOwnerKey, owned.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob")).
+		WithIndex(&batchv1.Job{}, jobcontrol.ScheduledJobOwnerKey, jobcontrol.ControllerUID(v1alpha1.GroupVersion.String(), "ScheduledJob")).
 		Build()
 	w := &world{client: c, clock: clocktesting.NewFakePassiveClock(run), recorder: record.NewFakeRecorder(10),
 		leading: make(chan struct{}), leader: &fakeLeader{}}
@@ -214,11 +214,11 @@ func (c *refusingClaims) ScheduledJob(ctx context.Context, key types.NamespacedN
 	return c.Cluster.ScheduledJob(ctx, key, live)
 }
 
-func (c *refusingClaims) Claim(ctx context.Context, sj *v1alpha1.ScheduledJob, active []corev1.ObjectReference) error {
+func (c *refusingClaims) Claim(ctx context.Context, sj, claimed *v1alpha1.ScheduledJob) error {
 	if c.liveReads == 0 {
 		return apierrors.NewConflict(schema.GroupResource{Group: v1alpha1.GroupVersion.Group, Resource: "scheduledjobs"}, sj.Name, errors.New("the object has been modified"))
 	}
-	return c.Cluster.Claim(ctx, sj, active)
+	return c.Cluster.Claim(ctx, sj, claimed)
 }
 
 // TestStandbyWithoutALeader: while the Lease names no holder (its leader
@@ -362,11 +362,11 @@ type refusingCreates struct {
 	refuse bool
 }
 
-func (c *refusingCreates) CreateJob(ctx context.Context, job *batchv1.Job) error {
+func (c *refusingCreates) CreateJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (jobcontrol.Creation, error) {
 	if c.refuse {
-		return apierrors.NewInternalError(errors.New("etcdserver: request timed out"))
+		return jobcontrol.Refused, apierrors.NewInternalError(errors.New("etcdserver: request timed out"))
 	}
-	return c.Cluster.CreateJob(ctx, job)
+	return c.Cluster.CreateJob(ctx, sj, job)
 }
 
 // TestStandbyReadsAClaimedJobLive: a leader claimed a triggered Forbid

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/controller/owned"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 )
 
 // Pods lists an owner's warm-up pods (placeholders and EarlyStart pods,
@@ -21,7 +21,7 @@ func Pods(ctx context.Context, c client.Reader, owner metav1.Object) ([]*corev1.
 	if err := c.List(ctx, &pods, client.InNamespace(owner.GetNamespace()), client.MatchingLabels{v1alpha1.OwnerUIDLabel: string(owner.GetUID())}); err != nil {
 		return nil, err
 	}
-	return owned.Pointers(pods.Items), nil
+	return jobcontrol.Pointers(pods.Items), nil
 }
 
 // PodOwner maps a warm-up pod to its owner of the given kind

@@ -1,7 +1,4 @@
-// Package owned reads what an owner (a ScheduledJob, an annotated CronJob)
-// owns: its Jobs, through the index of Jobs by their controller, and a
-// run's pods; and records events on the owner. Nothing here decides.
-package owned
+package jobcontrol
 
 import (
 	"context"
@@ -9,7 +6,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -39,28 +35,12 @@ func RunPods(ctx context.Context, apiReader client.Reader, job *batchv1.Job) ([]
 	return Pointers(pods.Items), nil
 }
 
-// ControllerUID indexes objects by the UID of their controller of the
-// given API version and kind, so each reconcile lists only its own Jobs.
-func ControllerUID(apiVersion, kind string) client.IndexerFunc {
-	return func(o client.Object) []string {
-		owner := metav1.GetControllerOf(o)
-		if owner == nil || owner.Kind != kind || owner.APIVersion != apiVersion {
-			return nil
-		}
-		return []string{string(owner.UID)}
-	}
-}
-
 // Emit records events on obj.
 func Emit(recorder record.EventRecorder, obj client.Object, events []warmup.Event) {
 	for _, e := range events {
 		recorder.Event(obj, e.Type, e.Reason, e.Message)
 	}
 }
-
-// ScheduledJobOwnerKey indexes Jobs by the UID of the ScheduledJob that
-// controls them, so each reconcile lists only its own Jobs from the cache.
-const ScheduledJobOwnerKey = ".metadata.controller.uid"
 
 // ScheduledJobJobs lists a ScheduledJob's Jobs from the cache and reads
 // those of recorded (its status.active, or nil to trust the cache) that
@@ -91,17 +71,27 @@ func ScheduledJobJobs(ctx context.Context, cached, live client.Reader, sj *v1alp
 		if cachedNames[ref.Name] {
 			continue
 		}
-		job := &batchv1.Job{}
-		err := live.Get(ctx, types.NamespacedName{Namespace: sj.Namespace, Name: ref.Name}, job)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
+		job, err := ReadLive(ctx, live, types.NamespacedName{Namespace: sj.Namespace, Name: ref.Name})
+		if err != nil {
 			return nil, false, err
-		case metav1.IsControlledBy(job, sj):
+		}
+		if job != nil && metav1.IsControlledBy(job, sj) {
 			jobs, readAhead = append(jobs, job), true
 		}
 	}
 	return jobs, readAhead, nil
+}
+
+// ReadLive reads the Job named key from the API server; nil when there is
+// none. Every actor reads so the Job of a run it recorded (a claim, an
+// admission, a refused create's name) that its cache lacks: a cache behind
+// must never be taken for a Job gone.
+func ReadLive(ctx context.Context, live client.Reader, key types.NamespacedName) (*batchv1.Job, error) {
+	job := &batchv1.Job{}
+	if err := live.Get(ctx, key, job); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return job, nil
 }
 
 // ListedLive is a reader that lists a ScheduledJob's Jobs, named name,
@@ -148,36 +138,4 @@ func NewerVersion(a, b string) bool {
 	x, errA := strconv.ParseUint(a, 10, 64)
 	y, errB := strconv.ParseUint(b, 10, 64)
 	return errA == nil && errB == nil && x > y
-}
-
-// CronJobGroupKey indexes the CronJobs by the concurrency group their
-// annotation joins (v1alpha1.GroupIndexValue): a group lists its member
-// CronJobs' next runs with it, and a group's change reconciles the members
-// whose warm-up reads its predictions.
-const CronJobGroupKey = ".metadata.annotations.concurrencyGroup"
-
-// CronJobOwnerKey indexes Jobs by the UID of the CronJob that controls
-// them: CronJob warm-up lists a CronJob's runs by it, and a concurrency
-// group the runs of its member CronJobs that the Job webhook did not see.
-const CronJobOwnerKey = ".metadata.cronjob.uid"
-
-// IndexCronJobs adds CronJobGroupKey's and CronJobOwnerKey's indexes. A
-// process adds them once, for all of their readers
-// (internal/controller.Register).
-func IndexCronJobs(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, &batchv1.CronJob{}, CronJobGroupKey, IndexCronJobGroup); err != nil {
-		return err
-	}
-	return indexer.IndexField(ctx, &batchv1.Job{}, CronJobOwnerKey, IndexCronJobOwner)
-}
-
-// IndexCronJobOwner is CronJobOwnerKey's index function.
-var IndexCronJobOwner = ControllerUID(batchv1.SchemeGroupVersion.String(), "CronJob")
-
-// IndexCronJobGroup is CronJobGroupKey's index function.
-func IndexCronJobGroup(obj client.Object) []string {
-	if ref, ok := v1alpha1.CronJobGroupRef(obj.GetAnnotations()); ok {
-		return []string{v1alpha1.GroupIndexValue(ref.Kind, ref.Key(obj.GetNamespace()))}
-	}
-	return nil
 }
