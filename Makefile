@@ -304,8 +304,6 @@ test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI r
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -count=1 -run 'TestBurstCreatesJobsBeforeStatus' ./internal/controller/scheduledjob/
 	@echo "==> chaos, short: leader killed every 30 s, kube-apiserver and etcd killed once; 0 duplicated and 0 lost runs (about 6 minutes)"
 	$(GO) test -tags chaos -count=1 -timeout 20m -v -run '^(TestForbidStart|TestForbidOverlaps|TestChaos)$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0
-	@echo "==> chaos, concurrency group: 50 ScheduledJobs every minute in a group of 5, runs of 20 s, leader killed every 20 s; never over 5 running, 0 duplicated, every run ran or was missed (about 6 minutes)"
-	$(GO) test -tags chaos -count=1 -timeout 20m -v -run '^TestGroupChaos$$' ./test/chaos/ -args -duration 3m -kill-every 20s
 	@echo "==> waiting for [image] and [lead]"
 	@hack/background.sh wait $(BACKGROUND_DIR) image lead
 
