@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 	"github.com/ontime-dev/ontime/internal/validation"
 )
 
@@ -34,7 +35,7 @@ type backfillOptions struct {
 }
 
 func newBackfillCommand() *cobra.Command {
-	var cluster clusterFlags
+	var cluster cli.ClusterFlags
 	var opts backfillOptions
 	cmd := &cobra.Command{
 		Use:   "backfill sj/NAME --from TIME --to TIME",
@@ -61,14 +62,14 @@ the ScheduledJob's time zone).`,
 			if err != nil {
 				return err
 			}
-			c, ns, err := cluster.client()
+			c, ns, err := cluster.Client()
 			if err != nil {
 				return err
 			}
 			return runBackfill(cmd.Context(), cmd.OutOrStdout(), c, types.NamespacedName{Namespace: ns, Name: name}, opts)
 		},
 	}
-	cluster.bind(cmd, "", "namespace of the ScheduledJob (default: the kubeconfig context's)")
+	cluster.Bind(cmd, "", "namespace of the ScheduledJob (default: the kubeconfig context's)")
 	flags := cmd.Flags()
 	flags.StringVar(&opts.from, "from", "", "the earliest time to run, included (RFC 3339, or a date)")
 	flags.StringVar(&opts.to, "to", "", "the latest time to run, included (RFC 3339, or a date); in the past")
@@ -89,7 +90,7 @@ func runBackfill(ctx context.Context, out io.Writer, c client.Client, key types.
 	sj := &v1alpha1.ScheduledJob{}
 	if err := c.Get(ctx, key, sj); err != nil {
 		if apierrors.IsNotFound(err) {
-			return badInput("scheduledjob %s not found in namespace %s", key.Name, key.Namespace)
+			return cli.BadInput("scheduledjob %s not found in namespace %s", key.Name, key.Namespace)
 		}
 		return err
 	}
@@ -102,7 +103,7 @@ func runBackfill(ctx context.Context, out io.Writer, c client.Client, key types.
 	}
 	if err := c.Create(ctx, bf); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return badInput("backfill %s already exists in namespace %s (kubectl get backfill %s -n %s); delete it, or give --name", bf.Name, bf.Namespace, bf.Name, bf.Namespace)
+			return cli.BadInput("backfill %s already exists in namespace %s (kubectl get backfill %s -n %s); delete it, or give --name", bf.Name, bf.Namespace, bf.Name, bf.Namespace)
 		}
 		return fmt.Errorf("creating the backfill: %w", err)
 	}
@@ -131,10 +132,10 @@ func buildBackfill(sj *v1alpha1.ScheduledJob, opts backfillOptions, now time.Tim
 	}
 	redo, ok := map[string]v1alpha1.BackfillRedo{"missing": v1alpha1.RedoMissing, "failed": v1alpha1.RedoFailed, "all": v1alpha1.RedoAll}[strings.ToLower(opts.redo)]
 	if !ok {
-		return nil, badInput("--redo %q: write missing, failed or all", opts.redo)
+		return nil, cli.BadInput("--redo %q: write missing, failed or all", opts.redo)
 	}
 	if opts.maxActive < 1 || opts.maxActive > 100 {
-		return nil, badInput("--max-active %d: from 1 to 100", opts.maxActive)
+		return nil, cli.BadInput("--max-active %d: from 1 to 100", opts.maxActive)
 	}
 	bf := &v1alpha1.Backfill{
 		ObjectMeta: metav1.ObjectMeta{Name: opts.name, Namespace: sj.Namespace},
@@ -145,7 +146,7 @@ func buildBackfill(sj *v1alpha1.ScheduledJob, opts backfillOptions, now time.Tim
 		bf.Name = defaultBackfillName(bf)
 	}
 	if errs := validation.ValidateBackfill(bf, now); len(errs) > 0 {
-		return nil, badInput("%s", strings.ReplaceAll(errs.ToAggregate().Error(), "spec.to", "--to"))
+		return nil, cli.BadInput("%s", strings.ReplaceAll(errs.ToAggregate().Error(), "spec.to", "--to"))
 	}
 	return bf, nil
 }
@@ -158,7 +159,7 @@ func parseBackfillTime(flag, value string, loc *time.Location) (time.Time, error
 	if t, err := time.ParseInLocation(time.DateOnly, value, loc); err == nil {
 		return t, nil
 	}
-	return time.Time{}, badInput("%s %q: write RFC 3339 (2026-11-20T06:00:00Z) or a date (2026-11-20)", flag, value)
+	return time.Time{}, cli.BadInput("%s %q: write RFC 3339 (2026-11-20T06:00:00Z) or a date (2026-11-20)", flag, value)
 }
 
 // defaultBackfillName is the ScheduledJob's name and a hash of what is
@@ -179,7 +180,7 @@ func defaultBackfillName(bf *v1alpha1.Backfill) string {
 func listBackfill(ctx context.Context, out io.Writer, c client.Client, sj *v1alpha1.ScheduledJob, bf *v1alpha1.Backfill) error {
 	m, _ := sj.Meaning(v1alpha1.PlacementChoices(sj.RecordedPlacement()))
 	if !m.RunAt.IsZero() || m.Schedule != nil && m.Schedule.Interval() > 0 {
-		return badInput("scheduledjob %s has no schedule to backfill (runAt or @every)", sj.Name)
+		return cli.BadInput("scheduledjob %s has no schedule to backfill (runAt or @every)", sj.Name)
 	}
 	var jobs batchv1.JobList
 	if err := c.List(ctx, &jobs, client.InNamespace(sj.Namespace), client.MatchingLabels{v1alpha1.ScheduledJobLabel: sj.Name}); err != nil {
@@ -194,7 +195,7 @@ func listBackfill(ctx context.Context, out io.Writer, c client.Client, sj *v1alp
 	total := 0
 	for t := runs.Next(bf.Spec.From.Add(-time.Nanosecond)); !t.IsZero() && !t.After(bf.Spec.To.Time); t = runs.Next(t) {
 		if total++; total > v1alpha1.BackfillMaxTimes {
-			return badInput("--from to --to holds more than %d times; split it", v1alpha1.BackfillMaxTimes)
+			return cli.BadInput("--from to --to holds more than %d times; split it", v1alpha1.BackfillMaxTimes)
 		}
 		action := dryRunAction(byName[sj.JobName(t)], bf.Spec.Redo)
 		counts[action]++

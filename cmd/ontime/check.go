@@ -24,6 +24,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/controllercmd"
 )
 
 // checkStatus is how one check went: ok, a warning that does not fail the
@@ -47,7 +49,7 @@ type checkResult struct {
 
 // checkOptions are where the installation is.
 type checkOptions struct {
-	cluster             clusterFlags
+	cluster             cli.ClusterFlags
 	controllerNamespace string
 	webhook             string
 	output              outputFlag
@@ -78,7 +80,7 @@ what to do when it is not OK. The exit code is 1 when a check fails.`,
 			return runCheck(cmd.Context(), cmd.OutOrStdout(), opts)
 		},
 	}
-	opts.cluster.bind(cmd, "", "namespace of the dry-run ScheduledJob and the RBAC check (default: the context's)")
+	opts.cluster.Bind(cmd, "", "namespace of the dry-run ScheduledJob and the RBAC check (default: the context's)")
 	cmd.Flags().StringVar(&opts.controllerNamespace, "controller-namespace", "ontime-system", "namespace ontime's controller runs in (its Lease and Deployment)")
 	cmd.Flags().StringVar(&opts.webhook, "webhook-configuration", "ontime-validating-webhook-configuration", "the ValidatingWebhookConfiguration ontime installs")
 	opts.output.bind(cmd, "text", "json", "yaml")
@@ -89,11 +91,11 @@ what to do when it is not OK. The exit code is 1 when a check fails.`,
 var errChecksFailed = errors.New("a check failed")
 
 func runCheck(ctx context.Context, out io.Writer, opts checkOptions) error {
-	c, namespace, err := opts.cluster.client()
+	c, namespace, err := opts.cluster.Client()
 	if err != nil {
 		return err
 	}
-	config, err := opts.cluster.restConfig()
+	config, err := opts.cluster.RestConfig()
 	if err != nil {
 		return err
 	}
@@ -259,10 +261,10 @@ func checkSample(namespace string) *v1alpha1.ScheduledJob {
 func (k checker) leader(ctx context.Context) checkResult {
 	result := checkResult{Check: "leader"}
 	lease := &coordinationv1.Lease{}
-	err := k.client.Get(ctx, client.ObjectKey{Namespace: k.opts.controllerNamespace, Name: leaderElectionID}, lease)
+	err := k.client.Get(ctx, client.ObjectKey{Namespace: k.opts.controllerNamespace, Name: controllercmd.LeaderElectionID}, lease)
 	switch {
 	case apierrors.IsNotFound(err):
-		result.Status, result.Detail = checkFail, "no Lease "+leaderElectionID+" in "+k.opts.controllerNamespace+": no controller with leader election (as installed) has run there"
+		result.Status, result.Detail = checkFail, "no Lease "+controllercmd.LeaderElectionID+" in "+k.opts.controllerNamespace+": no controller with leader election (as installed) has run there"
 		result.Fix = "kubectl -n " + k.opts.controllerNamespace + " get deploy,pods; or --controller-namespace if ontime runs elsewhere"
 		return result
 	case err != nil:

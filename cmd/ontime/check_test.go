@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ontime-dev/ontime/cmd/ontime/app/controllercmd"
 	"github.com/ontime-dev/ontime/internal/testenv"
 )
 
@@ -33,7 +34,7 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "ontime-system", Name: leaderElectionID},
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "ontime-system", Name: controllercmd.LeaderElectionID},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("ontime-controller-5d8f_0b6f7c1e"), LeaseDurationSeconds: ptr.To[int32](15),
 			RenewTime: &metav1.MicroTime{Time: checkAt.Add(-2 * time.Second)}}}
 	create(t, c, lease)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 	"github.com/ontime-dev/ontime/internal/convert"
 )
 
@@ -45,14 +46,14 @@ generation, status) is dropped, so the result can be created.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			direction := convert.Direction(to)
 			if direction != convert.ToScheduledJob && direction != convert.ToCronJob {
-				return badInput("--to %q: must be scheduledjob or cronjob", to)
+				return cli.BadInput("--to %q: must be scheduledjob or cronjob", to)
 			}
 			if err := output.check(); err != nil {
 				return err
 			}
 			if slices.Contains(files, "-") {
 				if len(files) > 1 || inPlace {
-					return badInput("-f -: stdin alone, without --in-place")
+					return cli.BadInput("-f -: stdin alone, without --in-place")
 				}
 				return convertStdin(cmd.InOrStdin(), cmd.OutOrStdout(), direction)
 			}
@@ -75,7 +76,7 @@ func convertStdin(in io.Reader, out io.Writer, to convert.Direction) error {
 	}
 	converted, _, err := convert.File("stdin", content, to)
 	if err != nil {
-		return inputError{err}
+		return cli.Input(err)
 	}
 	_, err = out.Write(converted)
 	return err
@@ -99,7 +100,7 @@ func convertFiles(out io.Writer, paths []string, to convert.Direction, inPlace b
 	for i, f := range files {
 		content, converted, err := convert.File(f.Path, f.Content, to)
 		if err != nil {
-			return inputError{err}
+			return cli.Input(err)
 		}
 		files[i].Content, changed[i] = content, len(converted) > 0
 		for _, c := range converted {

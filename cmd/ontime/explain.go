@@ -7,12 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
 func newExplainCommand() *cobra.Command {
 	var flags scheduleFlags
-	var cluster clusterFlags
+	var cluster cli.ClusterFlags
 	var lead time.Duration
 	var output outputFlag
 	cmd := &cobra.Command{
@@ -50,7 +51,7 @@ with its warm-up: the lead, and for lead Auto how the controller chose it.`,
 		},
 	}
 	flags.register(cmd, true)
-	cluster.bind(cmd, "", "the ScheduledJob's namespace, with sj/NAME (default: the context's)")
+	cluster.Bind(cmd, "", "the ScheduledJob's namespace, with sj/NAME (default: the context's)")
 	cmd.Flags().DurationVar(&lead, "lead", 0, "also show when warm-up begins, this long before each run (as spec.warmUp.lead)")
 	output.bind(cmd, "text", "json", "yaml")
 	return cmd
@@ -91,7 +92,7 @@ func explain(spec *cron.Spec, lead time.Duration) explanation {
 }
 
 // explainLive explains the ScheduledJob named by arg (sj/NAME).
-func explainLive(cmd *cobra.Command, cluster *clusterFlags, arg string, output *outputFlag) error {
+func explainLive(cmd *cobra.Command, cluster *cli.ClusterFlags, arg string, output *outputFlag) error {
 	if err := output.check(); err != nil {
 		return err
 	}

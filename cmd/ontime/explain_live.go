@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 )
 
 // liveObject matches an argument naming a ScheduledJob (sj/NAME) rather
@@ -64,18 +65,18 @@ func nextRuns(sj *v1alpha1.ScheduledJob, m v1alpha1.Meaning, from time.Time, cou
 func meaningOfLive(sj *v1alpha1.ScheduledJob) (v1alpha1.Meaning, error) {
 	m, err := sj.Meaning(v1alpha1.PlacementChoices(sj.RecordedPlacement()))
 	if err != nil {
-		return v1alpha1.Meaning{}, inputError{fmt.Errorf("scheduledjob %s/%s: %w", sj.Namespace, sj.Name, err)}
+		return v1alpha1.Meaning{}, cli.Input(fmt.Errorf("scheduledjob %s/%s: %w", sj.Namespace, sj.Name, err))
 	}
 	return m, nil
 }
 
 // getScheduledJob reads the ScheduledJob arg names (sj/NAME).
-func getScheduledJob(ctx context.Context, cluster *clusterFlags, arg string) (*v1alpha1.ScheduledJob, error) {
+func getScheduledJob(ctx context.Context, cluster *cli.ClusterFlags, arg string) (*v1alpha1.ScheduledJob, error) {
 	name, err := scheduledJobName(arg)
 	if err != nil {
 		return nil, err
 	}
-	c, ns, err := cluster.client()
+	c, ns, err := cluster.Client()
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 )
 
 func newNextCommand() *cobra.Command {
@@ -12,7 +14,7 @@ func newNextCommand() *cobra.Command {
 	var output outputFlag
 	var count int
 	var lead time.Duration
-	var cluster clusterFlags
+	var cluster cli.ClusterFlags
 	cmd := &cobra.Command{
 		Use:   "next SCHEDULE | sj/NAME",
 		Short: "Print a schedule's next activation times",
@@ -37,7 +39,7 @@ time zone and daylight-saving policy), with its fixed warm-up lead unless
 				return err
 			}
 			if count < 1 || count > 100000 {
-				return badInput("-n %d: must be from 1 to 100000", count)
+				return cli.BadInput("-n %d: must be from 1 to 100000", count)
 			}
 			if err := output.check(); err != nil {
 				return err
@@ -58,8 +60,8 @@ time zone and daylight-saving policy), with its fixed warm-up lead unless
 	}
 	flags.register(cmd, true)
 	// -n is the count here, as it has been: the namespace is --namespace.
-	cluster.bind(cmd, "", "")
-	cmd.Flags().StringVar(&cluster.namespace, "namespace", "", "the ScheduledJob's namespace, with sj/NAME (default: the context's)")
+	cluster.Bind(cmd, "", "")
+	cmd.Flags().StringVar(&cluster.Namespace, "namespace", "", "the ScheduledJob's namespace, with sj/NAME (default: the context's)")
 	cmd.Flags().StringVar(&from, "from", "", "start after this RFC 3339 time (default: now)")
 	cmd.Flags().IntVarP(&count, "count", "n", 5, "how many activation times to print")
 	output.bind(cmd, "text", "json", "yaml")
@@ -69,7 +71,7 @@ time zone and daylight-saving policy), with its fixed warm-up lead unless
 
 // nextLive prints the next runs of the ScheduledJob arg names, with when
 // each one's warm-up begins under a fixed lead (or --lead).
-func nextLive(cmd *cobra.Command, cluster *clusterFlags, arg string, from time.Time, count int, lead time.Duration, output *outputFlag) error {
+func nextLive(cmd *cobra.Command, cluster *cli.ClusterFlags, arg string, from time.Time, count int, lead time.Duration, output *outputFlag) error {
 	sj, err := getScheduledJob(cmd.Context(), cluster, arg)
 	if err != nil {
 		return err

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 )
 
 // outputFlag is -o on every command that prints a result: a format for
@@ -28,7 +30,7 @@ func (o *outputFlag) bind(cmd *cobra.Command, formats ...string) {
 // check refuses a format the command does not print.
 func (o *outputFlag) check() error {
 	if !slices.Contains(o.formats, o.format) {
-		return badInput("-o %q: must be %s", o.format, strings.Join(o.formats, ", "))
+		return cli.BadInput("-o %q: must be %s", o.format, strings.Join(o.formats, ", "))
 	}
 	return nil
 }

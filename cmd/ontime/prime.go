@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
@@ -47,9 +48,9 @@ exits with code 2; with --extended it prints the extended form instead
 			var shiftErr *cron.ShiftError
 			if errors.As(err, &shiftErr) {
 				if shiftErr.Extended != nil {
-					return badInput("%v; rerun with --extended to print it", err)
+					return cli.BadInput("%v; rerun with --extended to print it", err)
 				}
-				return inputError{err}
+				return cli.Input(err)
 			}
 			if err != nil {
 				return err

@@ -10,8 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/controllercmd"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/waitcmd"
 )
 
 // Exit codes: 0 success, 1 a failure at run time (for example the API
@@ -21,16 +26,6 @@ const (
 	exitFailure  = 1
 	exitBadInput = 2
 )
-
-// inputError marks errors the user caused; they exit with code 2.
-type inputError struct{ err error }
-
-func (e inputError) Error() string { return e.err.Error() }
-func (e inputError) Unwrap() error { return e.err }
-
-func badInput(format string, args ...any) error {
-	return inputError{fmt.Errorf(format, args...)}
-}
 
 // run executes the command line and returns the process exit code. Errors
 // are printed as one line on stderr, never with a stack trace.
@@ -57,7 +52,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "ontime: %v\n", err)
-	var input inputError
+	var input cli.InputError
 	if errors.As(err, &input) || !started {
 		return exitBadInput
 	}
@@ -81,17 +76,17 @@ operator (ontime controller) and offline tools for cron schedules.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	// Flag errors are the user's: exit 2.
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return inputError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.Input(err) })
 	root.AddCommand(
 		newVersionCommand(),
-		newControllerCommand(),
+		controllercmd.NewCommand(version),
 		newNextCommand(),
 		newExplainCommand(),
 		newPrimeCommand(),
 		newSpreadCommand(),
 		newTriggerCommand(),
 		newBackfillCommand(),
-		newWaitCommand(),
+		waitcmd.NewCommand(func() time.Time { return now() }),
 		newPauseCommand(),
 		newConvertCommand(),
 		newUninstallPreviewCommand(),
@@ -110,7 +105,7 @@ func wrapArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 	return func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return inputError{err}
+			return cli.Input(err)
 		}
 		return nil
 	}

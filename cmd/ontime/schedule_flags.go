@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
@@ -39,13 +40,13 @@ func (f *scheduleFlags) parse(args []string) (*cron.Spec, error) {
 	loc, err := cron.LoadLocation(f.timeZone)
 	switch {
 	case errors.Is(err, cron.ErrLocalZone):
-		return nil, badInput("--time-zone %q: %v", f.timeZone, err)
+		return nil, cli.BadInput("--time-zone %q: %v", f.timeZone, err)
 	case err != nil || f.timeZone == "":
-		return nil, badInput("--time-zone %q: not an IANA time zone name (such as UTC or Europe/Amsterdam)", f.timeZone)
+		return nil, cli.BadInput("--time-zone %q: not an IANA time zone name (such as UTC or Europe/Amsterdam)", f.timeZone)
 	}
 	policy, err := cron.ParseDSTPolicy(f.dstPolicy)
 	if err != nil {
-		return nil, badInput("--dst-policy %q: must be cron or kubernetes", f.dstPolicy)
+		return nil, cli.BadInput("--dst-policy %q: must be cron or kubernetes", f.dstPolicy)
 	}
 	parser := cron.Parser{Dialect: cron.Extended, Location: loc, DSTPolicy: policy, HashKey: f.hashKey}
 	if f.strict {
@@ -53,7 +54,7 @@ func (f *scheduleFlags) parse(args []string) (*cron.Spec, error) {
 	}
 	spec, err := parser.Parse(strings.Join(args, " "))
 	if err != nil {
-		return nil, inputError{err}
+		return nil, cli.Input(err)
 	}
 	return spec, nil
 }
@@ -64,7 +65,7 @@ func parseFrom(from string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339, from)
 	if err != nil {
-		return time.Time{}, badInput("--from %q: not an RFC 3339 time such as 2026-03-08T01:30:00-05:00", from)
+		return time.Time{}, cli.BadInput("--from %q: not an RFC 3339 time such as 2026-03-08T01:30:00-05:00", from)
 	}
 	return t, nil
 }
@@ -119,7 +120,7 @@ func warmUpStart(t time.Time, lead time.Duration) time.Time {
 // checkLead accepts no lead, or one spec.warmUp.lead accepts.
 func checkLead(lead time.Duration) error {
 	if lead != 0 && (lead < v1alpha1.MinWarmUpLead || lead > v1alpha1.MaxWarmUpLead) {
-		return badInput("--lead %s: must be from %s to %s", lead, v1alpha1.MinWarmUpLead, v1alpha1.MaxWarmUpLead)
+		return cli.BadInput("--lead %s: must be from %s to %s", lead, v1alpha1.MinWarmUpLead, v1alpha1.MaxWarmUpLead)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 	"github.com/ontime-dev/ontime/internal/spread"
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
@@ -111,11 +112,11 @@ func spreadKeys(out io.Writer, opts spreadOptions) error {
 		output = "table"
 	}
 	if output != "table" && output != "json" && output != "yaml" && output != "json-map" {
-		return badInput("-o %q: must be table, json, yaml or json-map", output)
+		return cli.BadInput("-o %q: must be table, json, yaml or json-map", output)
 	}
 	assignments, err := spread.Schedules(opts.every, opts.keys, spread.Strategy(opts.strategy), v1alpha1.ScheduleParser)
 	if err != nil {
-		return inputError{err}
+		return cli.Input(err)
 	}
 	switch output {
 	case "json":
@@ -143,21 +144,21 @@ func spreadFiles(out, stderr io.Writer, opts spreadOptions) error {
 	switch opts.output {
 	case "", "table", "json", "yaml", "json-map":
 	default:
-		return badInput("-o %q: with -f, must be table, json, yaml or json-map (or unset, to write the files)", opts.output)
+		return cli.BadInput("-o %q: with -f, must be table, json, yaml or json-map (or unset, to write the files)", opts.output)
 	}
 	files, err := readManifests(opts.files)
 	if err != nil {
 		return err
 	}
 	if opts.runDuration < 0 || opts.runDuration > 24*time.Hour {
-		return badInput("--run-duration %s: must be above 0 and at most 24h", opts.runDuration)
+		return cli.BadInput("--run-duration %s: must be above 0 and at most 24h", opts.runDuration)
 	}
 	if opts.limit < 0 {
-		return badInput("--limit %d: must be a concurrency group's maxActive, at least 1", opts.limit)
+		return cli.BadInput("--limit %d: must be a concurrency group's maxActive, at least 1", opts.limit)
 	}
 	result, err := spread.Manifests(files, spread.ManifestOptions{All: opts.all, Namespace: opts.namespace, Now: now(), Read: manifestSchedule, RunDuration: opts.runDuration})
 	if err != nil {
-		return inputError{err}
+		return cli.Input(err)
 	}
 	if err := printSpreadFiles(out, opts.output, result); err != nil {
 		return err
@@ -240,11 +241,11 @@ func readManifests(paths []string) ([]spread.ManifestFile, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, badInput("-f %s: %v", root, err)
+			return nil, cli.BadInput("-f %s: %v", root, err)
 		}
 	}
 	if len(files) == 0 {
-		return nil, badInput("-f %s: no .yaml or .yml files", strings.Join(paths, ","))
+		return nil, cli.BadInput("-f %s: no .yaml or .yml files", strings.Join(paths, ","))
 	}
 	return files, nil
 }

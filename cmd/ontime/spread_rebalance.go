@@ -17,11 +17,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 	"github.com/ontime-dev/ontime/internal/spread"
 )
 
 func newSpreadRebalanceCommand() *cobra.Command {
-	var cluster clusterFlags
+	var cluster cli.ClusterFlags
 	var output outputFlag
 	var dryRun bool
 	cmd := &cobra.Command{
@@ -45,14 +46,14 @@ namespace, -n) with the next epoch; the controller picks the placements up.`,
 			if err := output.check(); err != nil {
 				return err
 			}
-			c, ns, err := cluster.client()
+			c, ns, err := cluster.Client()
 			if err != nil {
 				return err
 			}
 			return rebalance(cmd.Context(), c, types.NamespacedName{Namespace: ns, Name: spread.LedgerName(args[0])}, dryRun, cmd.OutOrStdout(), &output)
 		},
 	}
-	cluster.bind(cmd, "ontime-system", "the controller's namespace (its --spread-namespace)")
+	cluster.Bind(cmd, "ontime-system", "the controller's namespace (its --spread-namespace)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the new placements without writing them")
 	output.bind(cmd, "table", "json", "yaml")
 	return cmd
@@ -68,7 +69,7 @@ func rebalance(ctx context.Context, c client.Client, ledger types.NamespacedName
 		cm := &corev1.ConfigMap{}
 		if err := c.Get(ctx, ledger, cm); err != nil {
 			if apierrors.IsNotFound(err) {
-				return badInput("spread group ConfigMap %s not found (is the group's name right, and -n the controller's namespace?)", ledger)
+				return cli.BadInput("spread group ConfigMap %s not found (is the group's name right, and -n the controller's namespace?)", ledger)
 			}
 			return err
 		}

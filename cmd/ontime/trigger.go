@@ -15,10 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 )
 
 func newTriggerCommand() *cobra.Command {
-	var cluster clusterFlags
+	var cluster cli.ClusterFlags
 	var output outputFlag
 	var waitFor bool
 	var timeout time.Duration
@@ -40,7 +41,7 @@ handling one request twice (after a crash) makes one.`,
 			if err != nil {
 				return err
 			}
-			c, ns, err := cluster.client()
+			c, ns, err := cluster.Client()
 			if err != nil {
 				return err
 			}
@@ -79,7 +80,7 @@ handling one request twice (after a crash) makes one.`,
 			return nil
 		},
 	}
-	cluster.bind(cmd, "", "namespace of the ScheduledJob (default: the kubeconfig context's)")
+	cluster.Bind(cmd, "", "namespace of the ScheduledJob (default: the kubeconfig context's)")
 	cmd.Flags().BoolVar(&waitFor, "wait", false, "wait until the controller has started the Job or refused the run")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long --wait waits")
 	output.bind(cmd, "text", "name", "json", "yaml")
@@ -107,10 +108,10 @@ func scheduledJobName(arg string) (string, error) {
 	switch strings.ToLower(kind) {
 	case "sj", "scheduledjob", "scheduledjobs", "scheduledjob.ontime.dev", "scheduledjobs.ontime.dev":
 	default:
-		return "", badInput("%q: not a ScheduledJob; write sj/NAME", arg)
+		return "", cli.BadInput("%q: not a ScheduledJob; write sj/NAME", arg)
 	}
 	if name == "" {
-		return "", badInput("%q: the name is empty", arg)
+		return "", cli.BadInput("%q: the name is empty", arg)
 	}
 	return name, nil
 }
@@ -120,7 +121,7 @@ func requestRun(ctx context.Context, c client.Client, key types.NamespacedName) 
 	sj := &v1alpha1.ScheduledJob{}
 	if err := c.Get(ctx, key, sj); err != nil {
 		if apierrors.IsNotFound(err) {
-			return "", "", badInput("scheduledjob %s not found in namespace %s", key.Name, key.Namespace)
+			return "", "", cli.BadInput("scheduledjob %s not found in namespace %s", key.Name, key.Namespace)
 		}
 		return "", "", err
 	}

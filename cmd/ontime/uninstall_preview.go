@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 )
 
 // scheduledJobKind is the kind in the owner references of a ScheduledJob's
@@ -22,7 +23,7 @@ import (
 const scheduledJobKind = "ScheduledJob"
 
 func newUninstallPreviewCommand() *cobra.Command {
-	var cluster clusterFlags
+	var cluster cli.ClusterFlags
 	var output outputFlag
 	cmd := &cobra.Command{
 		Use:   "uninstall-preview",
@@ -41,7 +42,7 @@ gives the whole order.`,
 			if err := output.check(); err != nil {
 				return err
 			}
-			c, _, err := cluster.client()
+			c, _, err := cluster.Client()
 			if err != nil {
 				return err
 			}
@@ -55,7 +56,7 @@ gives the whole order.`,
 			return printUninstallPreview(cmd.OutOrStdout(), preview)
 		},
 	}
-	cluster.bind(cmd, "", "")
+	cluster.Bind(cmd, "", "")
 	output.bind(cmd, "table", "json", "yaml")
 	return cmd
 }

@@ -1,11 +1,11 @@
 // Package layout checks that the repository's packages depend on each other
-// in one direction only, as the README's layout section says: cmd/ontime at
+// in one direction only, as CONTRIBUTING.md's layout section says: cmd/ontime at
 // the top; the controllers and the admission webhook; the pure capabilities
 // (the planner, which composes warmup and spread for the ScheduledJob
 // controller, then warmup and spread); then the API and the schedule
 // engine. Capabilities import no other sideways, the webhook imports no
-// capability but spread, and nothing but cmd/ontime imports a controller or
-// the webhook.
+// capability but spread, and nothing but the controller command (cmd/ontime/app/controllercmd)
+// imports a controller or the webhook.
 package layout
 
 import (
@@ -26,7 +26,14 @@ const module = "github.com/ontime-dev/ontime/"
 // the module's packages it may import. A package the table does not name
 // fails the test, so a new capability's place is decided when it is added.
 var allowed = map[string][]string{
-	"cmd/ontime":          {"internal/controller", "internal/controller/recovery", "internal/webhook", "internal/validation", "internal/scheme", "internal/spread", "internal/convert", "api/v1alpha1", "pkg/cron"},
+	"cmd/ontime": {"cmd/ontime/app/cli", "cmd/ontime/app/controllercmd", "cmd/ontime/app/waitcmd", "internal/validation", "internal/scheme", "internal/spread", "internal/convert", "api/v1alpha1", "pkg/cron"},
+	// The controller command: the operator's wiring (flags, the manager,
+	// leader election, the webhook server).
+	"cmd/ontime/app/controllercmd": {"cmd/ontime/app/cli", "internal/controller", "internal/controller/recovery", "internal/webhook", "internal/scheme", "api/v1alpha1"},
+	// The command EarlyStart pods run: nothing of ontime's but the CLI's.
+	"cmd/ontime/app/waitcmd": {"cmd/ontime/app/cli"},
+	// What the commands share: the user's errors, kubectl's cluster flags.
+	"cmd/ontime/app/cli":  {"internal/scheme"},
 	"internal/controller": {"internal/controller/*", "internal/warmup", "api/v1alpha1"},
 	"internal/controller/*": {"internal/controller/jobcontrol", "internal/controller/owners", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
 		"api/v1alpha1", "pkg/cron"},

@@ -1,4 +1,4 @@
-package main
+package controllercmd
 
 import (
 	"context"
@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 	"github.com/ontime-dev/ontime/internal/controller"
 	"github.com/ontime-dev/ontime/internal/controller/recovery"
 	"github.com/ontime-dev/ontime/internal/scheme"
@@ -33,7 +34,7 @@ import (
 )
 
 type controllerOptions struct {
-	cluster                 clusterFlags
+	cluster                 cli.ClusterFlags
 	workers                 int
 	qps                     float32
 	burst                   int
@@ -76,7 +77,9 @@ type webhookOptions struct {
 	drain                 time.Duration
 }
 
-func newControllerCommand() *cobra.Command {
+// NewCommand is `ontime controller`: the operator itself, as its Deployment
+// runs it. version is the binary's (its default image's tag).
+func NewCommand(version string) *cobra.Command {
 	opts := controllerOptions{}
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -92,7 +95,7 @@ service account, then ~/.kube/config.`,
 		},
 	}
 	flags := cmd.Flags()
-	opts.cluster.bind(cmd, "", "")
+	opts.cluster.Bind(cmd, "", "")
 	flags.IntVar(&opts.workers, "workers", 20, "ScheduledJobs reconciled at once")
 	// client-go's default (QPS 5, controller-runtime 20) makes a thousand
 	// minutely runs queue behind each other for a minute; each run costs
@@ -115,7 +118,7 @@ service account, then ~/.kube/config.`,
 	flags.DurationVar(&opts.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to acquire or renew the Lease")
 	flags.DurationVar(&opts.standbyGrace, "standby-grace", controller.DefaultStandbyGrace,
 		"with --leader-elect, a replica that does not lead starts a run the leader has not started this long after its time (0: only the leader acts, and a dead leader delays runs until its Lease expires)")
-	flags.StringVar(&opts.earlyStartImage, "early-start-image", defaultImage(),
+	flags.StringVar(&opts.earlyStartImage, "early-start-image", defaultImage(version),
 		"image whose \"ontime wait\" command holds the pods of EarlyStart warm-up runs until their scheduled time")
 	flags.StringVar(&opts.placeholderImage, "placeholder-image", v1alpha1.DefaultPlaceholderImage,
 		"image of placeholder pods whose owner names none (every annotated CronJob's): a mirror of the pause image where nodes cannot pull registry.k8s.io")
@@ -167,7 +170,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 		PlaceholderPriorityClass: opts.placeholderPriorityClass,
 		SpreadNamespace:          opts.spreadNamespace, CronJobWarmUp: opts.cronJobWarmUp, StandbyGrace: opts.standbyGrace}
 	if err := registration.Validate(scope); err != nil {
-		return badInput("%v", err)
+		return cli.BadInput("%v", err)
 	}
 	if opts.leaderElect {
 		// One answer to where the Lease is, for the manager and the standby.
@@ -208,7 +211,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 		HealthProbeBindAddress:        opts.probeAddress,
 		PprofBindAddress:              opts.pprofAddress,
 		LeaderElection:                opts.leaderElect,
-		LeaderElectionID:              leaderElectionID,
+		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       opts.leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:                 &opts.leaseDuration,
@@ -304,13 +307,13 @@ func (opts controllerOptions) scope() (controller.Scope, error) {
 	scope := controller.Scope{SpreadNamespace: opts.spreadNamespace, Namespaces: opts.namespaces}
 	for _, namespace := range opts.namespaces {
 		if problems := validation.IsDNS1123Label(namespace); len(problems) > 0 {
-			return scope, badInput("--namespaces: %q is not a namespace name: %s", namespace, strings.Join(problems, "; "))
+			return scope, cli.BadInput("--namespaces: %q is not a namespace name: %s", namespace, strings.Join(problems, "; "))
 		}
 	}
 	if opts.scheduledJobSelector != "" {
 		selector, err := labels.Parse(opts.scheduledJobSelector)
 		if err != nil {
-			return scope, badInput("--scheduledjob-selector %q: %v", opts.scheduledJobSelector, err)
+			return scope, cli.BadInput("--scheduledjob-selector %q: %v", opts.scheduledJobSelector, err)
 		}
 		scope.ScheduledJobSelector = selector
 	}
@@ -319,7 +322,7 @@ func (opts controllerOptions) scope() (controller.Scope, error) {
 	case jobCacheOwned:
 		scope.OwnedJobsOnly = true
 	default:
-		return scope, badInput("--job-cache %q: want %q or %q", opts.jobCache, jobCacheAll, jobCacheOwned)
+		return scope, cli.BadInput("--job-cache %q: want %q or %q", opts.jobCache, jobCacheAll, jobCacheOwned)
 	}
 	return scope, nil
 }
@@ -328,15 +331,15 @@ func (opts controllerOptions) scope() (controller.Scope, error) {
 // In a pod, with no flag naming a kubeconfig or context, that is the
 // pod's service account (controller-runtime's order); otherwise kubectl's
 // loading rules with --kubeconfig, --context and --as.
-func restConfig(cluster clusterFlags) (*rest.Config, error) {
-	if cluster.kubeconfig == "" && cluster.context == "" && cluster.as == "" {
+func restConfig(cluster cli.ClusterFlags) (*rest.Config, error) {
+	if cluster.Kubeconfig == "" && cluster.Context == "" && cluster.As == "" {
 		config, err := ctrl.GetConfig()
 		if err != nil {
 			return nil, fmt.Errorf("finding the cluster (set --kubeconfig): %w", err)
 		}
 		return config, nil
 	}
-	return cluster.restConfig()
+	return cluster.RestConfig()
 }
 
 // serveWebhook starts the admission webhook once its certificate is in
@@ -400,7 +403,7 @@ func serveWebhook(mgr ctrl.Manager, opts webhookOptions, defaults v1alpha1.Contr
 // defaultImage is this version's ontime image, never :latest: a build
 // without a version (go build) names ontime:dev, which no registry has, and
 // the Deployment (chart, install.yaml) always sets the flag.
-func defaultImage() string {
+func defaultImage(version string) string {
 	return "ghcr.io/ontime-dev/ontime:" + version
 }
 
@@ -412,8 +415,9 @@ func defaultNamespace() string {
 	return "ontime-system"
 }
 
-// leaderElectionID names the Lease the replicas elect their leader with.
-const leaderElectionID = "ontime-controller.ontime.dev"
+// LeaderElectionID names the Lease the replicas elect their leader with
+// (ontime check reads it).
+const LeaderElectionID = "ontime-controller.ontime.dev"
 
 // inClusterNamespace holds a pod's namespace, where the Lease is when
 // --leader-election-namespace is not set.
@@ -426,9 +430,9 @@ func (opts controllerOptions) leaderLease() (types.NamespacedName, error) {
 	if namespace == "" {
 		data, err := os.ReadFile(inClusterNamespace)
 		if err != nil {
-			return types.NamespacedName{}, badInput("--leader-elect needs --leader-election-namespace outside a cluster (%v)", err)
+			return types.NamespacedName{}, cli.BadInput("--leader-elect needs --leader-election-namespace outside a cluster (%v)", err)
 		}
 		namespace = strings.TrimSpace(string(data))
 	}
-	return types.NamespacedName{Namespace: namespace, Name: leaderElectionID}, nil
+	return types.NamespacedName{Namespace: namespace, Name: LeaderElectionID}, nil
 }

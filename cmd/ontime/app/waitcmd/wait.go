@@ -1,4 +1,4 @@
-package main
+package waitcmd
 
 import (
 	"context"
@@ -11,9 +11,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 )
 
-func newWaitCommand() *cobra.Command {
+// NewCommand is `ontime wait`, which runs inside EarlyStart pods; now is
+// its clock (what it prints of the wait).
+func NewCommand(now func() time.Time) *cobra.Command {
 	var until, install string
 	cmd := &cobra.Command{
 		Use:   "wait --until TIME [--install PATH | -- COMMAND [ARG...]]",
@@ -42,15 +46,15 @@ exits or runs the command at once.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			at, err := time.Parse(time.RFC3339, until)
 			if err != nil {
-				return badInput("--until %q: not an RFC 3339 time such as 2026-11-24T10:00:00Z", until)
+				return cli.BadInput("--until %q: not an RFC 3339 time such as 2026-11-24T10:00:00Z", until)
 			}
 			if cmd.ArgsLenAtDash() != 0 && len(args) > 0 {
-				return badInput("%q: the command to run at --until goes after --, as in: ontime wait --until %s -- %s", args[0], until, args[0])
+				return cli.BadInput("%q: the command to run at --until goes after --, as in: ontime wait --until %s -- %s", args[0], until, args[0])
 			}
 			out := cmd.OutOrStdout()
 			if install != "" {
 				if len(args) > 0 {
-					return badInput("--install %q: copies ontime and exits; it runs no command", install)
+					return cli.BadInput("--install %q: copies ontime and exits; it runs no command", install)
 				}
 				if err := installSelf(install); err != nil {
 					return err
@@ -63,7 +67,7 @@ exits or runs the command at once.`,
 				// Looked up before the wait, so that a wrong command
 				// fails now, not at the run's time.
 				if path, err = exec.LookPath(args[0]); err != nil {
-					return badInput("command %q: %v", args[0], err)
+					return cli.BadInput("command %q: %v", args[0], err)
 				}
 			}
 			if path != "" {
