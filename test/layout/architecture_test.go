@@ -207,3 +207,88 @@ func receiverType(expr ast.Expr) string {
 	}
 	return ""
 }
+
+// TestOneRunsPathIsTrue reads docs/architecture.md's list of the files one
+// run crosses: rows numbered in order, each file existing and declaring
+// every function or method its row names in backquotes (Type.Method for
+// a method of that type), and the count the page states equal to the
+// rows'. A function moved to another file, or renamed, fails here.
+func TestOneRunsPathIsTrue(t *testing.T) {
+	root := framework.RepoRoot()
+	page, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := between(string(page), "### The files one run crosses, in order", "\nWarm-up adds")
+	if section == "" {
+		t.Fatal("docs/architecture.md has no section \"The files one run crosses, in order\"")
+	}
+	row := regexp.MustCompile("(?m)^\\| (\\d+) \\| `([^`]+)` \\| (.*) \\|$")
+	rows := row.FindAllStringSubmatch(section, -1)
+	for i, r := range rows {
+		if n, _ := strconv.Atoi(r[1]); n != i+1 {
+			t.Errorf("row %d is numbered %s", i+1, r[1])
+		}
+		declared := declaredIn(t, filepath.Join(root, r[2]))
+		names := regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(r[3], -1)
+		if len(names) == 0 {
+			t.Errorf("%s: its row names no function", r[2])
+		}
+		for _, name := range names {
+			if !declared[name[1]] {
+				t.Errorf("%s does not declare %s, which docs/architecture.md's path names there", r[2], name[1])
+			}
+		}
+	}
+	stated := regexp.MustCompile(`(\d+) files today`).FindStringSubmatch(section)
+	if stated == nil || stated[1] != strconv.Itoa(len(rows)) {
+		t.Errorf("the page states %v files, its list has %d", stated, len(rows))
+	}
+	if len(rows) < 10 {
+		t.Errorf("read %d rows: the reading is broken", len(rows))
+	}
+}
+
+// between is the text of s from the line start to end, "" without start.
+func between(s, start, end string) string {
+	i := strings.Index(s, start)
+	if i < 0 {
+		return ""
+	}
+	s = s[i:]
+	if j := strings.Index(s, end); j >= 0 {
+		s = s[:j]
+	}
+	return s
+}
+
+// declaredIn are the functions a Go file declares, each by its name and,
+// for a method, also as Receiver.name.
+func declaredIn(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	file, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	declared := map[string]bool{}
+	for _, decl := range file.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok {
+			continue
+		}
+		declared[fn.Name.Name] = true
+		if fn.Recv != nil && len(fn.Recv.List) > 0 {
+			recv := fn.Recv.List[0].Type
+			if star, ok := recv.(*ast.StarExpr); ok {
+				recv = star.X
+			}
+			if index, ok := recv.(*ast.IndexExpr); ok { // a generic type's methods
+				recv = index.X
+			}
+			if ident, ok := recv.(*ast.Ident); ok {
+				declared[ident.Name+"."+fn.Name.Name] = true
+			}
+		}
+	}
+	return declared
+}
