@@ -127,9 +127,9 @@ func (p Plan) Finish(results ...Result) Outcome {
 	}
 	ready, capacity := p.readiness, p.capacity
 	for _, r := range results {
+		out.Events = append(out.Events, r.events()...)
 		if r.kind == warmUpApplied {
 			for _, failure := range r.warmUp.Failed {
-				out.Events = append(out.Events, failure.Event())
 				capacity = warmUpFailed(failure)
 			}
 			continue
@@ -171,7 +171,40 @@ func (p Plan) ResultEvents(results ...Result) []Event {
 			events = append(events, missScheduleEvent(r.run.Skipped))
 		}
 	}
-	return append(events, p.Finish(results...).Events[len(p.beforeActions.Events):]...)
+	for _, r := range results {
+		events = append(events, r.events()...)
+	}
+	return events
+}
+
+// events are what one result reports, in Finish's order.
+func (r Result) events() []Event {
+	switch r.kind {
+	case deleted:
+		return []Event{successfulDeleteEvent(r.job)}
+	case deleteFailed:
+		return []Event{failedDeleteEvent(r.err)}
+	case created:
+		events := []Event{successfulCreateEvent(r.job)}
+		if r.run.Triggered() {
+			events = append(events, triggeredEvent(r.job))
+		}
+		if r.run.BeginsCatchUp {
+			events = append(events, catchUpEvent(r.run.CatchUp))
+		}
+		return events
+	case nameTaken:
+		return []Event{jobNameConflictEvent(conflictMessage(r.run))}
+	case createFailed:
+		return []Event{failedCreateEvent(r.err)}
+	case warmUpApplied:
+		events := make([]Event, 0, len(r.warmUp.Failed))
+		for _, failure := range r.warmUp.Failed {
+			events = append(events, failure.Event())
+		}
+		return events
+	}
+	return nil
 }
 
 // settled reports whether the results say what became of run: its Job was
@@ -184,40 +217,23 @@ func settled(run *Run, results []Result) bool {
 	})
 }
 
-// apply adds one result's effects to out. A run whose Job name is taken
-// returns the readiness that reports it.
+// apply adds one result's effects on status to out (its events are
+// Result.events). A run whose Job name is taken returns the readiness
+// that reports it.
 func (p Plan) apply(out *Outcome, r Result) *readiness {
 	status := &out.Status
 	switch r.kind {
-	case deleted:
-		out.Events = append(out.Events, successfulDeleteEvent(r.job))
+	case deleted, alreadyGone:
 		setActive(status, withoutJob(status.Active, r.job))
-	case alreadyGone:
-		setActive(status, withoutJob(status.Active, r.job))
-	case deleteFailed:
-		out.Events = append(out.Events, failedDeleteEvent(r.err))
-	case created:
-		out.Events = append(out.Events, successfulCreateEvent(r.job))
-		if r.run.Triggered() {
-			out.Events = append(out.Events, triggeredEvent(r.job))
-		}
-		if r.run.BeginsCatchUp {
-			out.Events = append(out.Events, catchUpEvent(r.run.CatchUp))
-		}
-		addActive(status, r.job, r.run, p.now)
-	case alreadyCreated:
+	case created, alreadyCreated:
 		addActive(status, r.job, r.run, p.now)
 	case claimedRun:
 		setActive(status, withClaim(status.Active, r.run.Job))
 	case nameTaken:
 		setActive(status, withoutClaims(status.Active, r.run.Job.Name))
-		event, conflict := p.conflict(status, r.run)
-		out.Events = append(out.Events, event)
 		out.Missed[MissConflict]++
+		conflict := p.conflict(status, r.run)
 		return &conflict
-	case createFailed:
-		out.Events = append(out.Events, failedCreateEvent(r.err))
-	case warmUpApplied: // Finish reports them
 	}
 	return nil
 }
@@ -240,13 +256,17 @@ func addActive(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job, run *Run, 
 // requeue and stalls until something else changes; here the run counts as
 // missed, Ready says why, and the next run is announced as planned (its
 // Job name differs).
-func (p Plan) conflict(status *v1alpha1.ScheduledJobStatus, run *Run) (Event, readiness) {
+func (p Plan) conflict(status *v1alpha1.ScheduledJobStatus, run *Run) readiness {
 	recordMissed(status, run.Scheduled)
-	message := "job " + run.Job.Name + " already exists and is not controlled by this ScheduledJob; the run scheduled at " +
-		run.Scheduled.UTC().Format(time.RFC3339) + " did not start"
-	conflict := notReady(v1alpha1.ReasonJobNameConflict, message)
+	conflict := notReady(v1alpha1.ReasonJobNameConflict, conflictMessage(run))
 	conflict.next = p.readiness.next
-	return jobNameConflictEvent(message), conflict
+	return conflict
+}
+
+// conflictMessage says which run's Job name is taken.
+func conflictMessage(run *Run) string {
+	return "job " + run.Job.Name + " already exists and is not controlled by this ScheduledJob; the run scheduled at " +
+		run.Scheduled.UTC().Format(time.RFC3339) + " did not start"
 }
 
 func timeOf(t *metav1.Time) *time.Time {

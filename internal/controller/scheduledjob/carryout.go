@@ -98,7 +98,7 @@ func (p *runPlan) Record(ctx context.Context, warm warmup.Applied, failed error)
 	}
 	// The status just written records every run whose Job goes now.
 	cleaned := c.deleteHistory(ctx, p.sj, plan)
-	c.emit(p.sj, plan.Finish(append(results, cleaned...)...).Events[len(outcome.Events):])
+	c.emit(p.sj, plan.ResultEvents(cleaned...))
 	return cmp.Or(failed, consumeErr, p.placeErr)
 }
 
