@@ -15,10 +15,9 @@ import (
 // The meaning of a spec is worked out here, once, for every side that needs
 // it: the admission webhook, the planner, the ScheduledJob controller's
 // spread placement and the CronJob warm-up controller. None of them builds
-// a cron.Parser for a spec or applies a default of its own; when they
-// disagreed, a ScheduledJob with schedule "H/5 * * * *" and an EarlyStart
-// lead of 10m was admitted (the webhook parsed it without the extended
-// dialect, failed, and skipped the check that the controller relies on).
+// a cron.Parser for a spec or applies a default of its own, so that what
+// the webhook admits is what the controller runs
+// (test/layout's TestSchedulesAreReadInOnePlace).
 
 // Meaning is what a ScheduledJob's spec (or an annotated CronJob's) means,
 // defaults applied.

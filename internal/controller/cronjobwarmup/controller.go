@@ -7,9 +7,8 @@
 // events on it, and keeps the warm-up's state in one annotation of its own
 // (warmup.ontime.dev/state), where a ScheduledJob keeps it in its status.
 //
-// A CronJob is reconciled by the one reconciler of every owner of warm-up
-// (owners.Reconciler), as a ScheduledJob is: this package is its CronJob
-// kind. It gathers (gather), decides (decide, a pure function of what was
+// A CronJob is reconciled by owners.Reconciler, the loop it shares with
+// ScheduledJobs: this package is its CronJob kind. It gathers (gather), decides (decide, a pure function of what was
 // gathered and now), and records the state and the events once (Record);
 // the reconciler carries out the warm-up changes with the one executor.
 // There are no runs to start: kube-controller-manager starts them.

@@ -12,8 +12,8 @@ import (
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
-// cronJobs is the annotated CronJob as an owner the one reconciler of
-// warm-up's owners (owners.Reconciler) reconciles.
+// cronJobs is the CronJob kind of owners.Reconciler: how an annotated
+// CronJob is read, decided about and recorded.
 type cronJobs struct{ *Controller }
 
 func (cronJobs) New() *batchv1.CronJob { return &batchv1.CronJob{} }

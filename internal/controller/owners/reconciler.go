@@ -1,5 +1,5 @@
-// Package owners is the one reconciler of every owner of warm-up:
-// ScheduledJobs and plain CronJobs annotated warmup.ontime.dev/lead. As
+// Package owners is the reconcile loop that ScheduledJobs and plain
+// CronJobs annotated warmup.ontime.dev/lead share. As
 // Kueue's jobframework does for its kinds of job, it holds the loop, and
 // each kind of owner (a Kind) supplies what differs: how it is read and
 // decided about, and where its status is written.

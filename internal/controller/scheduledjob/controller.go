@@ -92,9 +92,9 @@ func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.
 // Name identifies the controller in logs and metrics.
 func (c *Controller) Name() string { return "scheduledjob.run" }
 
-// Reconcile brings one ScheduledJob up to date, with the one reconciler of
-// every owner of warm-up (owners.Reconciler): this package is its
-// ScheduledJob kind (kind.go).
+// Reconcile brings one ScheduledJob up to date through owners.Reconciler,
+// the loop ScheduledJobs and annotated CronJobs share; kind.go is what is
+// particular to ScheduledJobs.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	return c.loop.Reconcile(ctx, req)
 }

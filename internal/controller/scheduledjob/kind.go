@@ -14,8 +14,8 @@ import (
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
-// kind is the ScheduledJob as an owner the one reconciler of warm-up's
-// owners (owners.Reconciler) reconciles.
+// kind is the ScheduledJob kind of owners.Reconciler: how a ScheduledJob
+// is read, planned and recorded.
 type kind struct{ *Controller }
 
 func (kind) New() *v1alpha1.ScheduledJob { return &v1alpha1.ScheduledJob{} }
