@@ -236,7 +236,11 @@ lint: $(GOLANGCI_LINT) $(ACTIONLINT) ## golangci-lint with .golangci.yml (gofmt,
 	$(ACTIONLINT) -no-color
 
 .PHONY: unit
-unit: vet unit-tests ## The edit-test loop: go vet, unit and envtest tests with the race detector (no e2e, no full-size engine checks).
+unit: vet unit-tests ## The edit-test loop: go vet, unit and envtest tests with the race detector, 100 seeds of each interleaving exploration (no e2e, no full-size engine checks).
+# The edit loop explores 100 seeds of each interleaving exploration
+# (testenv.SeedCount); make test, CI, explores -short's counts (the
+# controllers' 2000, the backfill's and the groups' 300 each).
+unit: export ONTIME_EXPLORE_SEEDS := 100
 
 .PHONY: vet
 vet:

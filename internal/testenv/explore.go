@@ -2,7 +2,9 @@ package testenv
 
 import (
 	"context"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -12,6 +14,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
+
+// SeedCount is how many seeds an interleaving exploration explores: the
+// count in ONTIME_EXPLORE_SEEDS when set (make unit, the edit loop, sets
+// a few), else short with -short (make test, CI) and full without.
+func SeedCount(short, full int) int {
+	if n, err := strconv.Atoi(os.Getenv("ONTIME_EXPLORE_SEEDS")); err == nil && n > 0 {
+		return n
+	}
+	if testing.Short() {
+		return short
+	}
+	return full
+}
 
 // ExploreSeeds runs explore for the seeds first to first+n−1, on every
 // core, and fails t with the report of the first seed that broke an

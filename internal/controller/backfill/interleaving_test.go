@@ -51,10 +51,7 @@ var (
 // status that counts it, with a plan that does not keep a claimed Job out
 // of history, duplicates runs in about a quarter of the seeds.
 func TestBackfillInterleavings(t *testing.T) {
-	seeds := 1500
-	if testing.Short() {
-		seeds = 300
-	}
+	seeds := testenv.SeedCount(300, 1500)
 	if *backfillSeeds > 0 {
 		seeds = *backfillSeeds
 	}

@@ -61,10 +61,7 @@ var (
 // its namespace was not selected at some time while it waited: never on a
 // stale cache's word alone.
 func TestGroupInterleavings(t *testing.T) {
-	seeds := 2000
-	if testing.Short() {
-		seeds = 300
-	}
+	seeds := testenv.SeedCount(300, 2000)
 	if *groupSeeds > 0 {
 		seeds = *groupSeeds
 	}
