@@ -125,28 +125,38 @@ func statusWrites(t *testing.T, path string, fields map[string]bool) map[string]
 			writes[what] = append(writes[what], name+" ("+fset.Position(at).String()+")")
 		}
 		ast.Inspect(fn.Body, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.AssignStmt:
-				for _, lhs := range n.Lhs {
-					if field, ok := statusField(lhs, fields); ok {
-						record(field, lhs.Pos())
-					}
-				}
-			case *ast.CompositeLit:
-				for _, what := range literalWrites(n, fields) {
-					record(what, n.Pos())
-				}
-			case *ast.IncDecStmt:
-				if field, ok := statusField(n.X, fields); ok {
-					record(field, n.Pos())
-				}
-			case *ast.CallExpr:
-				if condition, ok := conditionWritten(n); ok && (condition != "" || name != "setCondition") {
-					record("condition "+condition, n.Pos())
-				}
+			for what, at := range nodeWrites(n, fields, name) {
+				record(what, at)
 			}
 			return true
 		})
+	}
+	return writes
+}
+
+// nodeWrites is what one node of function name's body writes: the status
+// fields and conditions, each with where.
+func nodeWrites(n ast.Node, fields map[string]bool, name string) map[string]token.Pos {
+	writes := map[string]token.Pos{}
+	switch n := n.(type) {
+	case *ast.AssignStmt:
+		for _, lhs := range n.Lhs {
+			if field, ok := statusField(lhs, fields); ok {
+				writes[field] = lhs.Pos()
+			}
+		}
+	case *ast.CompositeLit:
+		for _, what := range literalWrites(n, fields) {
+			writes[what] = n.Pos()
+		}
+	case *ast.IncDecStmt:
+		if field, ok := statusField(n.X, fields); ok {
+			writes[field] = n.Pos()
+		}
+	case *ast.CallExpr:
+		if condition, ok := conditionWritten(n); ok && (condition != "" || name != "setCondition") {
+			writes["condition "+condition] = n.Pos()
+		}
 	}
 	return writes
 }

@@ -30,23 +30,23 @@ func NewWriter(writer client.Writer, live client.Reader) Writer {
 type Creation int
 
 const (
-	// Refused: the API server refused the create (a quota, a policy, a
+	// Refused means the API server refused the create (a quota, a policy, a
 	// bad template, a namespace going away); the error says why.
 	Refused Creation = iota
-	// Created: this call created the Job.
+	// Created means this call created the Job.
 	Created
-	// AlreadyCreated: a Job of that name controlled by the same owner was
+	// AlreadyCreated means a Job of that name controlled by the same owner was
 	// there: the run was started before, by this actor before a crash
 	// (between creating the Job and recording it) or by another replica.
 	AlreadyCreated
-	// NameTaken: a Job of that name belongs to another owner, or to none:
+	// NameTaken means a Job of that name belongs to another owner, or to none:
 	// the run cannot start under its name.
 	NameTaken
-	// Unknown: a Job of that name was there but could not be read (gone
+	// Unknown means a Job of that name was there but could not be read (gone
 	// again, or the read failed, said by the error): what became of the
 	// run is for the next look to find out.
 	Unknown
-	// Exists: a Job of that name was there, and was not read: the caller
+	// Exists means a Job of that name was there, and was not read: the caller
 	// named no owner (the standby, which leaves a Job already there to the
 	// leader and spends no request on it).
 	Exists

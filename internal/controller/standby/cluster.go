@@ -72,7 +72,7 @@ func (c clusterClient) Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob, live
 	return jobs, !readAhead, err
 }
 
-func (c clusterClient) CreateJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (jobcontrol.Creation, error) {
+func (c clusterClient) CreateJob(ctx context.Context, _ *v1alpha1.ScheduledJob, job *batchv1.Job) (jobcontrol.Creation, error) {
 	creation, _, err := jobcontrol.NewWriter(c.cached, c.live).Create(ctx, nil, job)
 	return creation, err
 }

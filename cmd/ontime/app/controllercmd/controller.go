@@ -1,3 +1,6 @@
+// Package controllercmd is ontime controller, the operator as its
+// Deployment runs it: flags, leader election, the manager with every
+// controller, the admission webhook's server, health probes.
 package controllercmd
 
 import (

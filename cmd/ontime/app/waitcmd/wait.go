@@ -1,3 +1,5 @@
+// Package waitcmd is ontime wait, the command EarlyStart pods run: it
+// waits until a run's time, then exits or becomes the run's command.
 package waitcmd
 
 import (
