@@ -156,19 +156,15 @@ func (c *Controller) carryOut(ctx context.Context, bf *v1alpha1.Backfill, plan d
 		}
 	}
 	for _, job := range plan.Creates {
-		// A Job of its name already there is the time's, created before
-		// (the claim made it this actor's), or another's: either way
-		// nothing is created again, and the next gather records it.
-		switch creation, _, err := c.jobs.Create(ctx, bf, job); creation {
-		case jobcontrol.Refused:
+		// A Job of its name already there (jobcontrol.Exists, not read)
+		// is the time's, created before (the claim made it this actor's),
+		// or another's: either way nothing is created again, and the next
+		// gather, which reads the claims' Jobs live, records it.
+		if creation, _, err := c.jobs.Create(ctx, nil, job); creation == jobcontrol.Refused {
 			// A quota, a policy, a bad template: said on the Backfill,
 			// and retried; the time stays claimed.
 			c.recorder.Eventf(bf, corev1.EventTypeWarning, v1alpha1.ReasonFailedCreate, "creating Job %s: %v", job.Name, err)
 			return err
-		case jobcontrol.Unknown:
-			if err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -317,11 +317,8 @@ func (c *Controller) markMissed(ctx context.Context, group client.Object, job *b
 // updated conditionally on what was read, unless it was marked missed
 // (then it never runs, and the next plan drops its entry).
 func (c *Controller) release(ctx context.Context, job *batchv1.Job) (bool, error) {
-	current := &batchv1.Job{}
-	switch err := c.live.Get(ctx, client.ObjectKeyFromObject(job), current); {
-	case apierrors.IsNotFound(err):
-		return false, nil
-	case err != nil:
+	current, err := jobcontrol.ReadLive(ctx, c.live, client.ObjectKeyFromObject(job))
+	if current == nil {
 		return false, err
 	}
 	if current.UID != job.UID || current.Spec.Suspend == nil || !*current.Spec.Suspend {

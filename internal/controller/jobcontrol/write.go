@@ -48,7 +48,8 @@ const (
 	Unknown
 	// Exists means a Job of that name was there, and was not read: the caller
 	// named no owner (the standby, which leaves a Job already there to the
-	// leader and spends no request on it).
+	// leader, and backfill, whose next gather reads its claims' Jobs live):
+	// no request is spent on it.
 	Exists
 )
 

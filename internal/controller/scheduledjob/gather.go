@@ -5,7 +5,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -140,12 +139,12 @@ func (c *Controller) readLive(ctx context.Context, jobs []*batchv1.Job, stale fu
 			read = append(read, job)
 			continue
 		}
-		live := &batchv1.Job{}
-		switch err := c.apiReader.Get(ctx, client.ObjectKeyFromObject(job), live); {
-		case apierrors.IsNotFound(err):
-			ahead = true
+		live, err := jobcontrol.ReadLive(ctx, c.apiReader, client.ObjectKeyFromObject(job))
+		switch {
 		case err != nil:
 			return nil, false, err
+		case live == nil:
+			ahead = true
 		case live.UID == job.UID:
 			read = append(read, live)
 			ahead = ahead || live.ResourceVersion != job.ResourceVersion

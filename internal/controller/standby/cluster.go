@@ -25,10 +25,10 @@ type Cluster interface {
 	// Jobs show one moment, and failures may be counted from them. live
 	// lists them from the API server instead of the cache.
 	Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob, live bool) (jobs []*batchv1.Job, oneRead bool, err error)
-	// CreateJob creates a run's Job, controlled by sj, and says what came
-	// of it (jobcontrol.Writer.Create); a Job already there is not read
+	// CreateJob creates a run's Job and says what came of it
+	// (jobcontrol.Writer.Create); a Job already there is not read
 	// (jobcontrol.Exists): it is the leader's to record.
-	CreateJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (jobcontrol.Creation, error)
+	CreateJob(ctx context.Context, job *batchv1.Job) (jobcontrol.Creation, error)
 	// Claim writes claimed's status.active and activeCount (a Forbid run
 	// claimed, planner.Claiming), on condition that the ScheduledJob is
 	// still at sj's resourceVersion (a Conflict otherwise).
@@ -42,12 +42,13 @@ type Cluster interface {
 // NewCluster is the Cluster of a replica: its manager's client (which
 // reads from the cache) and API reader.
 func NewCluster(cached client.Client, live client.Reader) Cluster {
-	return clusterClient{cached: cached, live: live}
+	return clusterClient{cached: cached, live: live, jobs: jobcontrol.NewWriter(cached, live)}
 }
 
 type clusterClient struct {
 	cached client.Client
 	live   client.Reader
+	jobs   jobcontrol.Writer
 }
 
 func (c clusterClient) ScheduledJob(ctx context.Context, key types.NamespacedName, live bool) (*v1alpha1.ScheduledJob, error) {
@@ -72,8 +73,8 @@ func (c clusterClient) Jobs(ctx context.Context, sj *v1alpha1.ScheduledJob, live
 	return jobs, !readAhead, err
 }
 
-func (c clusterClient) CreateJob(ctx context.Context, _ *v1alpha1.ScheduledJob, job *batchv1.Job) (jobcontrol.Creation, error) {
-	creation, _, err := jobcontrol.NewWriter(c.cached, c.live).Create(ctx, nil, job)
+func (c clusterClient) CreateJob(ctx context.Context, job *batchv1.Job) (jobcontrol.Creation, error) {
+	creation, _, err := c.jobs.Create(ctx, nil, job)
 	return creation, err
 }
 

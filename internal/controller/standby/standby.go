@@ -181,7 +181,7 @@ func (s *Standby) start(ctx context.Context, sj *v1alpha1.ScheduledJob, plan pla
 	job := plan.Create.Job.DeepCopy()
 	key := client.ObjectKeyFromObject(sj)
 	s.created.Store(job.Name, struct{}{})
-	switch creation, err := s.cluster.CreateJob(ctx, sj, job); creation {
+	switch creation, err := s.cluster.CreateJob(ctx, job); creation {
 	case jobcontrol.Created:
 		s.failureReported.Delete(key)
 		jobcontrol.Emit(s.recorder, sj, plan.ResultEvents(planner.Created(plan.Create, job)))

@@ -362,11 +362,11 @@ type refusingCreates struct {
 	refuse bool
 }
 
-func (c *refusingCreates) CreateJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (jobcontrol.Creation, error) {
+func (c *refusingCreates) CreateJob(ctx context.Context, job *batchv1.Job) (jobcontrol.Creation, error) {
 	if c.refuse {
 		return jobcontrol.Refused, apierrors.NewInternalError(errors.New("etcdserver: request timed out"))
 	}
-	return c.Cluster.CreateJob(ctx, sj, job)
+	return c.Cluster.CreateJob(ctx, job)
 }
 
 // TestStandbyReadsAClaimedJobLive: a leader claimed a triggered Forbid
