@@ -236,31 +236,43 @@ lint: $(GOLANGCI_LINT) $(ACTIONLINT) ## golangci-lint with .golangci.yml (gofmt,
 	$(ACTIONLINT) -no-color
 
 .PHONY: unit
-unit: vet unit-tests ## The edit-test loop: go vet, unit and envtest tests with the race detector, 100 seeds of each interleaving exploration (no e2e, no full-size engine checks).
+unit: vet unit-tests ## The edit-test loop (under 2 minutes warm): go vet, the unit tests, 100 seeds of each interleaving exploration; no API server, no race detector, no e2e, no full-size engine checks.
 # The edit loop explores 100 seeds of each interleaving exploration
-# (testenv.SeedCount); make test, CI, explores -short's counts (the
-# controllers' 2000, the backfill's and the groups' 300 each).
+# (testenv.SeedCount); make integration and make test, CI, explore -short's
+# counts (the controllers' 2000, the backfill's and the groups' 300 each).
 unit: export ONTIME_EXPLORE_SEEDS := 100
+# It links each test binary without the race detector, which would take it
+# past 2 minutes; make integration and make test run every unit test again
+# with it.
+unit: TEST_RACE :=
+
+.PHONY: integration
+integration: ## The unit tests and the envtest suites (build tag integration: a real kube-apiserver and etcd per package), as make test runs them (about 6 minutes warm).
+	@$(MAKE) --no-print-directory unit-tests TEST_TAGS=integration
 
 .PHONY: vet
 vet:
-	$(GO) vet -tags e2e,chaos,bench,image,realnode ./...
+	$(GO) vet -tags e2e,chaos,bench,image,realnode,integration ./...
 
 # make test runs the tests without go vet: lint's govet runs the same
 # analyzers.
 .PHONY: unit-tests
+# The tests' build tags: none for the unit tests; integration adds the
+# envtest suites, the tests that start a kube-apiserver.
+TEST_TAGS ?=
+# The race detector for every package but the interleaving explorations.
+TEST_RACE ?= -race
 # The interleaving explorations (the controllers', the backfill's, the
-# concurrency groups') run one
-# goroutine at a time by design: they run without the race detector, which
-# would make their thousands of seeds ten times slower, and beside the
-# other packages, whose envtest suites leave a core idle while their API
-# servers start (their output follows theirs).
+# concurrency groups') run one goroutine at a time by design: they run
+# without the race detector, which would make their thousands of seeds ten
+# times slower, and beside the other packages, whose envtest suites leave a
+# core idle while their API servers start (their output follows theirs).
 INTERLEAVING := ./internal/controller/interleaving/ ./internal/controller/backfill/ ./internal/controller/concurrencygroup/
 INTERLEAVING_LOG := bin/interleaving-test.log
 unit-tests: kube-binaries
 	@mkdir -p bin
-	@KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -short -count=1 -timeout 30m $(INTERLEAVING) >$(INTERLEAVING_LOG) 2>&1 & explored=$$!; \
-	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -race -short -count=1 $$($(GO) list ./... | grep -v -e /internal/controller/interleaving -e /internal/controller/backfill -e /internal/controller/concurrencygroup); tested=$$?; \
+	@KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -tags "$(TEST_TAGS)" -short -count=1 -timeout 30m $(INTERLEAVING) >$(INTERLEAVING_LOG) 2>&1 & explored=$$!; \
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -tags "$(TEST_TAGS)" $(TEST_RACE) -short -count=1 $$($(GO) list ./... | grep -v -e /internal/controller/interleaving -e /internal/controller/backfill -e /internal/controller/concurrencygroup); tested=$$?; \
 	wait $$explored; interleavings=$$?; cat $(INTERLEAVING_LOG); \
 	test $$tested -eq 0 && test $$interleavings -eq 0
 
@@ -279,9 +291,11 @@ IDLE := nice -n 19
 # only what the clusters leave idle and never make a run late; then the
 # image test, which mostly compiles, starts in the background at that
 # priority. The two timing tests, the burst test and the short chaos run,
-# come after the real node's, beside the lead test and the image test
-# alone. If a foreground step fails, make stops; the background tests
-# finish and clean up on their own.
+# come once the end-to-end tests have ended, beside the real node's first
+# minutes (the image it builds and publishes, the installs; its runs are
+# measured about six minutes in, after the chaos run's kills), the lead
+# test and the image test. If a foreground step fails, make stops; the
+# background tests finish and clean up on their own.
 test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image, e2e, the real node, lead Auto against Karpenter, a short chaos run.
 	@# Before anything reads config/ and charts/: make generate rewrites them.
 	@$(MAKE) --no-print-directory verify-generated
@@ -296,20 +310,20 @@ test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI r
 	@echo "==> in the background once [e2e] has ended, [real-node] (kubelet, containerd, runc): published to a registry on loopback and installed from it: docs/getting-started.md run, Helm with real runs, leader killed, upgraded; install.yaml with ontime check on broken installs; an image the registry lacks (about 7 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) real-node --after e2e $(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/
 	@echo "==> meanwhile, at the lowest CPU priority: lint, unit and envtest, chart"
-	$(IDLE) $(MAKE) --no-print-directory lint unit-tests chart
+	$(IDLE) $(MAKE) --no-print-directory lint unit-tests chart TEST_TAGS=integration
 	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone) and balancer sequences"
 	$(IDLE) $(GO) test -count=1 -run 'Differential|DST' ./pkg/cron/
 	$(IDLE) $(GO) test -count=1 -run 'RandomSequences' ./internal/spread/
 	@echo "==> in the background at the lowest CPU priority, [image]: make image twice, the same digest; user, entrypoint, labels, ontime version inside"
 	@hack/background.sh start $(BACKGROUND_DIR) image $(IDLE) $(GO) test -tags image -count=1 -timeout 20m -v ./test/image/
-	@echo "==> waiting for [e2e] and [real-node]"
-	@hack/background.sh wait $(BACKGROUND_DIR) e2e real-node
-	@echo "==> timing: the burst test, where its order of events means something (make unit skips it)"
-	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -count=1 -run 'TestBurstCreatesJobsBeforeStatus' ./internal/controller/scheduledjob/
-	@echo "==> chaos, short: leader killed every 30 s, kube-apiserver and etcd killed once; 0 duplicated and 0 lost runs (about 6 minutes)"
+	@echo "==> waiting for [e2e]"
+	@hack/background.sh wait $(BACKGROUND_DIR) e2e
+	@echo "==> timing: the burst test, where its order of events means something (-short skips it)"
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -tags integration -count=1 -run '^TestBurstCreatesJobsBeforeStatus$$' ./internal/controller/scheduledjob/
+	@echo "==> chaos, short: leader killed every 30 s, kube-apiserver and etcd killed once; 0 duplicated and 0 lost runs (about 5 minutes)"
 	$(GO) test -tags chaos -count=1 -timeout 20m -v -run '^(TestForbidStart|TestForbidOverlaps|TestChaos)$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0
-	@echo "==> waiting for [image] and [lead]"
-	@hack/background.sh wait $(BACKGROUND_DIR) image lead
+	@echo "==> waiting for [real-node], [image] and [lead]"
+	@hack/background.sh wait $(BACKGROUND_DIR) real-node image lead
 
 .PHONY: e2e
 e2e: kube-binaries autoscaler ## Only the end-to-end tests (kwok clusters, side by side; about 10 minutes).

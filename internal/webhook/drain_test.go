@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -115,5 +116,31 @@ func waitForWaiter(t *testing.T, clk *clocktesting.FakeClock) {
 			t.Fatal(errors.New("the drain never waited on the clock"))
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitForServer waits until a TLS server listens at address.
+func waitForServer(address string) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", address, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // a readiness probe
+		if err == nil {
+			return conn.Close()
+		}
+		time.Sleep(50 * time.Millisecond) // waiting for the server to listen
+	}
+	return fmt.Errorf("webhook server at %s did not start", address)
+}
+
+// readAll is what r gives until its first error.
+func readAll(r interface{ Read([]byte) (int, error) }) string {
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := r.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			return b.String()
+		}
 	}
 }

@@ -1,8 +1,9 @@
+//go:build integration
+
 package webhook
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -110,18 +111,6 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
-}
-
-func waitForServer(address string) error {
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", address, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // a readiness probe
-		if err == nil {
-			return conn.Close()
-		}
-		time.Sleep(50 * time.Millisecond) // waiting for the server to listen
-	}
-	return fmt.Errorf("webhook server at %s did not start", address)
 }
 
 func validScheduledJob(name string) *v1alpha1.ScheduledJob {
@@ -436,18 +425,6 @@ func TestKubectlExplain(t *testing.T) {
 		}
 		if out := readAll(stdout); !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 			t.Errorf("kubectl explain %s:\n%s\nwant it to mention %q", field, out, want)
-		}
-	}
-}
-
-func readAll(r interface{ Read([]byte) (int, error) }) string {
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := r.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			return b.String()
 		}
 	}
 }

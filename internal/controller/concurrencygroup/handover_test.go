@@ -1,3 +1,5 @@
+//go:build integration
+
 package concurrencygroup
 
 import (
@@ -35,7 +37,7 @@ import (
 // creation after a watch event, the least any controller's hand-over
 // takes. Reports p50 and p99 of both, in milliseconds:
 //
-//	KUBEBUILDER_ASSETS="$(hack/kube-binaries.sh --print)" go test -run '^$' -bench FreedSlotHandOver -benchtime 1x ./internal/controller/concurrencygroup/
+//	KUBEBUILDER_ASSETS="$(hack/kube-binaries.sh --print)" go test -tags integration -run '^$' -bench FreedSlotHandOver -benchtime 1x ./internal/controller/concurrencygroup/
 func BenchmarkFreedSlotHandOver(b *testing.B) {
 	h := harness(b)
 	for range b.N {

@@ -1,3 +1,5 @@
+//go:build integration
+
 package scheduledjob
 
 import (
@@ -108,22 +110,6 @@ func runSuite(m *testing.M) int {
 
 // newNamespace gives each test its own namespace.
 func newNamespace(t *testing.T) string { return env.NewNamespace(t) }
-
-func newScheduledJob(namespace, name, schedule string) *v1alpha1.ScheduledJob {
-	return &v1alpha1.ScheduledJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec: v1alpha1.ScheduledJobSpec{
-			Schedule: schedule,
-			JobTemplate: batchv1.JobTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
-				Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
-					Containers:    []corev1.Container{{Name: "main", Image: "busybox"}},
-				}}},
-			},
-		},
-	}
-}
 
 func create(t *testing.T, obj client.Object) { env.Create(t, obj) }
 

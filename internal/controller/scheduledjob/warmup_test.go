@@ -1,3 +1,5 @@
+//go:build integration
+
 package scheduledjob
 
 import (
@@ -9,7 +11,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,19 +19,6 @@ import (
 	"github.com/ontime-dev/ontime/internal/testenv"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
-
-// newWarmUpJob is an hourly ScheduledJob whose runs place two pods of
-// 500m CPU on nodes labeled pool=batch, warmed up 10 minutes ahead.
-func newWarmUpJob(namespace, name string) *v1alpha1.ScheduledJob {
-	sj := newScheduledJob(namespace, name, "0 * * * *")
-	sj.Spec.WarmUp = &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(10 * time.Minute)}
-	spec := &sj.Spec.JobTemplate.Spec
-	spec.Parallelism = ptr.To[int32](2)
-	spec.Template.Labels = map[string]string{"app": name}
-	spec.Template.Spec.NodeSelector = map[string]string{"pool": "batch"}
-	spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
-	return sj
-}
 
 // hourRun is the first run of an hourly ScheduledJob.
 func hourRun(sj *v1alpha1.ScheduledJob) time.Time {
