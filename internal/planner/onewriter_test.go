@@ -17,7 +17,7 @@ import (
 )
 
 // statusWriters is, for each field of ScheduledJobStatus and each
-// condition, the one function allowed to set it (status.go, ready.go,
+// condition, the one function allowed to set it (status.go,
 // capacity.go). A field added to the status needs its line here.
 var statusWriters = map[string]string{
 	"ObservedGeneration": "setObserved",

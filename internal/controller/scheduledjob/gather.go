@@ -13,6 +13,7 @@ import (
 	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 	"github.com/ontime-dev/ontime/internal/planner"
+	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 // Gathering: what the planner reads, from the cache, and from the API
@@ -85,8 +86,32 @@ func (c *Controller) gatherRuns(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 	// The Jobs this controller deleted itself were counted before (or
 	// were running, Replace's): leaving them out hides no run's end.
 	in.CountFailures = !readAhead && !supersededAhead
+	if read != liveJobs && (activeGone(sj, in.Jobs, in.Deleted) || (!in.CountFailures && sj.Spec.SuspendAfterFailures != nil)) {
+		// A Job status.active names is gone from the API server: what
+		// replaced it, if anything, must not be judged from a cache
+		// behind. Or failures to count are among Jobs read ahead of the
+		// cache, which shows no one moment. Either way every Job is
+		// read at once from the API server, before the decision.
+		return c.gatherRuns(ctx, sj, now, liveJobs)
+	}
 	in.LeadPeers, err = c.gatherLeadPeers(ctx, sj)
 	return in, err
+}
+
+// activeGone reports whether a Job status.active lists (a claim aside) is
+// neither among jobs nor one this controller deleted: the planner reports
+// it missing unless a later run replaced it.
+func activeGone(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, deleted map[types.UID]bool) bool {
+	present := make(map[types.UID]bool, len(jobs))
+	for _, job := range jobs {
+		present[job.UID] = true
+	}
+	for _, ref := range sj.Status.Active {
+		if ref.UID != "" && !present[ref.UID] && !deleted[ref.UID] {
+			return true
+		}
+	}
+	return false
 }
 
 // liveActive reads again from the API server each Job that status.active
@@ -153,4 +178,14 @@ func (c *Controller) readLive(ctx context.Context, jobs []*batchv1.Job, stale fu
 		}
 	}
 	return read, ahead, nil
+}
+
+// group reads, for a member with warm-up, its concurrency group from the
+// cache (warmupobjects.Group); the zero Group when it is not such a
+// member, the group is not there, or its API is not served.
+func (c *Controller) group(ctx context.Context, sj *v1alpha1.ScheduledJob) (warmup.Group, error) {
+	if sj.Spec.ConcurrencyGroup == nil || sj.Spec.WarmUp == nil {
+		return warmup.Group{}, nil
+	}
+	return warmupobjects.Group(ctx, c.kubeClient, *sj.Spec.ConcurrencyGroup, sj.Namespace)
 }

@@ -1,0 +1,352 @@
+// Package scheduledjob is the ScheduledJob controller: it gathers each
+// ScheduledJob's Jobs, asks the planner what to do at the current time, and
+// does it.
+package scheduledjob
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
+	"github.com/ontime-dev/ontime/internal/controller/owners"
+	"github.com/ontime-dev/ontime/internal/controller/recovery"
+	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
+	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
+	"github.com/ontime-dev/ontime/internal/planner"
+	"github.com/ontime-dev/ontime/internal/warmup"
+)
+
+// Controller runs ScheduledJobs.
+type Controller struct {
+	kubeClient client.Client
+	// apiReader reads from the API server, not the cache: it confirms that
+	// an active Job missing from the cache is really gone.
+	apiReader client.Reader
+	// jobs creates and deletes the runs' Jobs.
+	jobs     jobcontrol.Writer
+	clock    clock.PassiveClock
+	recorder record.EventRecorder
+	// known holds what this controller read or wrote of each ScheduledJob
+	// that its cache may not show yet.
+	known knownObjects
+	// loop is the reconciler of every owner of warm-up, over this kind.
+	loop *owners.Reconciler[*v1alpha1.ScheduledJob]
+	// listed are the namespaces whose ScheduledJobs it has listed from the
+	// API server (string -> *namespaceListing).
+	listed sync.Map
+	// earlyStartImage runs `ontime wait` in EarlyStart pods.
+	earlyStartImage string
+	// defaults are the controller-wide defaults of warm-up.
+	defaults v1alpha1.ControllerDefaults
+	// ledgers place ScheduledJobs under a Balanced spread.
+	ledgers *spreadledger.Store
+	// undecodable are the ScheduledJobs stored with values this version
+	// cannot decode, reported and left alone.
+	undecodable undecodables
+	// unanswered says when the API server last failed to answer this
+	// process (nil: never).
+	unanswered *recovery.Unanswered
+	// warmUp reads the ScheduledJob's warm-up objects; the loop carries
+	// its warm-up changes out with it, as it does a CronJob's.
+	warmUp *warmupobjects.Executor
+}
+
+// Options configure the controller.
+type Options struct {
+	// EarlyStartImage is the image of EarlyStart's wait container.
+	EarlyStartImage string
+	// Defaults are the controller-wide defaults of warm-up
+	// (--placeholder-image).
+	Defaults v1alpha1.ControllerDefaults
+	// SpreadNamespace is the namespace of the Balanced spread groups'
+	// ConfigMaps: the controller's own.
+	SpreadNamespace string
+	// Unanswered records when the API server last failed to answer the
+	// process (nil: the controller never suspects its cache is behind).
+	Unanswered *recovery.Unanswered
+	// WarmUpObjects is the process's executor of warm-up (one
+	// CapacityBuffer discovery cache for every controller); nil warms up
+	// without CapacityBuffers.
+	WarmUpObjects *warmupobjects.Executor
+}
+
+// NewController returns the controller. clk is its only source of time.
+func NewController(kubeClient client.Client, apiReader client.Reader, clk clock.PassiveClock, recorder record.EventRecorder, opts Options) *Controller {
+	warmUp := opts.WarmUpObjects
+	if warmUp == nil {
+		warmUp = warmupobjects.NewExecutor(kubeClient, nil)
+	}
+	c := &Controller{kubeClient: kubeClient, apiReader: apiReader, jobs: jobcontrol.NewWriter(kubeClient, apiReader), clock: clk, recorder: recorder, earlyStartImage: opts.EarlyStartImage, defaults: opts.Defaults,
+		ledgers: spreadledger.NewStore(kubeClient, apiReader, opts.SpreadNamespace), warmUp: warmUp, unanswered: opts.Unanswered}
+	c.loop = owners.NewReconciler[*v1alpha1.ScheduledJob](kind{c}, kubeClient, clk, warmUp)
+	return c
+}
+
+// Name identifies the controller in logs and metrics.
+func (c *Controller) Name() string { return "scheduledjob.run" }
+
+// Reconcile brings one ScheduledJob up to date through owners.Reconciler,
+// the loop ScheduledJobs and annotated CronJobs share; kind is what is
+// particular to ScheduledJobs.
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return c.loop.Reconcile(ctx, req)
+}
+
+// Reconciled reports whether the controller has reconciled the
+// ScheduledJob since it started: the standby of the same replica leaves it
+// to the controller from then on.
+func (c *Controller) Reconciled(key types.NamespacedName) bool {
+	return c.loop.Reconciled(key)
+}
+
+// kind is the ScheduledJob kind of owners.Reconciler: how a ScheduledJob
+// is read, planned and recorded.
+type kind struct{ *Controller }
+
+func (kind) New() *v1alpha1.ScheduledJob { return &v1alpha1.ScheduledJob{} }
+
+// Forget drops what the controller knew of a deleted ScheduledJob, and its
+// place in its spread group's ledger.
+func (k kind) Forget(ctx context.Context, key types.NamespacedName) error {
+	k.known.forget(key)
+	k.undecodable.forget(key)
+	return k.ledgers.ForgetDeleted(ctx, key)
+}
+
+// Plan decides what to do with a ScheduledJob at now, in at most two
+// decisions, keeping the invariants of docs/reliability.md ("Exactly
+// once"):
+//
+//  1. An undecodable ScheduledJob is reported and left alone: no plan.
+//  2. Decide from the cache. gather reads from the API server what a cache
+//     behind would mislead the decision with: the Jobs status.active names
+//     that the cache lacks, and every Job at once when one of those is
+//     gone or when Jobs read ahead of the cache hold failures to count
+//     (see gatherRuns).
+//  3. Decide once more, and only once, when the first decision was made
+//     from what must be read again (secondRead): it starts a run, or
+//     reports a Job missing, from a status not confirmed with the API
+//     server since this controller started; or a limit (Forbid,
+//     maxActive) holds a due run back for Jobs the cache shows running
+//     while the cache may be behind after an outage.
+func (k kind) Plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time) (owners.Plan, error) {
+	key := client.ObjectKeyFromObject(cached)
+	if cached.DecodeError != "" {
+		k.undecodable.report(ctx, k.Controller, cached)
+		return nil, nil
+	}
+	k.undecodable.forget(key)
+	behind := k.cacheMayBeBehind(now)
+	p, err := k.plan(ctx, cached, now, cachedJobs)
+	if err == nil && p.sj != nil {
+		switch confirm, read := k.secondRead(key, p.plan, behind); {
+		case confirm:
+			p, err = k.confirm(ctx, cached, now, read)
+		case read != cachedJobs:
+			p, err = k.plan(ctx, cached, now, read)
+		}
+	}
+	if err != nil || p.sj == nil {
+		return nil, err
+	}
+	return &runPlan{c: k.Controller, key: key, planned: p, recheckHeld: !p.plan.Held.IsZero() && behind}, nil
+}
+
+// secondRead says what a first decision must be made again from, if
+// anything: a status confirmed with the API server (confirm), and the Jobs
+// that status.active names read from it one by name (liveActiveJobs) when
+// a limit holds a due run back for Jobs a cache behind shows running.
+// Neither (false, cachedJobs): the first decision stands.
+func (k kind) secondRead(key types.NamespacedName, plan planner.Plan, behind bool) (confirm bool, read jobsRead) {
+	confirm = needsConfirmation(plan) && !k.known.isConfirmed(key)
+	read = cachedJobs
+	if !plan.Held.IsZero() && behind {
+		read = liveActiveJobs
+	}
+	return confirm, read
+}
+
+// needsConfirmation reports whether a plan must be made from a confirmed
+// status: it creates a run's Job, or reports a Job missing that a cache
+// behind the status may have shown.
+func needsConfirmation(plan planner.Plan) bool {
+	return plan.Create != nil || plan.Early != nil || plan.Trigger != nil || plan.Reports(v1alpha1.ReasonMissingJob)
+}
+
+// planned is a plan and what it was made from: the ScheduledJob as the API
+// server has it as far as this controller knows (stored), the same with
+// the status not written yet (sj), and why its spread placement could not
+// be read, if it could not.
+type planned struct {
+	stored, sj *v1alpha1.ScheduledJob
+	plan       planner.Plan
+	placeErr   error
+}
+
+// decide is the planner's decision. A variable so that a test counts the
+// decisions one reconcile makes: at most two (kind.Plan).
+var decide = planner.Decide
+
+// plan gathers what the planner reads and plans. It reads the ScheduledJob
+// from the cache again: the copy the reconcile began with may be older
+// than one the controller has since forgotten because the cache caught up.
+func (c *Controller) plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time, read jobsRead) (planned, error) {
+	stored, sj, err := c.view(ctx, client.ObjectKeyFromObject(cached))
+	if err != nil || sj.UID != cached.UID || sj.DecodeError != "" {
+		return planned{}, client.IgnoreNotFound(err) // gone or replaced: the next reconcile
+	}
+	in, err := c.gather(ctx, sj, now, read)
+	if err != nil {
+		return planned{}, err
+	}
+	// While its group's ledger cannot be read or written, a Balanced
+	// ScheduledJob keeps the placement its status recorded, so runs go on;
+	// one never placed is planned all the same, so its status says it waits
+	// (SpreadPending), and the error retries.
+	in.Placement, err = c.ledgers.Placement(ctx, sj, now)
+	placeErr := err
+	if placeErr != nil {
+		in.Placement = sj.RecordedPlacement()
+	}
+	return planned{stored: stored, sj: sj, plan: decide(in), placeErr: placeErr}, nil
+}
+
+// view reads the ScheduledJob from the cache and lays over it what the
+// controller knows (knownObjects.view), with no cache update forgotten in
+// between.
+func (c *Controller) view(ctx context.Context, key types.NamespacedName) (stored, current *v1alpha1.ScheduledJob, err error) {
+	unlock := c.known.lock(key)
+	defer unlock()
+	cached := &v1alpha1.ScheduledJob{}
+	if err := c.kubeClient.Get(ctx, key, cached); err != nil {
+		return nil, nil, err
+	}
+	stored, current = c.known.view(cached)
+	return stored, current, nil
+}
+
+// heldRecheck is how often a run a limit holds back is looked at again
+// while the cache may be behind (cacheMayBeBehind): the update of the Job
+// it waits for may not reach the cache before the run's minute is over.
+const heldRecheck = time.Second
+
+// cacheMayBeBehind reports whether the API server failed to answer this
+// process recently enough that a cache's watch may not have caught up yet
+// (recovery.CacheCatchUp).
+func (c *Controller) cacheMayBeBehind(now time.Time) bool {
+	return c.unanswered.Within(now, recovery.CacheCatchUp)
+}
+
+// runPlan is a ScheduledJob's plan as the loop carries it out
+// (carryout.go): its runs first (StartRuns), then warm-up, then Record.
+type runPlan struct {
+	c   *Controller
+	key types.NamespacedName
+	planned
+	// results are what became of the claims and runs.
+	results []planner.Result
+	// deferred is set when the runs were started and the status left to
+	// the next reconcile (deferStatus).
+	deferred bool
+	// recheckHeld looks again at a held run soon: the cache may not show
+	// the Job it waits for finishing.
+	recheckHeld bool
+}
+
+func (p *runPlan) WarmUp() warmup.Changes { return p.plan.WarmUp }
+
+// Wake is the plan's requeue, bounded by statusDeferral when the status
+// was deferred, and by heldRecheck when a held run is looked at again.
+func (p *runPlan) Wake() time.Duration {
+	wake := p.plan.RequeueAfter
+	if p.deferred {
+		wake = atMost(wake, statusDeferral)
+	}
+	if p.recheckHeld {
+		wake = atMost(wake, heldRecheck)
+	}
+	return wake
+}
+
+// atMost bounds a wake-up delay (0: none) by bound.
+func atMost(wake, bound time.Duration) time.Duration {
+	if wake == 0 || wake > bound {
+		return bound
+	}
+	return wake
+}
+
+// Confirming: the first run a leader starts for a ScheduledJob, or a Job
+// it reports missing, is planned from a status read from the API server.
+
+// confirm reads the ScheduledJob from the API server and plans again: the
+// first run this controller starts for it, or Job it reports missing, must
+// be planned from a status no older than what the last leader wrote (a nil
+// sj: it is gone). read says where the Jobs are read from, as for the plan
+// being confirmed. The first time, it lists the whole namespace instead:
+// a new leader confirms all its ScheduledJobs with one request.
+func (c *Controller) confirm(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time, read jobsRead) (planned, error) {
+	key := client.ObjectKeyFromObject(cached)
+	if err := c.confirmNamespace(ctx, cached.Namespace); err != nil {
+		return planned{}, err
+	}
+	if !c.known.isConfirmed(key) {
+		live := &v1alpha1.ScheduledJob{}
+		if err := c.apiReader.Get(ctx, key, live); err != nil {
+			return planned{}, client.IgnoreNotFound(err)
+		}
+		c.confirmWith(ctx, live)
+	}
+	if !c.known.isConfirmed(key) {
+		return planned{}, nil // gone, or re-created: the next reconcile sees it
+	}
+	return c.plan(ctx, cached, now, read)
+}
+
+// confirmNamespace lists the namespace's ScheduledJobs from the API server
+// once, however many reconciles ask at once.
+func (c *Controller) confirmNamespace(ctx context.Context, namespace string) error {
+	lock, _ := c.listed.LoadOrStore(namespace, &namespaceListing{})
+	listing := lock.(*namespaceListing)
+	listing.mu.Lock()
+	defer listing.mu.Unlock()
+	if listing.done {
+		return nil
+	}
+	var list v1alpha1.ScheduledJobList
+	if err := c.apiReader.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		c.confirmWith(ctx, &list.Items[i])
+	}
+	listing.done = true
+	return nil
+}
+
+// namespaceListing is whether a namespace's ScheduledJobs were listed.
+type namespaceListing struct {
+	mu   sync.Mutex
+	done bool
+}
+
+// confirmWith records a ScheduledJob read from the API server, keeping a
+// copy only while the cache is behind it.
+func (c *Controller) confirmWith(ctx context.Context, live *v1alpha1.ScheduledJob) {
+	if live.DecodeError != "" {
+		return
+	}
+	c.known.saw(live)
+	cached := &v1alpha1.ScheduledJob{}
+	if err := c.kubeClient.Get(ctx, client.ObjectKeyFromObject(live), cached); err == nil {
+		c.known.observed(cached)
+	}
+}
