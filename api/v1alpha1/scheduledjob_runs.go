@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -114,4 +115,17 @@ func (p DSTPolicy) CronPolicy() cron.DSTPolicy {
 		return cron.DSTKubernetes
 	}
 	return cron.DSTCron
+}
+
+// maxStartingDeadlineSeconds is the longest starting deadline a
+// time.Duration holds with a second to spare: about 292 years.
+const maxStartingDeadlineSeconds = int64(math.MaxInt64/int64(time.Second)) - 1
+
+// StartingDeadline is a startingDeadlineSeconds as a time.Duration. The
+// API accepts any non-negative int64 of seconds, which a Duration of
+// nanoseconds overflows from about 292 years on: a longer deadline is
+// taken as 292 years, a deadline never reached, instead of one wrapped
+// into the past that would miss every run.
+func StartingDeadline(seconds int64) time.Duration {
+	return time.Duration(min(seconds, maxStartingDeadlineSeconds)) * time.Second
 }

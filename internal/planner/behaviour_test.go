@@ -3,6 +3,7 @@ package planner
 import (
 	"errors"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -452,5 +453,25 @@ func TestTerminating(t *testing.T) {
 	}
 	if r := ready(succeed(plan).Status); r.Reason != v1alpha1.ReasonTerminating {
 		t.Errorf("Ready %+v, want Terminating", r)
+	}
+}
+
+// TestHugeStartingDeadlineStartsRuns: a starting deadline too long for a
+// time.Duration (the API accepts any non-negative int64; 2^40 s is 34,800
+// years) is a deadline never reached, not one wrapped into the past that
+// misses every run (FuzzJobGroupMutator found the wrap in a CronJob
+// member's start-by time). Also a run held back by Forbid.
+func TestHugeStartingDeadlineStartsRuns(t *testing.T) {
+	for _, seconds := range []int64{1 << 40, math.MaxInt64} {
+		sj := scheduledJob("* * * * *", justBeforeThePriorHour)
+		sj.Spec.StartingDeadlineSeconds = ptr.To(seconds)
+		sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour.Add(-time.Minute)}
+		plan := Decide(Input{ScheduledJob: sj, Now: topOfTheHour.Add(14 * time.Second)})
+		if plan.Create == nil || !plan.Create.Scheduled.Equal(topOfTheHour) {
+			t.Errorf("startingDeadlineSeconds %d: no run at 10:00 (%+v); events %v", seconds, plan.Create, reasons(plan.Finish()))
+		}
+		if missed := plan.Finish().Status.LastMissedTime; missed != nil {
+			t.Errorf("startingDeadlineSeconds %d: lastMissedTime %v", seconds, missed)
+		}
 	}
 }

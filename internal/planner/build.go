@@ -45,7 +45,7 @@ func buildJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *
 		// deadline.
 		var startBy *time.Time
 		if deadline := sj.Spec.StartingDeadlineSeconds; deadline != nil {
-			startBy = ptr.To(scheduled.Add(time.Duration(*deadline) * time.Second))
+			startBy = ptr.To(scheduled.Add(v1alpha1.StartingDeadline(*deadline)))
 		}
 		v1alpha1.JoinGroup(job, *group, startBy)
 	}

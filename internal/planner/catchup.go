@@ -60,7 +60,7 @@ func (s scheduling) owedRuns(handled, due time.Time) (owed []time.Time) {
 // still starts.
 func (s scheduling) tooLate(t time.Time) bool {
 	deadline := s.sj.Spec.StartingDeadlineSeconds
-	return deadline != nil && s.now.Truncate(time.Second).Sub(t) > time.Duration(*deadline)*time.Second
+	return deadline != nil && s.now.Truncate(time.Second).Sub(t) > v1alpha1.StartingDeadline(*deadline)
 }
 
 // catchUp starts the oldest of the owed runs (at least two) and announces
@@ -115,7 +115,7 @@ func (s scheduling) catchUpAbandoned(t time.Time) time.Time {
 		}
 	}
 	if deadline := s.sj.Spec.StartingDeadlineSeconds; deadline != nil {
-		passed := t.Add(time.Duration(*deadline+1) * time.Second)
+		passed := t.Add(v1alpha1.StartingDeadline(*deadline) + time.Second)
 		if abandoned.IsZero() || passed.Before(abandoned) {
 			abandoned = passed
 		}

@@ -301,7 +301,7 @@ func (s scheduling) missedInWindow(skipped int, handled, due time.Time) int {
 	if deadline == nil {
 		return skipped
 	}
-	start := s.now.Add(-time.Duration(*deadline) * time.Second)
+	start := s.now.Add(-v1alpha1.StartingDeadline(*deadline))
 	if !start.After(handled) {
 		return skipped
 	}
@@ -380,7 +380,7 @@ func (s scheduling) announceBlocked(blocked time.Time) announcement {
 		a.wake = append(a.wake, next.Add(nextScheduleDelta))
 	}
 	if deadline := s.sj.Spec.StartingDeadlineSeconds; deadline != nil {
-		a.wake = append(a.wake, blocked.Add(time.Duration(*deadline+1)*time.Second))
+		a.wake = append(a.wake, blocked.Add(v1alpha1.StartingDeadline(*deadline)+time.Second))
 	}
 	return a
 }

@@ -125,5 +125,5 @@ func startBy(job *batchv1.Job, cronJob *batchv1.CronJob) *time.Time {
 	if !ok || deadline == nil {
 		return nil
 	}
-	return ptr.To(scheduled.Add(time.Duration(*deadline) * time.Second))
+	return ptr.To(scheduled.Add(v1alpha1.StartingDeadline(*deadline)))
 }

@@ -78,7 +78,7 @@ func notStarting(cj *batchv1.CronJob, current, now time.Time) bool {
 		return true
 	case spec.ConcurrencyPolicy == batchv1.ForbidConcurrent && len(cj.Status.Active) > 0:
 		return true
-	case spec.StartingDeadlineSeconds != nil && now.Sub(current) > time.Duration(*spec.StartingDeadlineSeconds)*time.Second:
+	case spec.StartingDeadlineSeconds != nil && now.Sub(current) > v1alpha1.StartingDeadline(*spec.StartingDeadlineSeconds):
 		return true
 	}
 	return false
