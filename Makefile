@@ -283,25 +283,25 @@ BACKGROUND_DIR := bin/test-background
 IDLE := nice -n 19
 # make test checks the generated files first, then starts the tests that
 # mostly wait on the clock in the background, each on a cluster of its
-# own: lead: Auto and the end-to-end tests at once, the real node's once
-# the end-to-end tests have ended (its real containers measure EarlyStart
-# to 2 s, and three busy clusters beside them once made that 2.4 s). The
-# ones that mostly compute (lint, unit and envtest, chart, engine checks)
-# run meanwhile in the foreground at the lowest CPU priority: they take
-# only what the clusters leave idle and never make a run late; then the
-# image test, which mostly compiles, starts in the background at that
-# priority. The two timing tests, the burst test and the short chaos run,
-# come once the end-to-end tests have ended, beside the real node's first
-# minutes (the image it builds and publishes, the installs; its runs are
-# measured about six minutes in, after the chaos run's kills), the lead
-# test and the image test. If a foreground step fails, make stops; the
-# background tests finish and clean up on their own.
+# own: lead: Auto and the end-to-end tests at once; once the end-to-end
+# tests have ended, the real node's (its real containers measure
+# EarlyStart to 2 s, and three busy clusters beside them once made that
+# 2.4 s) and the short chaos run beside it (its kills are over before the
+# real node's runs are measured, about six minutes in, after its image,
+# publish and installs). The ones that mostly compute (lint, unit and
+# envtest, chart, engine checks) run meanwhile in the foreground at the
+# lowest CPU priority: they take only what the clusters leave idle and
+# never make a run late; then the image test, which mostly compiles,
+# starts in the background at that priority, and the burst test, a timing
+# test on its own API server, runs once the end-to-end tests have ended.
+# If a foreground step fails, make stops; the background tests finish and
+# clean up on their own.
 test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image, e2e, the real node, lead Auto against Karpenter, a short chaos run.
 	@# Before anything reads config/ and charts/: make generate rewrites them.
 	@$(MAKE) --no-print-directory verify-generated
-	@echo "==> compiling the end-to-end tests and the ontime binary once, for the three background tests"
+	@echo "==> compiling the end-to-end, real-node and chaos tests and the ontime binary once, for the background tests"
 	$(GO) build -o /dev/null ./cmd/ontime
-	$(GO) test -tags e2e,lead,realnode -count=1 -run '^$$' ./test/e2e/ ./test/realnode/ >/dev/null
+	$(GO) test -tags e2e,lead,realnode,chaos -count=1 -run '^$$' ./test/e2e/ ./test/realnode/ ./test/chaos/ >/dev/null
 	@rm -rf $(BACKGROUND_DIR)
 	@echo "==> in the background, [lead] lead: Auto against Karpenter, delays 30 s → 60 s → 25 s beside a fixed lead (about 26 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) lead $(GO) test -tags e2e,lead -count=1 -timeout 40m -v -run '^TestAutoLeadAgainstKarpenterQuick$$' ./test/e2e/
@@ -309,6 +309,8 @@ test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI r
 	@hack/background.sh start $(BACKGROUND_DIR) e2e $(GO) test -tags e2e -count=1 -parallel 4 -timeout 30m -v ./test/e2e/
 	@echo "==> in the background once [e2e] has ended, [real-node] (kubelet, containerd, runc): published to a registry on loopback and installed from it: docs/getting-started.md run, Helm with real runs, leader killed, upgraded; install.yaml with ontime check on broken installs; an image the registry lacks (about 7 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) real-node --after e2e $(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/
+	@echo "==> in the background once [e2e] has ended, [chaos] short: leader killed every 30 s, kube-apiserver and etcd killed once; 0 duplicated and 0 lost runs (about 5 minutes)"
+	@hack/background.sh start $(BACKGROUND_DIR) chaos --after e2e $(GO) test -tags chaos -count=1 -timeout 20m -v -run '^(TestForbidStart|TestForbidOverlaps|TestChaos)$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0
 	@echo "==> meanwhile, at the lowest CPU priority: lint, unit and envtest, chart"
 	$(IDLE) $(MAKE) --no-print-directory lint unit-tests chart TEST_TAGS=integration
 	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone) and balancer sequences"
@@ -320,10 +322,8 @@ test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI r
 	@hack/background.sh wait $(BACKGROUND_DIR) e2e
 	@echo "==> timing: the burst test, where its order of events means something (-short skips it)"
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -tags integration -count=1 -run '^TestBurstCreatesJobsBeforeStatus$$' ./internal/controller/scheduledjob/
-	@echo "==> chaos, short: leader killed every 30 s, kube-apiserver and etcd killed once; 0 duplicated and 0 lost runs (about 5 minutes)"
-	$(GO) test -tags chaos -count=1 -timeout 20m -v -run '^(TestForbidStart|TestForbidOverlaps|TestChaos)$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0
-	@echo "==> waiting for [real-node], [image] and [lead]"
-	@hack/background.sh wait $(BACKGROUND_DIR) real-node image lead
+	@echo "==> waiting for [chaos], [real-node], [image] and [lead]"
+	@hack/background.sh wait $(BACKGROUND_DIR) chaos real-node image lead
 
 .PHONY: e2e
 e2e: kube-binaries autoscaler ## Only the end-to-end tests (kwok clusters, side by side; about 10 minutes).
@@ -374,6 +374,16 @@ chaos: kube-binaries ## Faults for 10 minutes (leader killed every 20 s, kube-ap
 	$(GO) test -tags chaos -count=1 -timeout 40m -v -run '^(TestForbidStart|TestForbidOverlaps|TestChaos)$$' ./test/chaos/ -args -n 200 -duration 10m -kill-every 20s
 	$(GO) test -tags chaos -count=1 -timeout 30m -v -run '^TestGracefulHandover$$' ./test/chaos/ -args -n 200 -duration 6m
 	$(GO) test -tags chaos -count=1 -timeout 30m -v -run '^TestGroupChaos$$' ./test/chaos/ -args -duration 10m -kill-every 20s
+
+# Go's native fuzzing, one target at a time (go test -fuzz takes one).
+FUZZTIME ?= 1m
+
+.PHONY: fuzz
+fuzz: ## Each fuzz target for FUZZTIME (default 1m): the schedule parser, every kind's validation, ontime convert's input, the CronJob Jobs' group mutator; make unit runs their seed corpora.
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/cron/
+	$(GO) test -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME) ./internal/validation/
+	$(GO) test -run '^$$' -fuzz '^FuzzFile$$' -fuzztime $(FUZZTIME) ./internal/convert/
+	$(GO) test -run '^$$' -fuzz '^FuzzJobGroupMutator$$' -fuzztime $(FUZZTIME) ./internal/webhook/
 
 .PHONY: bench-warmup
 bench-warmup: kube-binaries autoscaler ## Warm-up against Karpenter (N=20, 100; D=60s; lead 90s): start lateness, nodes, cost (about an hour).

@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,6 +45,13 @@ func TestConvertRecipesOnACluster(t *testing.T) {
 		}
 	}
 
+	// kubectl create validates against the API server's OpenAPI document
+	// with a 32 s timeout, which its first build exceeded at make test's
+	// lowest CPU priority beside three clusters; once built, the API
+	// server serves it from memory.
+	if _, err := discovery.NewDiscoveryClientForConfigOrDie(config).OpenAPISchema(); err != nil {
+		t.Fatal(err)
+	}
 	recipe(t, kubeconfig, "get sj -n default -o yaml", []string{"convert", "-f", "-", "--to", "cronjob"}, "create -f -")
 	cronJob := &batchv1.CronJob{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "nightly"}, cronJob); err != nil {

@@ -64,34 +64,41 @@ func FuzzJobGroupMutator(f *testing.F) {
 			}
 			return
 		}
-		if len(resp.Patches) == 0 {
-			return // not a member
-		}
-		patch, err := json.Marshal(resp.Patches)
-		if err != nil {
-			t.Fatal(err)
-		}
-		decoded, err := jsonpatch.DecodePatch(patch)
-		if err != nil {
-			t.Fatalf("the patch does not decode: %v", err)
-		}
-		patched, err := decoded.Apply(raw)
-		if err != nil {
-			t.Fatalf("the patch does not apply to the Job: %v", err)
-		}
-		out := &batchv1.Job{}
-		if err := json.Unmarshal(patched, out); err != nil {
-			t.Fatal(err)
-		}
-		kind, name, ok := v1alpha1.GroupOf(out)
-		if !ok || name == "" || (name != group && name != clusterGroup) || out.Spec.Suspend == nil || !*out.Spec.Suspend {
-			t.Fatalf("admitted as %s %q (ok %v), suspended %v; annotations %v", kind, name, ok, out.Spec.Suspend, annotations)
-		}
-		if value, ok := out.Annotations[v1alpha1.StartByAnnotation]; ok {
-			startBy, err := time.Parse(time.RFC3339, value)
-			if err != nil || startBy.Before(scheduled) {
-				t.Fatalf("start-by %q (%v) before the scheduled time %s, for startingDeadlineSeconds %d", value, err, scheduled.Format(time.RFC3339), deadline)
-			}
+		if len(resp.Patches) > 0 {
+			checkAdmittedMember(t, raw, resp, scheduled, group, clusterGroup)
 		}
 	})
+}
+
+// checkAdmittedMember: an admitted member's patch applies to the Job and
+// makes it a suspended waiting run of a group its CronJob names, missed
+// no earlier than its scheduled time.
+func checkAdmittedMember(t *testing.T, raw []byte, resp admission.Response, scheduled time.Time, group, clusterGroup string) {
+	t.Helper()
+	patch, err := json.Marshal(resp.Patches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		t.Fatalf("the patch does not decode: %v", err)
+	}
+	patched, err := decoded.Apply(raw)
+	if err != nil {
+		t.Fatalf("the patch does not apply to the Job: %v", err)
+	}
+	out := &batchv1.Job{}
+	if err := json.Unmarshal(patched, out); err != nil {
+		t.Fatal(err)
+	}
+	kind, name, ok := v1alpha1.GroupOf(out)
+	if !ok || name == "" || (name != group && name != clusterGroup) || out.Spec.Suspend == nil || !*out.Spec.Suspend {
+		t.Fatalf("admitted as %s %q (ok %v), suspended %v; group %q, cluster group %q", kind, name, ok, out.Spec.Suspend, group, clusterGroup)
+	}
+	if value, ok := out.Annotations[v1alpha1.StartByAnnotation]; ok {
+		startBy, err := time.Parse(time.RFC3339, value)
+		if err != nil || startBy.Before(scheduled) {
+			t.Fatalf("start-by %q (%v) before the scheduled time %s", value, err, scheduled.Format(time.RFC3339))
+		}
+	}
 }

@@ -14,10 +14,11 @@ import (
 // goTestLine is one `go test` of the Makefile: its flags and packages.
 var goTestLine = regexp.MustCompile(`\$\(GO\) test (.*)`)
 
-// testName is a test or benchmark a -run or -bench pattern names.
-var testName = regexp.MustCompile(`(Test|Benchmark)[A-Za-z0-9_]+`)
+// testName is a test, benchmark or fuzz target a -run, -bench or -fuzz
+// pattern names.
+var testName = regexp.MustCompile(`(Test|Benchmark|Fuzz)[A-Za-z0-9_]+`)
 
-// TestMakefileRunsTestsThatExist: every test a `go test -run` or `-bench`
+// TestMakefileRunsTestsThatExist: every test a `go test -run`, `-bench` or `-fuzz`
 // of the Makefile names is declared in one of the packages it runs, in a
 // file its build tags include. go test passes when a pattern matches
 // nothing, so a test renamed or moved behind a build tag would otherwise
@@ -50,8 +51,8 @@ func TestMakefileRunsTestsThatExist(t *testing.T) {
 	}
 }
 
-// goTestArgs reads a go test command line's -tags, its -run and -bench
-// patterns, and its package directories.
+// goTestArgs reads a go test command line's -tags, its -run, -bench and
+// -fuzz patterns, and its package directories.
 func goTestArgs(args []string) (tags, patterns, packages []string) {
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
@@ -70,7 +71,7 @@ func goTestArgs(args []string) (tags, patterns, packages []string) {
 			if v := value(); v != "" && !strings.Contains(v, "$(") {
 				tags = strings.Split(v, ",")
 			}
-		case arg == "-run" || arg == "-bench":
+		case arg == "-run" || arg == "-bench" || arg == "-fuzz":
 			patterns = append(patterns, value())
 		case strings.HasPrefix(arg, "./") && !strings.Contains(arg, "..."):
 			packages = append(packages, strings.TrimSuffix(strings.TrimPrefix(arg, "./"), "/"))
