@@ -2,8 +2,9 @@ package convert
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/ontime-dev/ontime/internal/testenv"
 )
 
 // FuzzFile converts any file both ways: nothing panics; what it writes
@@ -11,11 +12,7 @@ import (
 // converts nothing (the second run of `ontime convert` over its own
 // output changes no object).
 func FuzzFile(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "config", "samples", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		f.Fatalf("config/samples: %v (%d files)", err, len(files))
-	}
-	for i, file := range files {
+	for i, file := range testenv.SampleFiles(f) {
 		content, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)

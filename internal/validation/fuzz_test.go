@@ -1,8 +1,6 @@
 package validation
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,30 +9,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/testenv"
 )
-
-// samples are the documents of config/samples, the fuzz targets' seeds:
-// every kind a user writes, valid, as docs/ shows it.
-func samples(f *testing.F) []string {
-	f.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", "config", "samples", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		f.Fatalf("config/samples: %v (%d files)", err, len(files))
-	}
-	var docs []string
-	for _, file := range files {
-		content, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, doc := range strings.Split(string(content), "\n---") {
-			if strings.Contains(doc, "kind:") {
-				docs = append(docs, doc)
-			}
-		}
-	}
-	return docs
-}
 
 // FuzzValidate decodes any document as each kind a user writes
 // (ScheduledJob, Backfill, ConcurrencyGroup, ClusterConcurrencyGroup) and
@@ -42,8 +18,8 @@ func samples(f *testing.F) []string {
 // every error names a field of the object and says what is wrong, as the
 // webhook returns it to kubectl.
 func FuzzValidate(f *testing.F) {
-	for _, doc := range samples(f) {
-		f.Add([]byte(doc), int64(1767225600))
+	for _, sample := range testenv.SampleDocuments(f) {
+		f.Add([]byte(sample.Doc), int64(1767225600))
 	}
 	f.Add([]byte(`{"spec":{"schedule":"TZ=Nowhere/City H(70-3) * * * *","timeZone":"Mars/Olympus","startingDeadlineSeconds":-4,"runAt":"soon"}}`), int64(0))
 	f.Add([]byte(`{"spec":{"schedule":"@every 1s","warmUp":{"lead":"-5m","strategy":"Nope"},"concurrencyGroup":{"name":""}}}`), int64(-1))

@@ -1,8 +1,6 @@
 package webhook
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,44 +17,35 @@ import (
 // config/samples, which make dev applies, decodes without unknown fields
 // and passes admission.
 func TestSamplesAreAdmitted(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no samples: %v", err)
-	}
 	checked := 0
-	for _, file := range files {
-		content, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, doc := range strings.Split(string(content), "\n---\n") {
-			if strings.Contains(doc, "kind: Backfill") {
-				bf := &v1alpha1.Backfill{}
-				if err := yaml.UnmarshalStrict([]byte(doc), bf); err != nil {
-					t.Errorf("%s: %v", filepath.Base(file), err)
-				} else if errs := validation.ValidateBackfill(bf, time.Now()); len(errs) > 0 {
-					t.Errorf("%s: %s refused: %v", filepath.Base(file), bf.Name, errs)
-				}
-				checked++
-				continue
-			}
-			if checkGroupSample(t, filepath.Base(file), doc) {
-				checked++
-				continue
-			}
-			if !strings.Contains(doc, "kind: ScheduledJob") {
-				continue
-			}
-			sj := &v1alpha1.ScheduledJob{}
-			if err := yaml.UnmarshalStrict([]byte(doc), sj); err != nil {
-				t.Errorf("%s: %v", filepath.Base(file), err)
-				continue
-			}
-			if errs, _ := validation.Validate(sj, nil, time.Now()); len(errs) > 0 {
-				t.Errorf("%s: %s refused: %v", filepath.Base(file), sj.Name, errs)
+	for _, sample := range testenv.SampleDocuments(t) {
+		file, doc := sample.File, sample.Doc
+		if strings.Contains(doc, "kind: Backfill") {
+			bf := &v1alpha1.Backfill{}
+			if err := yaml.UnmarshalStrict([]byte(doc), bf); err != nil {
+				t.Errorf("%s: %v", file, err)
+			} else if errs := validation.ValidateBackfill(bf, time.Now()); len(errs) > 0 {
+				t.Errorf("%s: %s refused: %v", file, bf.Name, errs)
 			}
 			checked++
+			continue
 		}
+		if checkGroupSample(t, file, doc) {
+			checked++
+			continue
+		}
+		if !strings.Contains(doc, "kind: ScheduledJob") {
+			continue
+		}
+		sj := &v1alpha1.ScheduledJob{}
+		if err := yaml.UnmarshalStrict([]byte(doc), sj); err != nil {
+			t.Errorf("%s: %v", file, err)
+			continue
+		}
+		if errs, _ := validation.Validate(sj, nil, time.Now()); len(errs) > 0 {
+			t.Errorf("%s: %s refused: %v", file, sj.Name, errs)
+		}
+		checked++
 	}
 	t.Logf("%d sample ScheduledJobs, Backfills and concurrency groups admitted", checked)
 }
