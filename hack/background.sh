@@ -44,6 +44,12 @@ why() {
 	tail -n 15 "$1"
 }
 
+# failures prints Go's failure lines of a background test's log, the last
+# of them.
+failures() {
+	grep -E -e '--- FAIL|^\[[a-z-]+\] +[a-z_]+_test\.go:[0-9]+:|panic:' "$1" | tail -n 12
+}
+
 case "${1:-}" in
 start)
 	(($# >= 4)) || usage
@@ -72,15 +78,21 @@ wait)
 	(($# >= 3)) || usage
 	dir=$2
 	shift 2
-	failed=0
+	failed=()
 	for name in "$@"; do
 		await "$dir" "$name"
 		rc=$(cat "$dir/$name.rc")
 		((rc == 0)) || why "$dir/$name.log"
 		echo "==> [$name] exit $rc"
-		((rc == 0)) || failed=1
+		((rc == 0)) || failed+=("$name")
 	done
-	exit $failed
+	# A CI report shows the end of the log: the failed tests' own
+	# failure lines go last, after the other background tests' output.
+	for name in "${failed[@]}"; do
+		echo "==> [$name] FAILED; its failure lines:"
+		failures "$dir/$name.log"
+	done
+	((${#failed[@]} == 0))
 	;;
 *) usage ;;
 esac
