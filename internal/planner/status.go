@@ -3,6 +3,7 @@ package planner
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 // The status's writers. Each field of ScheduledJobStatus, and each
@@ -243,4 +245,268 @@ func (r readiness) write(status *v1alpha1.ScheduledJobStatus, generation int64, 
 		status.NextScheduleTime = timeAt(*r.next)
 	}
 	setCondition(status, generation, now, v1alpha1.ConditionReady, r.conditionStatus(), r.reason, r.message)
+}
+
+// Outcome is what a reconcile ends with: the status to write, the events
+// to emit and the runs that did not start, by reason, for the metric.
+type Outcome struct {
+	Status v1alpha1.ScheduledJobStatus
+	Events []Event
+	Missed map[MissReason]int
+	// WarmUp is the warm-up strategy, or "none", for the metrics' labels.
+	WarmUp string
+	// StartLateness is set when a run's start was first seen: scheduled
+	// time to its first container running.
+	StartLateness *time.Duration
+	// CapacityReadyAfter is set when a warm-up's capacity became ready:
+	// how long after the warm-up began. WarmUpLate is set when a run
+	// started before its capacity was ready.
+	CapacityReadyAfter *time.Duration
+	WarmUpLate         bool
+	// SuspendedAfterFailures is set when a failure streak suspended the
+	// ScheduledJob (spec.suspendAfterFailures).
+	SuspendedAfterFailures bool
+}
+
+// Result is what became of one action of a Plan. The reconciler reports one
+// per action it attempted, in the order it attempted them.
+type Result struct {
+	kind resultKind
+	job  *batchv1.Job
+	run  *Run
+	// warmUp is what became of the warm-up changes.
+	warmUp warmup.Applied
+	err    error
+}
+
+type resultKind int
+
+const (
+	deleted resultKind = iota
+	alreadyGone
+	deleteFailed
+	created
+	alreadyCreated
+	nameTaken
+	createFailed
+	warmUpApplied
+	claimedRun
+)
+
+// Deleted reports that the Job was deleted.
+func Deleted(job *batchv1.Job) Result { return Result{kind: deleted, job: job} }
+
+// AlreadyGone reports that the Job to delete did not exist any more.
+func AlreadyGone(job *batchv1.Job) Result { return Result{kind: alreadyGone, job: job} }
+
+// DeleteFailed reports that deleting the Job failed with err.
+func DeleteFailed(job *batchv1.Job, err error) Result {
+	return Result{kind: deleteFailed, job: job, err: err}
+}
+
+// Created reports that the run's Job was created; job is the API server's
+// answer, with its UID.
+func Created(run *Run, job *batchv1.Job) Result { return Result{kind: created, run: run, job: job} }
+
+// StartedScheduledRun reports whether the result is a scheduled run (not one
+// triggered by hand) whose Job was just created.
+func (r Result) StartedScheduledRun() bool { return r.kind == created && !r.run.Triggered() }
+
+// AlreadyCreated reports that the run's Job existed and is this
+// ScheduledJob's (a crash between creating it and writing status); job is
+// the existing Job.
+func AlreadyCreated(run *Run, job *batchv1.Job) Result {
+	return Result{kind: alreadyCreated, run: run, job: job}
+}
+
+// NameTaken reports that a Job with the run's name exists and is not this
+// ScheduledJob's, so the run cannot start.
+func NameTaken(run *Run) Result { return Result{kind: nameTaken, run: run} }
+
+// CreateFailed reports that creating the run's Job failed with err; it is
+// retried.
+func CreateFailed(run *Run, err error) Result { return Result{kind: createFailed, run: run, err: err} }
+
+// Claimed reports that the run was claimed: a status listing it in
+// status.active was written before its Job is created.
+func Claimed(run *Run) Result { return Result{kind: claimedRun, run: run} }
+
+// Claims are the results of claiming every run of the plan that needs a
+// claim.
+func (p Plan) Claims() []Result {
+	var results []Result
+	for _, run := range []*Run{p.Create, p.Early, p.Trigger} {
+		if run != nil && run.Claim {
+			results = append(results, Claimed(run))
+		}
+	}
+	return results
+}
+
+// WarmUpApplied reports what became of the plan's warm-up changes
+// (Plan.WarmUp), carried out by the one warm-up executor.
+func WarmUpApplied(applied warmup.Applied) Result {
+	return Result{kind: warmUpApplied, warmUp: applied}
+}
+
+// Finish returns the outcome of the plan once its actions have the given
+// results: the one place that says how an executed action changes status
+// and what it reports.
+func (p Plan) Finish(results ...Result) Outcome {
+	out := p.beforeActions
+	out.Status = *p.beforeActions.Status.DeepCopy()
+	out.Events = slices.Clone(p.beforeActions.Events)
+	out.Missed = maps.Clone(p.beforeActions.Missed)
+	if out.Missed == nil {
+		out.Missed = map[MissReason]int{}
+	}
+	ready, capacity := p.readiness, p.capacity
+	for _, r := range results {
+		out.Events = append(out.Events, r.events()...)
+		if r.kind == warmUpApplied {
+			for _, failure := range r.warmUp.Failed {
+				capacity = warmUpFailed(failure)
+			}
+			continue
+		}
+		if conflict := p.apply(&out, r); conflict != nil {
+			ready = *conflict
+		}
+	}
+	// A run that is retried outranks a conflict: it is the next run.
+	for _, run := range []*Run{p.Create, p.Early} {
+		switch {
+		case run == nil || settled(run, results):
+		case slices.ContainsFunc(results, func(r Result) bool { return r.run == run && r.kind == claimedRun }):
+			ready = ready.starting(run)
+		default:
+			ready = ready.retrying(run)
+		}
+	}
+	ready.write(&out.Status, p.generation, p.now)
+	capacity.write(&out.Status, p.generation, p.now)
+	return out
+}
+
+// Reports reports whether the plan, before any action, emits an event with
+// the reason.
+func (p Plan) Reports(reason string) bool {
+	return slices.ContainsFunc(p.beforeActions.Events, func(e Event) bool { return e.Reason == reason })
+}
+
+// ResultEvents returns only the events the results report (SuccessfulCreate,
+// SuccessfulDelete, FailedCreate, …), not those the plan decided before
+// acting, except the MissSchedule of the runs a created run skipped: what
+// a standby, which writes no status and leaves the rest to the leader, has
+// to say, or a leader whose status write failed after the create.
+func (p Plan) ResultEvents(results ...Result) []Event {
+	var events []Event
+	for _, r := range results {
+		if r.kind == created && !r.run.Skipped.IsZero() {
+			events = append(events, missScheduleEvent(r.run.Skipped))
+		}
+	}
+	for _, r := range results {
+		events = append(events, r.events()...)
+	}
+	return events
+}
+
+// events are what one result reports, in Finish's order.
+func (r Result) events() []Event {
+	switch r.kind {
+	case deleted:
+		return []Event{successfulDeleteEvent(r.job)}
+	case deleteFailed:
+		return []Event{failedDeleteEvent(r.err)}
+	case created:
+		events := []Event{successfulCreateEvent(r.job)}
+		if r.run.Triggered() {
+			events = append(events, triggeredEvent(r.job))
+		}
+		if r.run.BeginsCatchUp {
+			events = append(events, catchUpEvent(r.run.CatchUp))
+		}
+		return events
+	case nameTaken:
+		return []Event{jobNameConflictEvent(conflictMessage(r.run))}
+	case createFailed:
+		return []Event{failedCreateEvent(r.err)}
+	case warmUpApplied:
+		events := make([]Event, 0, len(r.warmUp.Failed))
+		for _, failure := range r.warmUp.Failed {
+			events = append(events, failure.Event())
+		}
+		return events
+	}
+	return nil
+}
+
+// settled reports whether the results say what became of run: its Job was
+// created or found, or its name was taken (a missed run). A run whose
+// create failed, or was never tried because a Replace deletion failed
+// first, is not.
+func settled(run *Run, results []Result) bool {
+	return slices.ContainsFunc(results, func(r Result) bool {
+		return r.run == run && (r.kind == created || r.kind == alreadyCreated || r.kind == nameTaken)
+	})
+}
+
+// apply adds one result's effects on status to out (its events are
+// Result.events). A run whose Job name is taken returns the readiness
+// that reports it.
+func (p Plan) apply(out *Outcome, r Result) *readiness {
+	status := &out.Status
+	switch r.kind {
+	case deleted, alreadyGone:
+		setActive(status, withoutJob(status.Active, r.job))
+	case created, alreadyCreated:
+		addActive(status, r.job, r.run, p.now)
+	case claimedRun:
+		setActive(status, withClaim(status.Active, r.run.Job))
+	case nameTaken:
+		setActive(status, withoutClaims(status.Active, r.run.Job.Name))
+		out.Missed[MissConflict]++
+		conflict := p.conflict(status, r.run)
+		return &conflict
+	}
+	return nil
+}
+
+// addActive lists a run's Job in status.active; a scheduled run whose time
+// has come also moves lastScheduleTime.
+func addActive(status *v1alpha1.ScheduledJobStatus, job *batchv1.Job, run *Run, now time.Time) {
+	// A run created early (EarlyStart) moves lastScheduleTime at its time.
+	if !run.Triggered() && !run.Scheduled.After(now) {
+		setLastScheduleTime(status, later(status.LastScheduleTime, run.Scheduled))
+	}
+	if run.CatchUp != nil {
+		setCatchUp(status, run.CatchUp)
+	}
+	setActive(status, withJob(status.Active, job))
+}
+
+// conflict records a run that could not start because a Job of its name
+// exists and is not this ScheduledJob's. Upstream stops there without a
+// requeue and stalls until something else changes; here the run counts as
+// missed, Ready says why, and the next run is announced as planned (its
+// Job name differs).
+func (p Plan) conflict(status *v1alpha1.ScheduledJobStatus, run *Run) readiness {
+	recordMissed(status, run.Scheduled)
+	conflict := notReady(v1alpha1.ReasonJobNameConflict, conflictMessage(run))
+	conflict.next = p.readiness.next
+	return conflict
+}
+
+// conflictMessage says which run's Job name is taken.
+func conflictMessage(run *Run) string {
+	return "job " + run.Job.Name + " already exists and is not controlled by this ScheduledJob; the run scheduled at " +
+		run.Scheduled.UTC().Format(time.RFC3339) + " did not start"
+}
+
+func timeOf(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	return &t.Time
 }

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	decide "github.com/ontime-dev/ontime/internal/backfill"
+	backfillplan "github.com/ontime-dev/ontime/internal/backfill"
 	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/wakeup"
 )
@@ -87,7 +87,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	plan := decide.Decide(in)
+	plan := backfillplan.Decide(in)
 	if !equality.Semantic.DeepEqual(plan.Status, bf.Status) {
 		bf.Status = plan.Status
 		if err := c.cached.Status().Update(ctx, bf); err != nil {
@@ -111,8 +111,8 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 // gather reads what a plan is made from.
-func (c *Controller) gather(ctx context.Context, bf *v1alpha1.Backfill) (decide.Input, error) {
-	in := decide.Input{Backfill: bf, Now: c.clock.Now(), Jobs: map[string]*batchv1.Job{}}
+func (c *Controller) gather(ctx context.Context, bf *v1alpha1.Backfill) (backfillplan.Input, error) {
+	in := backfillplan.Input{Backfill: bf, Now: c.clock.Now(), Jobs: map[string]*batchv1.Job{}}
 	sj := &v1alpha1.ScheduledJob{}
 	switch err := c.cached.Get(ctx, types.NamespacedName{Namespace: bf.Namespace, Name: bf.Spec.ScheduledJobName}, sj); {
 	case apierrors.IsNotFound(err):
@@ -149,7 +149,7 @@ func (c *Controller) gather(ctx context.Context, bf *v1alpha1.Backfill) (decide.
 
 // carryOut deletes, then creates. A Job being replaced (redo) is created
 // in a later pass, once its predecessor is gone.
-func (c *Controller) carryOut(ctx context.Context, bf *v1alpha1.Backfill, plan decide.Plan) error {
+func (c *Controller) carryOut(ctx context.Context, bf *v1alpha1.Backfill, plan backfillplan.Plan) error {
 	for _, job := range plan.Deletes {
 		if _, err := c.jobs.Delete(ctx, job); err != nil {
 			return err

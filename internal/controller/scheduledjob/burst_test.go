@@ -171,8 +171,14 @@ func allRunsFinished(t *testing.T, sjs []*v1alpha1.ScheduledJob) bool {
 }
 
 func rememberedWrites(c *Controller) int {
+	c.known.mu.Lock()
+	defer c.known.mu.Unlock()
 	n := 0
-	c.known.newest.Range(func(any, any) bool { n++; return true })
+	for _, e := range c.known.byKey {
+		if e.newest != nil {
+			n++
+		}
+	}
 	return n
 }
 

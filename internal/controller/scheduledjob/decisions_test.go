@@ -98,8 +98,8 @@ func TestOneReconcileDecidesAtMostTwice(t *testing.T) {
 			c := NewController(cached, live, clk, recorder, Options{SpreadNamespace: "ontime-system", Unanswered: unanswered})
 
 			decisions := 0
-			decide = func(in planner.Input) planner.Plan { decisions++; return planner.Decide(in) }
-			t.Cleanup(func() { decide = planner.Decide })
+			plannerDecide = func(in planner.Input) planner.Plan { decisions++; return planner.Decide(in) }
+			t.Cleanup(func() { plannerDecide = planner.Decide })
 			if _, err := c.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(sj)}); err != nil {
 				t.Fatal(err)
 			}

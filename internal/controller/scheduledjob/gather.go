@@ -2,6 +2,7 @@ package scheduledjob
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -188,4 +189,248 @@ func (c *Controller) group(ctx context.Context, sj *v1alpha1.ScheduledJob) (warm
 		return warmup.Group{}, nil
 	}
 	return warmupobjects.Group(ctx, c.kubeClient, *sj.Spec.ConcurrencyGroup, sj.Namespace)
+}
+
+// knownObjects lays over the cache what this controller knows of each
+// ScheduledJob that the cache may not show yet, as upstream's
+// ControllerExpectations lay over its informers the creations and
+// deletions it expects. It is the controller's one expectation cache; it
+// does no I/O of its own: the controller tells it what it read, wrote and
+// cached.
+//
+// Locking: mu guards every field. Each method holds it for its whole body
+// and calls nothing that waits on the API server; view also holds it
+// across its read of the cache, so that observed (the informer's
+// callback) cannot forget a copy between that read and the lay-over.
+type knownObjects struct {
+	mu sync.Mutex
+	// byKey is what the controller knows of each ScheduledJob, by key.
+	byKey map[types.NamespacedName]*knownScheduledJob
+	// deletedJobs are the Jobs this controller deleted that its cache may
+	// still list, by UID: planning from them would list a Job Replace
+	// deleted in status.active again, and report it missing once the
+	// cache drops it.
+	deletedJobs map[types.UID]*deletedJob
+}
+
+// knownScheduledJob is what the controller knows of one ScheduledJob.
+type knownScheduledJob struct {
+	// newest is the newest copy the controller got from the API server
+	// itself, the answer to a write or a live read. The view is whichever
+	// of it and the cached copy has the higher resourceVersion, so that a
+	// cache behind by one write or by several is never taken for the API
+	// server.
+	newest *v1alpha1.ScheduledJob
+	// deferred is a status computed and left for the next reconcile to
+	// write (deferStatus), newer than any stored one, since only this
+	// controller writes a status it defers.
+	deferred *deferredStatus
+	// confirmed is whether the controller has read the status from, or
+	// written it to, the API server since it started leading, and not had
+	// a write refused since. It starts a run only from such a view: a new
+	// leader's cache may predate what the last leader recorded before
+	// deleting a run's Job.
+	confirmed bool
+}
+
+// entry returns key's knowledge, created empty when absent. mu is held.
+func (k *knownObjects) entry(key types.NamespacedName) *knownScheduledJob {
+	if k.byKey == nil {
+		k.byKey = map[types.NamespacedName]*knownScheduledJob{}
+	}
+	e := k.byKey[key]
+	if e == nil {
+		e = &knownScheduledJob{}
+		k.byKey[key] = e
+	}
+	return e
+}
+
+// prune drops key's knowledge once it holds nothing. mu is held.
+func (k *knownObjects) prune(key types.NamespacedName) {
+	if e := k.byKey[key]; e != nil && *e == (knownScheduledJob{}) {
+		delete(k.byKey, key)
+	}
+}
+
+// deletedJob is a Job this controller deleted, until its cache has shown
+// the deletion.
+type deletedJob struct {
+	owner types.UID
+	at    time.Time
+	// cached is set once the cache listed the Job after its deletion: the
+	// cache was behind it; once it lists it no more, it has caught up.
+	cached bool
+}
+
+// forgetDeletedAfter bounds how long a deleted Job is remembered when the
+// cache never showed it (created and deleted while the cache was behind).
+const forgetDeletedAfter = 10 * time.Minute
+
+// deleted remembers a Job of sj that this controller deleted (or found
+// gone).
+func (k *knownObjects) deleted(sj *v1alpha1.ScheduledJob, job *batchv1.Job, now time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.deletedJobs == nil {
+		k.deletedJobs = map[types.UID]*deletedJob{}
+	}
+	k.deletedJobs[job.UID] = &deletedJob{owner: sj.UID, at: now}
+}
+
+// withoutDeleted drops from sj's Jobs as the cache lists them those this
+// controller deleted, and returns those it remembers.
+func (k *knownObjects) withoutDeleted(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, now time.Time) (kept []*batchv1.Job, deleted map[types.UID]bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	inStatus := map[types.UID]bool{}
+	for _, ref := range sj.Status.Active {
+		inStatus[ref.UID] = true
+	}
+	listed := map[types.UID]bool{}
+	for _, job := range jobs {
+		listed[job.UID] = true
+		if _, gone := k.deletedJobs[job.UID]; !gone {
+			kept = append(kept, job)
+		}
+	}
+	deleted = map[types.UID]bool{}
+	for uid, d := range k.deletedJobs {
+		switch {
+		case d.owner != sj.UID:
+		case listed[uid]:
+			d.cached = true
+			deleted[uid] = true
+		case !inStatus[uid] && (d.cached || now.Sub(d.at) > forgetDeletedAfter):
+			delete(k.deletedJobs, uid)
+		default:
+			deleted[uid] = true
+		}
+	}
+	return kept, deleted
+}
+
+// deferredStatus is a status computed but left for the next reconcile to
+// write.
+type deferredStatus struct {
+	uid    types.UID
+	status v1alpha1.ScheduledJobStatus
+}
+
+// view reads the ScheduledJob key as the cache has it (readCached), and
+// returns the object as the API server has it as far as this controller
+// knows (stored), and the object to plan from (current: stored with the
+// deferred status, if any).
+func (k *knownObjects) view(key types.NamespacedName, readCached func(*v1alpha1.ScheduledJob) error) (stored, current *v1alpha1.ScheduledJob, err error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	cached := &v1alpha1.ScheduledJob{}
+	if err := readCached(cached); err != nil {
+		return nil, nil, err
+	}
+	stored = cached
+	e := k.byKey[key]
+	if e == nil {
+		return stored, stored, nil
+	}
+	if known := e.newest; known != nil {
+		if known.UID == cached.UID && jobcontrol.NewerVersion(known.ResourceVersion, cached.ResourceVersion) {
+			stored = known.DeepCopy()
+		} else {
+			// The cache has caught up, or holds a re-created object.
+			e.newest = nil
+		}
+	}
+	current = stored
+	if d := e.deferred; d != nil && d.uid == cached.UID {
+		current = withStatus(stored, d.status)
+	}
+	k.prune(key)
+	return stored, current, nil
+}
+
+// saw remembers a copy read from or written to the API server: the
+// ScheduledJob's status there is confirmed.
+func (k *knownObjects) saw(obj *v1alpha1.ScheduledJob) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	e := k.entry(client.ObjectKeyFromObject(obj))
+	e.confirmed = true
+	if known := e.newest; known != nil && known.UID == obj.UID && !jobcontrol.NewerVersion(obj.ResourceVersion, known.ResourceVersion) {
+		return
+	}
+	e.newest = obj.DeepCopy()
+}
+
+// isConfirmed reports whether the ScheduledJob's status has been read from
+// or written to the API server since the controller started, without a
+// refused write since.
+func (k *knownObjects) isConfirmed(key types.NamespacedName) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	e := k.byKey[key]
+	return e != nil && e.confirmed
+}
+
+// refused forgets the confirmation after a write was refused for a
+// conflict: someone else wrote meanwhile.
+func (k *knownObjects) refused(key types.NamespacedName) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if e := k.byKey[key]; e != nil {
+		e.confirmed = false
+		k.prune(key)
+	}
+}
+
+// observed forgets the newest copy once the cache holds it, so that ten
+// thousand ScheduledJobs do not each keep a copy between runs. The
+// informer calls it with each update it caches.
+func (k *knownObjects) observed(obj any) {
+	sj, ok := obj.(*v1alpha1.ScheduledJob)
+	if !ok {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	key := client.ObjectKeyFromObject(sj)
+	e := k.byKey[key]
+	if e == nil || e.newest == nil {
+		return
+	}
+	if known := e.newest; known.UID != sj.UID || !jobcontrol.NewerVersion(known.ResourceVersion, sj.ResourceVersion) {
+		e.newest = nil
+		k.prune(key)
+	}
+}
+
+// deferStatus remembers a status left for the next reconcile to write.
+func (k *knownObjects) deferStatus(sj *v1alpha1.ScheduledJob, status v1alpha1.ScheduledJobStatus) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.entry(client.ObjectKeyFromObject(sj)).deferred = &deferredStatus{uid: sj.UID, status: status}
+}
+
+// undefer forgets a deferred status once a status is written.
+func (k *knownObjects) undefer(key types.NamespacedName) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if e := k.byKey[key]; e != nil {
+		e.deferred = nil
+		k.prune(key)
+	}
+}
+
+// forget forgets everything about a deleted ScheduledJob.
+func (k *knownObjects) forget(key types.NamespacedName) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.byKey, key)
+}
+
+// withStatus returns a copy of sj with status.
+func withStatus(sj *v1alpha1.ScheduledJob, status v1alpha1.ScheduledJobStatus) *v1alpha1.ScheduledJob {
+	out := sj.DeepCopy()
+	status.DeepCopyInto(&out.Status)
+	return out
 }

@@ -81,12 +81,18 @@ func TestKnownObjects(t *testing.T) {
 			if tc.deferred {
 				k.deferStatus(knownObject("uid", "9", 4), knownObject("uid", "", 7).Status)
 			}
-			stored, current := k.view(tc.cached)
+			stored, current, err := k.view(client.ObjectKeyFromObject(tc.cached), func(obj *v1alpha1.ScheduledJob) error {
+				tc.cached.DeepCopyInto(obj)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
 			got := []any{stored.ResourceVersion, lastMinute(stored), lastMinute(current)}
 			if diff := cmp.Diff([]any{tc.storedVersion, tc.storedMinute, tc.currentMin}, got); diff != "" {
 				t.Errorf("stored version, stored and current lastScheduleTime (-want +got):\n%s", diff)
 			}
-			if _, ok := k.newest.Load(client.ObjectKeyFromObject(tc.cached)); ok != tc.remembered {
+			if ok := k.remembers(client.ObjectKeyFromObject(tc.cached)).newest != nil; ok != tc.remembered {
 				t.Errorf("copy remembered: %v, want %v", ok, tc.remembered)
 			}
 		})
@@ -114,8 +120,8 @@ func TestKnownObjectsConfirmation(t *testing.T) {
 	k.saw(sj)
 	k.deferStatus(sj, sj.Status)
 	k.forget(key)
-	_, newest := k.newest.Load(key)
-	_, deferred := k.deferred.Load(key)
+	known := k.remembers(key)
+	newest, deferred := known.newest != nil, known.deferred != nil
 	if newest || deferred || k.isConfirmed(key) {
 		t.Errorf("after the deletion: copy kept %v, deferral kept %v, confirmed %v", newest, deferred, k.isConfirmed(key))
 	}
@@ -203,4 +209,14 @@ type refusedWriter struct{ client.SubResourceWriter }
 
 func (refusedWriter) Patch(_ context.Context, obj client.Object, _ client.Patch, _ ...client.SubResourcePatchOption) error {
 	return apierrors.NewConflict(schema.GroupResource{Group: v1alpha1.GroupVersion.Group, Resource: "scheduledjobs"}, obj.GetName(), errors.New("the object has been modified"))
+}
+
+// remembers is a copy of what k knows of key, read under its lock.
+func (k *knownObjects) remembers(key types.NamespacedName) knownScheduledJob {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if e := k.byKey[key]; e != nil {
+		return *e
+	}
+	return knownScheduledJob{}
 }

@@ -145,8 +145,7 @@ func reconcileWith(t *testing.T, c *Controller, sj *v1alpha1.ScheduledJob, now t
 // statusDeferred reports whether c holds a status for sj that it has not
 // written yet.
 func statusDeferred(c *Controller, sj *v1alpha1.ScheduledJob) bool {
-	_, ok := c.known.deferred.Load(client.ObjectKeyFromObject(sj))
-	return ok
+	return c.known.remembers(client.ObjectKeyFromObject(sj)).deferred != nil
 }
 
 // waitForCache waits until the cached ScheduledJob, its namespace's Jobs

@@ -126,15 +126,14 @@ func (s *Standby) leaseSource(mgr ctrl.Manager, lease types.NamespacedName) (sou
 
 // LeaseRenewed tells the standby its Lease watch shows the holder just
 // renewed the Lease: the leader is alive (leaderBusy).
-func (s *Standby) LeaseRenewed() { s.leaseRenewed.Store(s.clock.Now().UnixNano()) }
+func (s *Standby) LeaseRenewed() { s.memory.leaseRenewedAt(s.clock.Now()) }
 
 // LeaseChanged records whether the Lease names a holder, and reports
 // whether it has just been released: every ScheduledJob's due run was
 // planned for after the grace, and is now due at once.
 func (s *Standby) LeaseChanged(holder *string) (justReleased bool) {
 	released := holder == nil || *holder == ""
-	wasReleased := s.leaseReleased.Swap(released)
-	return released && !wasReleased
+	return released && !s.memory.leaseChanged(released)
 }
 
 // startedWithCaches has the manager start a cache with its own, on every

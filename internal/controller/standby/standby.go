@@ -22,7 +22,6 @@ package standby
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,26 +60,39 @@ type Standby struct {
 	// leading is closed once the replica leads; leader is its controller.
 	leading <-chan struct{}
 	leader  Leader
+	// memory is what the standby remembers between reconciles.
+	memory memory
+}
+
+// memory is what the standby remembers between reconciles, all of it
+// learned again after a restart: the Lease's watch tells the Lease's
+// state at once, and a ScheduledJob whose status or Jobs the cache lags
+// is read live again after the next refused claim.
+//
+// Locking: mu guards every field; each method holds it for its whole
+// body and calls nothing outside the type.
+type memory struct {
+	mu sync.Mutex
 	// leaseReleased is whether the leader election Lease names no holder
 	// (a leader stopped gracefully released it): nothing else will start
 	// the runs, so the standby starts them without its grace.
-	leaseReleased atomic.Bool
+	leaseReleased bool
+	// lastJobCreated is when the replica's cache last showed a run's Job
+	// created by someone else, by the standby's clock (zero: never).
+	lastJobCreated time.Time
+	// leaseRenewed is when the replica's Lease watch last showed the
+	// holder renewing the Lease, by the standby's clock (zero: never).
+	leaseRenewed time.Time
 	// readLive are the ScheduledJobs whose claim was refused: the cache
 	// is behind, and the next reconcile plans from a live read.
-	readLive sync.Map
-	// lastJobCreated is when the replica's cache last showed a run's Job
-	// created by someone else (unix nanoseconds, by the standby's clock).
-	lastJobCreated atomic.Int64
-	// leaseRenewed is when the replica's Lease watch last showed the
-	// holder renewing the Lease (unix nanoseconds, by the standby's clock).
-	leaseRenewed atomic.Int64
-	// created are the Jobs the standby created itself (name), until its
-	// cache shows them.
-	created sync.Map
+	readLive map[types.NamespacedName]bool
+	// created are the Jobs the standby created itself, by name, until its
+	// cache shows them: the expectations of its own creates.
+	created map[string]bool
 	// failureReported is, by ScheduledJob, the run (its Job's name) whose
 	// failed create was reported: the retries of the same run, every
 	// backoff step of an API outage, are logged, not sent as events again.
-	failureReported sync.Map
+	failureReported map[types.NamespacedName]string
 }
 
 // leaderBusyFor is how long after it last saw a run's Job created the
@@ -100,11 +112,7 @@ const leaderRenewsWithin = 5 * time.Second
 
 // JobCreated tells the standby its cache shows a run's Job just created;
 // one it created itself says nothing of the leader.
-func (s *Standby) JobCreated(name string) {
-	if _, own := s.created.LoadAndDelete(name); !own {
-		s.lastJobCreated.Store(s.clock.Now().UnixNano())
-	}
-}
+func (s *Standby) JobCreated(name string) { s.memory.jobCreated(name, s.clock.Now()) }
 
 // New returns the standby of a replica whose leader controller is leader,
 // leading once leading is closed (manager.Elected()).
@@ -120,10 +128,10 @@ func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	if s.handedOver(req.NamespacedName) {
 		return reconcile.Result{}, nil
 	}
-	_, live := s.readLive.LoadAndDelete(req.NamespacedName)
+	live := s.memory.takeReadLive(req.NamespacedName)
 	sj, err := s.cluster.ScheduledJob(ctx, req.NamespacedName, live)
 	if apierrors.IsNotFound(err) {
-		s.failureReported.Delete(req.NamespacedName) // nothing left to report
+		s.memory.forgetReported(req.NamespacedName) // nothing left to report
 	}
 	if err != nil || sj.DecodeError != "" {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
@@ -149,7 +157,7 @@ func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	if run.Claim {
 		if err := s.cluster.Claim(ctx, sj, planner.Claiming(sj, run)); err != nil {
 			if apierrors.IsConflict(err) {
-				s.readLive.Store(req.NamespacedName, struct{}{})
+				s.memory.readLiveNext(req.NamespacedName)
 			}
 			return reconcile.Result{}, err
 		}
@@ -180,22 +188,20 @@ func (s *Standby) start(ctx context.Context, sj *v1alpha1.ScheduledJob, plan pla
 	}
 	job := plan.Create.Job.DeepCopy()
 	key := client.ObjectKeyFromObject(sj)
-	s.created.Store(job.Name, struct{}{})
+	s.memory.creating(job.Name)
 	switch creation, err := s.cluster.CreateJob(ctx, job); creation {
 	case jobcontrol.Created:
-		s.failureReported.Delete(key)
+		s.memory.forgetReported(key)
 		jobcontrol.Emit(s.recorder, sj, plan.ResultEvents(planner.Created(plan.Create, job)))
 	case jobcontrol.Refused:
-		s.created.Delete(job.Name)
-		if reported, ok := s.failureReported.Swap(key, job.Name); !ok || reported != job.Name {
+		if s.memory.createRefused(key, job.Name) {
 			jobcontrol.Emit(s.recorder, sj, plan.ResultEvents(planner.CreateFailed(plan.Create, err)))
 		}
 		return err
 	default:
 		// The leader's Job, another standby's, or a name taken: the
 		// leader reports it.
-		s.created.Delete(job.Name)
-		s.failureReported.Delete(key)
+		s.memory.notCreated(key, job.Name)
 	}
 	return nil
 }
@@ -210,19 +216,11 @@ func (s *Standby) after(requeueAfter time.Duration) time.Duration {
 
 // leaderBusy reports whether the standby saw a run's Job created within
 // leaderBusyFor, while a holder of the Lease renews it.
-func (s *Standby) leaderBusy(now time.Time) bool {
-	return !s.leaseReleased.Load() && within(now, s.lastJobCreated.Load(), leaderBusyFor) && within(now, s.leaseRenewed.Load(), leaderRenewsWithin)
-}
-
-// within reports whether the time at (unix nanoseconds, 0 for never) is
-// less than d before now.
-func within(now time.Time, at int64, d time.Duration) bool {
-	return at != 0 && now.Sub(time.Unix(0, at)) < d
-}
+func (s *Standby) leaderBusy(now time.Time) bool { return s.memory.leaderBusy(now) }
 
 // currentGrace is how long after a run's time the standby starts it.
 func (s *Standby) currentGrace() time.Duration {
-	if s.leaseReleased.Load() {
+	if s.memory.released() {
 		return 0
 	}
 	return s.grace
@@ -239,4 +237,115 @@ func (s *Standby) handedOver(key types.NamespacedName) bool {
 	default:
 		return false
 	}
+}
+
+// jobCreated records that the cache shows the Job name just created: the
+// end of the standby's own expectation, or a Job of someone else's, the
+// leader's sign of life.
+func (m *memory) jobCreated(name string, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.created[name] {
+		delete(m.created, name)
+		return
+	}
+	m.lastJobCreated = now
+}
+
+// leaseRenewedAt records that the Lease's holder renewed it at now.
+func (m *memory) leaseRenewedAt(now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.leaseRenewed = now
+}
+
+// leaseChanged records whether the Lease is released, and returns whether
+// it was before.
+func (m *memory) leaseChanged(released bool) (wasReleased bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	wasReleased, m.leaseReleased = m.leaseReleased, released
+	return wasReleased
+}
+
+// released reports whether the Lease names no holder.
+func (m *memory) released() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leaseReleased
+}
+
+// leaderBusy reports whether a run's Job of someone else's was seen
+// created within leaderBusyFor, while a holder of the Lease renews it.
+func (m *memory) leaderBusy(now time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return !m.leaseReleased && within(now, m.lastJobCreated, leaderBusyFor) && within(now, m.leaseRenewed, leaderRenewsWithin)
+}
+
+// within reports whether at (zero for never) is less than d before now.
+func within(now, at time.Time, d time.Duration) bool {
+	return !at.IsZero() && now.Sub(at) < d
+}
+
+// readLiveNext has the next reconcile of key read it live.
+func (m *memory) readLiveNext(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.readLive == nil {
+		m.readLive = map[types.NamespacedName]bool{}
+	}
+	m.readLive[key] = true
+}
+
+// takeReadLive reports whether this reconcile of key reads it live, and
+// forgets it.
+func (m *memory) takeReadLive(key types.NamespacedName) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	live := m.readLive[key]
+	delete(m.readLive, key)
+	return live
+}
+
+// creating expects the Job name, which the standby is about to create.
+func (m *memory) creating(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.created == nil {
+		m.created = map[string]bool{}
+	}
+	m.created[name] = true
+}
+
+// createRefused forgets the expectation of the Job name, which the API
+// server refused, and reports whether the refusal of this run is new to
+// report (not a retry of the run reported last for key).
+func (m *memory) createRefused(key types.NamespacedName, name string) (report bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.created, name)
+	if m.failureReported == nil {
+		m.failureReported = map[types.NamespacedName]string{}
+	}
+	reported, ok := m.failureReported[key]
+	m.failureReported[key] = name
+	return !ok || reported != name
+}
+
+// notCreated forgets the expectation of the Job name, which someone else
+// created, and the failure reported for key.
+func (m *memory) notCreated(key types.NamespacedName, name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.created, name)
+	delete(m.failureReported, key)
+}
+
+// forgetReported forgets the failure reported for key: its run started,
+// or it is gone.
+func (m *memory) forgetReported(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.failureReported, key)
 }

@@ -334,7 +334,7 @@ func TestStandbyReportsAFailedRunOnce(t *testing.T) {
 		t.Errorf("two failed tries of the next run: events %v, want one FailedCreate", got)
 	}
 	cluster.refuse = false
-	if _, reported := w.standby.failureReported.Load(key.NamespacedName); !reported {
+	if !w.standby.memory.hasReported(key.NamespacedName) {
 		t.Error("the failed run's report is not remembered")
 	}
 	if got := reasons(next.Add(4 * time.Second)); !slices.Equal(got, []string{v1alpha1.ReasonMissSchedule, v1alpha1.ReasonSuccessfulCreate}) {
@@ -350,7 +350,7 @@ func TestStandbyReportsAFailedRunOnce(t *testing.T) {
 	if _, err := w.standby.Reconcile(context.Background(), key); err != nil {
 		t.Fatalf("reconcile of the deleted ScheduledJob: %v", err)
 	}
-	if _, reported := w.standby.failureReported.Load(key.NamespacedName); reported {
+	if w.standby.memory.hasReported(key.NamespacedName) {
 		t.Error("a deleted ScheduledJob's failed run is still remembered")
 	}
 }
@@ -442,4 +442,12 @@ func finishedJob(sj *v1alpha1.ScheduledJob, scheduled time.Time, condition batch
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sj, v1alpha1.GroupVersion.WithKind("ScheduledJob"))}}}
 	job.Status.Conditions = []batchv1.JobCondition{{Type: condition, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(scheduled.Add(10 * time.Second))}}
 	return job
+}
+
+// hasReported reports whether a failed create of key's run was reported.
+func (m *memory) hasReported(key types.NamespacedName) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.failureReported[key]
+	return ok
 }
