@@ -37,7 +37,7 @@ start_controller() {
   # ontime check and the standby see what they see in a cluster.
   nohup "$root/bin/ontime" controller --kubeconfig "$kubeconfig" \
     --leader-elect --leader-election-namespace ontime-system \
-    --metrics-bind-address "$metrics_address" --health-probe-bind-address "$probe_address" \
+    --metrics-bind-address "$metrics_address" --metrics-secure=false --health-probe-bind-address "$probe_address" \
     --webhook-dns-name localhost --webhook-namespace ontime-system \
     --webhook-write-cert-files --webhook-cert-dir "$state/webhook-certs" \
     ${ONTIME_DEV_CONTROLLER_FLAGS:-} >"$state/controller.log" 2>&1 &
@@ -68,6 +68,7 @@ install_in_cluster() {
   "$helm" --kubeconfig "$kubeconfig" upgrade --install ontime "$root/charts/ontime" -n ontime-system --create-namespace \
     --set image.tag="$version" --set-string nodeSelector.ontime\\.dev/real-node=true \
     --set 'tolerations[0].key=ontime.dev/real-node' --set 'tolerations[0].operator=Exists' \
+    --set 'metrics.readers[0].name=ontime-controller' --set 'metrics.readers[0].namespace=ontime-system' \
     --wait --timeout 3m >/dev/null
 }
 
@@ -91,8 +92,10 @@ up() {
   local logs_hint="tail -f .dev/controller.log                     # the controller's structured log"
   local metrics_hint="curl -s localhost:${metrics_address##*:}/metrics | grep ^ontime_"
   if [[ -n ${IN_CLUSTER:-} ]]; then
-    # Pod addresses on the real node's bridge are routable from this host.
-    metrics_hint="curl -s \$(kubectl get pod -n ontime-system -l app.kubernetes.io/name=ontime -o jsonpath='{.items[0].status.podIP}'):8080/metrics | grep ^ontime_"
+    # Pod addresses on the real node's bridge are routable from this host;
+    # /metrics is HTTPS for a reader (metrics.readers: the controller's
+    # own ServiceAccount, here).
+    metrics_hint="curl -sk -H \"Authorization: Bearer \$(kubectl create token ontime-controller -n ontime-system)\" https://\$(kubectl get pod -n ontime-system -l app.kubernetes.io/name=ontime -o jsonpath='{.items[0].status.podIP}'):8443/metrics | grep ^ontime_"
     logs_hint="kubectl logs -n ontime-system -l app.kubernetes.io/name=ontime -f --prefix   # the pods on ontime-real-node"
   fi
   step "applying config/dev/samples (config/samples with the local cluster's kwok annotations and node pool)"

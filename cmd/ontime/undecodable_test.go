@@ -210,7 +210,7 @@ func startControllerProcess(t *testing.T, kubeconfig string, extra ...string) *c
 	t.Helper()
 	metrics := freeAddress(t)
 	args, _ := json.Marshal(append([]string{"controller", "--kubeconfig", kubeconfig, "--leader-elect", "--leader-election-namespace", "default",
-		"--metrics-bind-address", metrics, "--health-probe-bind-address", "0", "--spread-namespace", "default", "--webhook=false"}, extra...))
+		"--metrics-bind-address", metrics, "--metrics-secure=false", "--health-probe-bind-address", "0", "--spread-namespace", "default", "--webhook=false"}, extra...))
 	p := &controllerProcess{metrics: metrics, cmd: exec.Command(os.Args[0], "-test.run=^$")}
 	p.cmd.Env = append(os.Environ(), controllerChild+"="+string(args))
 	p.cmd.Stdout, p.cmd.Stderr = p, p

@@ -70,7 +70,9 @@ func NewController(tb testing.TB, opts ControllerOptions) *Controller {
 		c.ProbePort = FreePort(tb)
 	}
 	c.args = []string{opts.Binary, "controller", "--kubeconfig", opts.Kubeconfig,
-		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", c.MetricsPort),
+		// Plain HTTP on loopback: the tests read /metrics without a token
+		// (the secure endpoint has its own test, internal/controller).
+		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", c.MetricsPort), "--metrics-secure=false",
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", c.ProbePort),
 		"--webhook=" + strconv.FormatBool(opts.Webhook)}
 	if opts.LeaderElect {

@@ -105,8 +105,10 @@ func TestInstallOnRealNode(t *testing.T) {
 	}
 	if !t.Run("helm", func(t *testing.T) {
 		framework.Progress("helm install from oci://%s/charts/ontime", e.registry)
+		e.createScraper(t)
 		e.helmInstall(t, "install", e.release, "--create-namespace")
 		e.checkInstalled(t, e.release)
+		e.checkMetricsAccess(t)
 		e.checkSamplesAdmitted(t)
 		e.checkRuns(t)
 		e.checkUpgrade(t)
@@ -147,7 +149,9 @@ func (e *env) helmInstall(t *testing.T, verb string, r release, args ...string) 
 	t.Helper()
 	framework.Command(t, nil, e.helm, append([]string{"--kubeconfig", e.cluster.Kubeconfig, verb, "ontime",
 		"oci://" + e.registry + "/charts/ontime", "--plain-http", "--version", r.chartVersion(), "--namespace", namespace,
-		"--set", "controller.placeholderImage=" + e.pauseImage, "--wait", "--timeout", "3m"}, args...)...)
+		"--set", "controller.placeholderImage=" + e.pauseImage,
+		"--set", "metrics.readers[0].name=" + scraperName, "--set", "metrics.readers[0].namespace=" + scraperNamespace,
+		"--wait", "--timeout", "3m"}, args...)...)
 }
 
 // checkInstalled waits for two ready replicas on the real node, a leader,

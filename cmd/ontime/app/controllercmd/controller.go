@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -42,6 +41,7 @@ type controllerOptions struct {
 	qps                     float32
 	burst                   int
 	metricsAddress          string
+	metricsSecure           bool
 	probeAddress            string
 	pprofAddress            string
 	leaderElect             bool
@@ -105,7 +105,9 @@ service account, then ~/.kube/config.`,
 	// about three requests (create, status, history cleanup).
 	flags.Float32Var(&opts.qps, "kube-api-qps", 300, "sustained requests per second to the API server")
 	flags.IntVar(&opts.burst, "kube-api-burst", 600, "burst of requests to the API server")
-	flags.StringVar(&opts.metricsAddress, "metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint ("0" disables it)`)
+	flags.StringVar(&opts.metricsAddress, "metrics-bind-address", ":8443", `address of the Prometheus /metrics endpoint ("0" disables it)`)
+	flags.BoolVar(&opts.metricsSecure, "metrics-secure", true,
+		"serve /metrics over HTTPS only to callers the API server authenticates and authorizes to get /metrics (false: plain HTTP to anyone who reaches the port)")
 	flags.StringVar(&opts.probeAddress, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	flags.StringVar(&opts.pprofAddress, "pprof-bind-address", "", "address of Go's /debug/pprof endpoints, for profiling (off when empty)")
 	flags.BoolVar(&opts.leaderElect, "leader-elect", false, "elect a leader among replicas so that only one reconciles at a time")
@@ -210,7 +212,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 		Cache:                         controller.CacheOptions(scope),
 		NewCache:                      recovery.NewCache,
 		WebhookServer:                 webhookServer,
-		Metrics:                       metricsserver.Options{BindAddress: opts.metricsAddress},
+		Metrics:                       controller.MetricsServer(opts.metricsAddress, opts.metricsSecure),
 		HealthProbeBindAddress:        opts.probeAddress,
 		PprofBindAddress:              opts.pprofAddress,
 		LeaderElection:                opts.leaderElect,
@@ -238,7 +240,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 	if err := controller.Register(ctx, mgr, clock.RealClock{}, registration); err != nil {
 		return fmt.Errorf("registering controllers: %w", err)
 	}
-	setupLog.Info("starting manager", "metrics", opts.metricsAddress, "probes", opts.probeAddress, "leaderElection", opts.leaderElect,
+	setupLog.Info("starting manager", "metrics", opts.metricsAddress, "metricsSecure", opts.metricsSecure, "probes", opts.probeAddress, "leaderElection", opts.leaderElect,
 		"namespaces", opts.namespaces, "scheduledJobSelector", opts.scheduledJobSelector, "jobCache", opts.jobCache, "cronJobWarmUp", opts.cronJobWarmUp)
 	return mgr.Start(ctx)
 }
