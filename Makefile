@@ -39,6 +39,13 @@ $(ACTIONLINT):
 	@echo "==> building actionlint $(ACTIONLINT_VERSION) (first time only; cached in $(@D))"
 	cd hack/tools/actionlint && GOBIN=$(@D) $(GO) install github.com/rhysd/actionlint/cmd/actionlint
 
+CYCLONEDX_GOMOD_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/CycloneDX/cyclonedx-gomod" {print $$3}' hack/tools/cyclonedx-gomod/go.mod)
+CYCLONEDX_GOMOD := $(ONTIME_CACHE_DIR)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)/cyclonedx-gomod
+
+$(CYCLONEDX_GOMOD):
+	@echo "==> building cyclonedx-gomod $(CYCLONEDX_GOMOD_VERSION) (first time only; cached in $(@D))"
+	cd hack/tools/cyclonedx-gomod && GOBIN=$(@D) $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
+
 .PHONY: build
 build: ## Build bin/ontime.
 	$(GO) build -o bin/ontime ./cmd/ontime
@@ -75,7 +82,7 @@ CLI_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 ARCHIVE = tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=$(IMAGE_CREATED) -cf - -C $(1) $(2) | gzip -n > $(3)
 
 .PHONY: release
-release: $(HELM) ## Write every release artifact for VERSION=vX.Y.Z and REGISTRY into $(DIST): install.yaml (image by digest), the image, the chart, CLI binaries, kubectl-ontime and its krew manifest, SHA256SUMS.
+release: $(HELM) $(CYCLONEDX_GOMOD) ## Write every release artifact for VERSION=vX.Y.Z and REGISTRY into $(DIST): install.yaml (image by digest), the image, the chart, CLI binaries, kubectl-ontime and its krew manifest, an SBOM of each binary, SHA256SUMS.
 	@[[ "$(VERSION)" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$ ]] || { echo "VERSION=$(VERSION): a release needs a semantic version such as v0.1.0" >&2; exit 1; }
 	rm -rf $(DIST) && mkdir -p $(DIST)
 	$(MAKE) --no-print-directory image VERSION=$(VERSION) IMAGE_DIR=$(DIST)/image
@@ -92,8 +99,24 @@ release: $(HELM) ## Write every release artifact for VERSION=vX.Y.Z and REGISTRY
 	  $(call ARCHIVE,$$plugin,kubectl-ontime LICENSE,$(DIST)/kubectl-ontime-$$os-$$arch.tar.gz); rm -rf $$plugin; \
 	done
 	$(GO) run ./hack/krew-manifest -version $(VERSION) -dir $(DIST) > $(DIST)/ontime.krew.yaml
+	$(MAKE) --no-print-directory sbom VERSION=$(VERSION) DIST=$(DIST)
 	cd $(DIST) && sha256sum install.yaml ontime-*.tgz ontime-image-$(VERSION).tar ontime-linux-* ontime-darwin-* kubectl-ontime-*.tar.gz ontime.krew.yaml > SHA256SUMS
 	@echo "==> $(DIST): image $(IMAGE_REPOSITORY)@$$(cat $(DIST)/image/digest)"; ls $(DIST)
+
+# The binaries make sbom describes: the release's CLI binaries, the linux
+# ones being the image's (it holds only its platform's binary).
+SBOM_BINARIES ?= $(foreach platform,$(CLI_PLATFORMS),$(DIST)/ontime-$(subst /,-,$(platform)))
+
+.PHONY: sbom
+# Without a timestamp or a random serial number, the same binary gives the
+# same SBOM. -licenses reads each module's license from the module cache
+# (go mod download); the main module's own is LICENSE, Apache-2.0.
+sbom: $(CYCLONEDX_GOMOD) ## Write a CycloneDX SBOM beside each of SBOM_BINARIES (BINARY.cdx.json): its modules, versions, hashes and licenses, from the binary's build information.
+	@echo "==> SBOMs (cyclonedx-gomod $(CYCLONEDX_GOMOD_VERSION)) of $(SBOM_BINARIES)"
+	@for binary in $(SBOM_BINARIES); do \
+	  $(CYCLONEDX_GOMOD) bin -json -noserial -notimestamp -licenses -version $(VERSION) -output $$binary.cdx.json $$binary 2>$$binary.cdx.log || { cat $$binary.cdx.log >&2; exit 1; }; \
+	  rm -f $$binary.cdx.log; \
+	done
 
 # Where a release is published: the image is $(REGISTRY)/ontime, the chart
 # oci://$(REGISTRY)/charts/ontime. install.yaml and the packaged chart name
@@ -130,6 +153,11 @@ chart-package: $(HELM) ## Write $(DIST)/ontime-X.Y.Z.tgz: the chart for VERSION 
 	   block == "image:" && /^  digest: / {$$0 = "  digest: " digest; n++} {print} END {exit n != 2}' \
 	  $(DIST)/chart/ontime/values.yaml > $(DIST)/chart/values.yaml || { echo "charts/ontime/values.yaml: image.repository or image.digest not found" >&2; exit 1; }
 	mv $(DIST)/chart/values.yaml $(DIST)/chart/ontime/values.yaml
+	@# Artifact Hub's list of the chart's images: the same image.
+	awk -v image=$(IMAGE_REPOSITORY):$(VERSION)@$$(cat $(IMAGE_DIR)/digest) \
+	  '/^      image: / {$$0 = "      image: " image; n++} {print} END {exit n != 1}' \
+	  $(DIST)/chart/ontime/Chart.yaml > $(DIST)/chart/Chart.yaml || { echo "charts/ontime/Chart.yaml: the artifacthub.io/images entry not found" >&2; exit 1; }
+	mv $(DIST)/chart/Chart.yaml $(DIST)/chart/ontime/Chart.yaml
 	@# helm package stamps the time into the archive; repacked like the
 	@# other archives, the chart is reproducible too.
 	$(call ARCHIVE,$(DIST)/chart,ontime,$(CHART_PACKAGE))
@@ -143,6 +171,7 @@ publish: $(HELM) $(CRANE) ## Push what make release wrote for VERSION to REGISTR
 	@# and pipefail would take tar's SIGPIPE for a failure.
 	@values=$$(tar -xzOf $(CHART_PACKAGE) ontime/values.yaml) && grep -q "^  digest: $$(cat $(IMAGE_DIR)/digest)$$" <<<"$$values" && \
 	  grep -q "^  repository: $(IMAGE_REPOSITORY)$$" <<<"$$values" || { echo "publish: $(CHART_PACKAGE) does not default to $(IMAGE_REPOSITORY)@$$(cat $(IMAGE_DIR)/digest): make release with REGISTRY=$(REGISTRY)" >&2; exit 1; }
+	@chart=$$(tar -xzOf $(CHART_PACKAGE) ontime/Chart.yaml) && grep -q "^      image: $(IMAGE_REPOSITORY):$(VERSION)@$$(cat $(IMAGE_DIR)/digest)$$" <<<"$$chart" || { echo "publish: $(CHART_PACKAGE)'s artifacthub.io/images does not name $(IMAGE_REPOSITORY):$(VERSION)@$$(cat $(IMAGE_DIR)/digest)" >&2; exit 1; }
 	@echo "==> pushing the image to $(IMAGE_REPOSITORY):$(VERSION)"
 	@pushed=$$($(CRANE) push --index $(IMAGE_DIR)/oci $(IMAGE_REPOSITORY):$(VERSION)) && echo "$$pushed" && \
 	  [[ $$pushed == "$(IMAGE_REPOSITORY)@$$(cat $(IMAGE_DIR)/digest)" ]] || { echo "publish: the registry holds another digest than $(IMAGE_DIR)/digest" >&2; exit 1; }
@@ -199,7 +228,7 @@ verify-generated: ## Fail if generated code or manifests are out of date.
 	@hack/verify-generated.sh
 
 .PHONY: tools
-tools: $(GOLANGCI_LINT) $(HELM) $(CRANE) $(ACTIONLINT) ## Build the pinned golangci-lint, Helm, crane and actionlint into the cache.
+tools: $(GOLANGCI_LINT) $(HELM) $(CRANE) $(ACTIONLINT) $(CYCLONEDX_GOMOD) ## Build the pinned golangci-lint, Helm, crane, actionlint and cyclonedx-gomod into the cache.
 
 .PHONY: helm
 helm: $(HELM) ## Build the pinned Helm (hack/tools/helm) into the cache and print its path.
@@ -298,7 +327,7 @@ IDLE := nice -n 19
 # test on its own API server, runs once the end-to-end tests have ended.
 # If a foreground step fails, make stops; the background tests finish and
 # clean up on their own.
-test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image, e2e, the real node, lead Auto against Karpenter, a short chaos run.
+test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) $(CYCLONEDX_GOMOD) ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image and its SBOM, e2e, the real node, lead Auto against Karpenter, a short chaos run.
 	@# Before anything reads config/ and charts/: make generate rewrites them.
 	@$(MAKE) --no-print-directory verify-generated
 	@echo "==> compiling the end-to-end, real-node and chaos tests and the ontime binary once, for the background tests"
@@ -318,7 +347,7 @@ test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI r
 	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone) and balancer sequences"
 	$(IDLE) $(GO) test -count=1 -run 'Differential|DST' ./pkg/cron/
 	$(IDLE) $(GO) test -count=1 -run 'RandomSequences' ./internal/spread/
-	@echo "==> in the background at the lowest CPU priority, [image]: make image twice, the same digest; user, entrypoint, labels, ontime version inside"
+	@echo "==> in the background at the lowest CPU priority, [image]: make image twice, the same digest; user, entrypoint, labels, ontime version inside; make sbom twice, the same SBOM"
 	@hack/background.sh start $(BACKGROUND_DIR) image $(IDLE) $(GO) test -tags image -count=1 -timeout 20m -v ./test/image/
 	@echo "==> waiting for [e2e]"
 	@hack/background.sh wait $(BACKGROUND_DIR) e2e

@@ -32,8 +32,9 @@ const (
 // TestMakeImage builds the image twice with make image, as a release does,
 // and checks that the digests are the same, that each platform's image is
 // as docs/install.md describes it (user, entrypoint, labels, one layer
-// holding /ontime), and that the binary in the image reports the build's
-// version and carries its own zone database.
+// holding /ontime), that the binary in the image reports the build's
+// version and carries its own zone database, and that make sbom describes
+// it the same way twice.
 func TestMakeImage(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -58,6 +59,107 @@ func TestMakeImage(t *testing.T) {
 	if want := []string{"linux/amd64", "linux/arm64"}; !slices.Equal(platforms, want) {
 		t.Errorf("platforms %v, want %v", platforms, want)
 	}
+	t.Run("sbom", func(t *testing.T) {
+		checkSBOM(t, root, filepath.Join(first, "ontime-linux-amd64"), filepath.Join(second, "ontime-linux-amd64"))
+	})
+}
+
+// cycloneDX is the part of a CycloneDX SBOM the test reads.
+type cycloneDX struct {
+	BOMFormat    string `json:"bomFormat"`
+	SerialNumber string `json:"serialNumber"`
+	Metadata     struct {
+		Timestamp string `json:"timestamp"`
+		Component struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"component"`
+	} `json:"metadata"`
+	Components []struct {
+		Name     string `json:"name"`
+		Version  string `json:"version"`
+		PURL     string `json:"purl"`
+		Hashes   []any  `json:"hashes"`
+		Evidence struct {
+			Licenses []struct {
+				License struct {
+					ID string `json:"id"`
+				} `json:"license"`
+			} `json:"licenses"`
+		} `json:"evidence"`
+	} `json:"components"`
+}
+
+// checkSBOM has make sbom describe two builds of the same binary, as make
+// release does each binary it ships, and checks that the SBOMs are the
+// same bytes (no timestamp, no random serial number), name the release's
+// version, and list the modules go.mod requires at their versions, with
+// their hashes and licenses.
+func checkSBOM(t *testing.T, root string, binaries ...string) {
+	cmd := exec.Command("make", "--no-print-directory", "sbom", "SBOM_BINARIES="+strings.Join(binaries, " "), "VERSION="+testVersion)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make sbom: %v\n%s", err, out)
+	}
+	var contents [][]byte
+	for _, binary := range binaries {
+		data, err := os.ReadFile(binary + ".cdx.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		contents = append(contents, data)
+	}
+	if string(contents[0]) != string(contents[1]) {
+		t.Error("two SBOMs of the same binary differ")
+	}
+	var bom cycloneDX
+	if err := json.Unmarshal(contents[0], &bom); err != nil {
+		t.Fatal(err)
+	}
+	checkSBOMContent(t, root, bom)
+}
+
+// checkSBOMContent checks what an SBOM of the binary must say: the
+// release's version, no timestamp or serial number, and the modules
+// go.mod requires at their versions, with hashes and licenses.
+func checkSBOMContent(t *testing.T, root string, bom cycloneDX) {
+	if bom.BOMFormat != "CycloneDX" || bom.SerialNumber != "" || bom.Metadata.Timestamp != "" {
+		t.Errorf("format %q, serial number %q, timestamp %q; want CycloneDX, none, none", bom.BOMFormat, bom.SerialNumber, bom.Metadata.Timestamp)
+	}
+	if bom.Metadata.Component.Version != testVersion {
+		t.Errorf("the SBOM describes %s %s, want version %s", bom.Metadata.Component.Name, bom.Metadata.Component.Version, testVersion)
+	}
+	want := requiredModules(t, root, "sigs.k8s.io/controller-runtime", "k8s.io/client-go", "github.com/spf13/cobra")
+	for _, c := range bom.Components {
+		version, ok := want[c.Name]
+		if !ok {
+			continue
+		}
+		delete(want, c.Name)
+		if c.Version != version || len(c.Hashes) == 0 || len(c.Evidence.Licenses) == 0 || c.Evidence.Licenses[0].License.ID != "Apache-2.0" {
+			t.Errorf("component %s %s: %d hashes, licenses %v; want version %s, a hash, Apache-2.0", c.Name, c.Version, len(c.Hashes), c.Evidence.Licenses, version)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("the SBOM lacks %v", want)
+	}
+}
+
+// requiredModules returns the versions go.mod requires of the modules.
+func requiredModules(t *testing.T, root string, modules ...string) map[string]string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-m", "-f", "{{.Path}} {{.Version}}"}, modules...)...)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	versions := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, version, _ := strings.Cut(line, " ")
+		versions[path] = version
+	}
+	return versions
 }
 
 // ociLayout is an OCI image layout directory, read with the standard
