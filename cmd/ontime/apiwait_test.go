@@ -30,14 +30,14 @@ func TestControllerWaitsForTheAPIServer(t *testing.T) {
 	c, config := startAPIServerConfig(t, "config/crd/bases")
 	// The controller reaches the API server through a proxy that does not
 	// listen yet: connection refused, as while kube-apiserver is down.
-	proxy := freeAddress(t)
+	proxy := testenv.FreeAddress(t)
 	proxied := rest.CopyConfig(config)
 	proxied.Host = "https://" + proxy
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := testenv.WriteKubeconfig(proxied, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	probes := freeAddress(t)
+	probes := testenv.FreeAddress(t)
 	p := startControllerProcess(t, kubeconfig, "--health-probe-bind-address", probes)
 	testenv.Eventually(t, 30*time.Second, "/healthz to answer while the API server does not", func() bool {
 		select {

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -208,7 +207,7 @@ func TestMain(m *testing.M) {
 // with --kubeconfig and leader election; extra flags come last and win.
 func startControllerProcess(t *testing.T, kubeconfig string, extra ...string) *controllerProcess {
 	t.Helper()
-	metrics := freeAddress(t)
+	metrics := testenv.FreeAddress(t)
 	args, _ := json.Marshal(append([]string{"controller", "--kubeconfig", kubeconfig, "--leader-elect", "--leader-election-namespace", "default",
 		"--metrics-bind-address", metrics, "--metrics-secure=false", "--health-probe-bind-address", "0", "--spread-namespace", "default", "--webhook=false"}, extra...))
 	p := &controllerProcess{metrics: metrics, cmd: exec.Command(os.Args[0], "-test.run=^$")}
@@ -263,14 +262,4 @@ func (p *controllerProcess) waitForMetric(t *testing.T, line string) {
 		last = string(body)
 		return strings.Contains("\n"+last, "\n"+line+"\n")
 	})
-}
-
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

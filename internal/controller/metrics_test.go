@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -41,7 +40,7 @@ func TestSecureMetrics(t *testing.T) {
 	scraper := tokenOf(ctx, t, clientset, "scraper", true)
 	stranger := tokenOf(ctx, t, clientset, "stranger", false)
 
-	secure, plain := freeAddress(t), freeAddress(t)
+	secure, plain := testenv.FreeAddress(t), testenv.FreeAddress(t)
 	for address, isSecure := range map[string]bool{secure: true, plain: false} {
 		mgr, err := ctrl.NewManager(config, ctrl.Options{Scheme: ontimescheme.New(), Metrics: MetricsServer(address, isSecure), HealthProbeBindAddress: "0"})
 		if err != nil {
@@ -121,15 +120,4 @@ func scrape(url, token string) (int, string, error) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body), err
-}
-
-// freeAddress is a loopback address with a port free a moment ago.
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
