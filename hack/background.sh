@@ -2,8 +2,9 @@
 # make test's tests that mostly wait on the clock run in the background,
 # side by side with the ones that mostly compute.
 #
-#   hack/background.sh start DIR NAME [--after OTHER] COMMAND...  runs
-#       COMMAND in the background (once OTHER has ended, with --after),
+#   hack/background.sh start DIR NAME [--after OTHER[,OTHER]] COMMAND...
+#       runs COMMAND in the background (once each OTHER has ended, with
+#       --after),
 #       each output line prefixed with [NAME] and kept in DIR/NAME.log;
 #       its exit code goes to DIR/NAME.rc
 #   hack/background.sh wait DIR NAME...           waits for each NAME's
@@ -14,7 +15,7 @@
 #       the end of the log, which is all a CI report may show
 set -uo pipefail
 
-usage() { echo "usage: $0 start DIR NAME [--after OTHER] COMMAND... | wait DIR NAME..." >&2; exit 2; }
+usage() { echo "usage: $0 start DIR NAME [--after OTHER[,OTHER]] COMMAND... | wait DIR NAME..." >&2; exit 2; }
 
 # await waits until NAME has written its exit code to DIR.
 await() { while [ ! -s "$1/$2.rc" ]; do sleep 5; done; }
@@ -67,7 +68,7 @@ start)
 	# The exit code is published once the whole output is in the log.
 	(
 		{
-			[[ -z $after ]] || await_run "$dir" "$after"
+			for other in ${after//,/ }; do await_run "$dir" "$other"; done
 			"$@" 2>&1
 			echo $? >"$dir/$name.status"
 		} | sed -u "s/^/[$name] /" | tee -a "$dir/$name.log"

@@ -43,7 +43,7 @@ type leadPhase struct {
 }
 
 // fullLeadScenario is the issue's: 60 s → 120 s → 30 s, three runs each.
-// make e2e-lead, about 50 minutes.
+// make e2e-lead LEAD=full, about 50 minutes.
 var fullLeadScenario = leadScenario{
 	phases:   []leadPhase{{60 * time.Second, 3}, {120 * time.Second, 3}, {30 * time.Second, 3}},
 	interval: 5 * time.Minute, minLead: 30 * time.Second, maxLead: 3 * time.Minute, fixedLead: 130 * time.Second,
@@ -52,9 +52,8 @@ var fullLeadScenario = leadScenario{
 // quickLeadScenario has the same shape at half the delays, but 25 s
 // rather than 15 s for the last (placeholders' own few seconds would be a
 // fifth of 15 s, and minLead cannot be below 30 s), and four runs of the
-// last delay: make test, about 26 minutes beside the other end-to-end
-// tests. At half the delays, what Auto saves on a run below the worst
-// delay is half as much, while what it spends (the first run's maxLead,
+// last delay: make e2e-lead, about 24 minutes. At half the delays,
+// what Auto saves on a run below the worst delay is half as much, while what it spends (the first run's maxLead,
 // and 1.2× the provisioning time where a fixed lead adds a few seconds
 // to it) shrinks less: with three runs of 25 s, Auto's node time was only
 // 27 s below the fixed lead's of 8m40s, and a few seconds more of
@@ -87,7 +86,7 @@ type leadRun struct {
 // TestAutoLeadAgainstKarpenter runs the full scenario (make e2e-lead).
 func TestAutoLeadAgainstKarpenter(t *testing.T) { testAutoLead(t, fullLeadScenario) }
 
-// TestAutoLeadAgainstKarpenterQuick runs the quick scenario (make test).
+// TestAutoLeadAgainstKarpenterQuick runs the quick scenario (make e2e-lead).
 func TestAutoLeadAgainstKarpenterQuick(t *testing.T) { testAutoLead(t, quickLeadScenario) }
 
 // testAutoLead runs a ScheduledJob with lead Auto and one with a fixed
