@@ -255,6 +255,9 @@ chart: $(HELM) ## helm lint and helm template over the values matrix (charts/ont
 	@for bad in replica=3 podAntiAffinity=sometimes webhook.timeoutSeconds=soon; do \
 	  if $(HELM) template ontime charts/ontime --kube-version $(CHART_KUBE_VERSION) --set $$bad >/dev/null 2>&1; then echo "helm template --set $$bad was accepted" >&2; exit 1; fi; \
 	done
+	@echo "==> hostNetwork with replicas that may share a node is refused"
+	@if $(HELM) template ontime charts/ontime --kube-version $(CHART_KUBE_VERSION) --set hostNetwork=true 2>&1 >/dev/null | grep -q 'set podAntiAffinity: hard'; then :; else echo "helm template --set hostNetwork=true was not refused for its soft anti-affinity" >&2; exit 1; fi
+	@$(HELM) template ontime charts/ontime --kube-version $(CHART_KUBE_VERSION) --set hostNetwork=true --set replicas=1 >/dev/null
 	@$(HELM) template ontime charts/ontime --kube-version $(CHART_KUBE_VERSION) --set controller.logLevel=2 --set resources.limits.cpu=1 --set metrics.dashboard.labels.team=a >/dev/null
 	@echo "==> Prometheus rules and dashboard (hack/tools/promcheck)"
 	@cd hack/tools/promcheck && $(GO) run . -rules $(abspath config/prometheus/rules.yaml) -dashboard $(abspath config/prometheus/dashboard.json)
@@ -414,11 +417,12 @@ chaos: kube-binaries ## Faults for 10 minutes (leader killed every 20 s, kube-ap
 FUZZTIME ?= 1m
 
 .PHONY: fuzz
-fuzz: ## Each fuzz target for FUZZTIME (default 1m): the schedule parser, every kind's validation, ontime convert's input, the CronJob Jobs' group mutator; make unit runs their seed corpora.
+fuzz: ## Each fuzz target for FUZZTIME (default 1m): the schedule parser, every kind's validation, ontime convert's input, the CronJob Jobs' group mutator, every kind's admission handler; make unit runs their seed corpora.
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/cron/
 	$(GO) test -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME) ./internal/validation/
 	$(GO) test -run '^$$' -fuzz '^FuzzFile$$' -fuzztime $(FUZZTIME) ./internal/convert/
 	$(GO) test -run '^$$' -fuzz '^FuzzJobGroupMutator$$' -fuzztime $(FUZZTIME) ./internal/webhook/
+	$(GO) test -run '^$$' -fuzz '^FuzzAdmission$$' -fuzztime $(FUZZTIME) ./internal/webhook/
 
 .PHONY: bench-warmup
 bench-warmup: kube-binaries autoscaler ## Warm-up against Karpenter (N=20, 100; D=60s; lead 90s): start lateness, nodes, cost (about an hour).

@@ -206,10 +206,7 @@ func (k checker) webhook(ctx context.Context, retryRefused bool) checkResult {
 	}
 	if err := k.dryRunCreate(ctx, grace); err != nil {
 		result.Status, result.Detail = checkFail, "a dry-run create of a ScheduledJob in "+k.namespace+" failed: "+err.Error()
-		result.Fix = "kubectl -n " + k.opts.controllerNamespace + " get pods,endpoints: the controller serves the webhook; with failurePolicy Fail, no ScheduledJob can be written while it does not answer"
-		if !strings.Contains(err.Error(), "webhook") {
-			result.Fix = "see the error: the API server or your RBAC refused the create"
-		}
+		result.Fix = webhookFix(err, k.opts.controllerNamespace)
 		return result
 	}
 	result.Status, result.Detail = checkOK, "a dry-run create of a ScheduledJob in "+k.namespace+" was admitted"
@@ -219,6 +216,37 @@ func (k checker) webhook(ctx context.Context, retryRefused bool) checkResult {
 		result.Detail += " (the webhook configuration could not be read: " + err.Error() + ")"
 	}
 	return result
+}
+
+// webhookFix says what to do about a dry-run create that failed. The API
+// server reports a webhook it could not call only in the words of an
+// InternalError (no reason or cause says which failure), so its words are
+// what there is to read: a call that timed out is a control plane that
+// cannot reach the pods (a private cluster's firewall, a CNI the control
+// plane is not part of), which no restart of the controller mends.
+func webhookFix(err error, controllerNamespace string) string {
+	message := err.Error()
+	switch {
+	case !strings.Contains(message, "webhook"):
+		return "see the error: the API server or your RBAC refused the create"
+	case webhookCallTimedOut(message):
+		return "the API server's call to the webhook timed out: its control plane cannot reach the controller's pods on the webhook's port " +
+			"(the chart's webhook.port, 9443 by default). On a GKE private cluster, add a firewall rule from the control plane's range to the nodes on that port; " +
+			"where the control plane is outside the pod network (EKS with Calico or Cilium), install with hostNetwork: true; docs/install.md, Private clusters"
+	default:
+		return "kubectl -n " + controllerNamespace + " get pods,endpoints: the controller serves the webhook; with failurePolicy Fail, no ScheduledJob can be written while it does not answer"
+	}
+}
+
+// webhookCallTimedOut: the API server's words for a call to a webhook
+// that got no answer in time (dropped packets, a silent listener).
+func webhookCallTimedOut(message string) bool {
+	for _, timedOut := range []string{"context deadline exceeded", "i/o timeout", "Client.Timeout exceeded", "TLS handshake timeout"} {
+		if strings.Contains(message, timedOut) {
+			return true
+		}
+	}
+	return false
 }
 
 // routingGrace is how long the webhook check retries a refused connection

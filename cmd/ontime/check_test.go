@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,6 +69,19 @@ func TestCheck(t *testing.T) {
 	// The webhook registered, its Service not answering.
 	create(t, c, brokenWebhook())
 	expectCheck(t, "webhook not answering", runCheckCLI(t, kubeconfig, 1)["webhook"], checkFail, "dry-run create")
+	if err := c.Delete(ctx, brokenWebhook()); err != nil {
+		t.Fatal(err)
+	}
+
+	// The webhook's address takes connections and never answers, as a
+	// control plane whose packets a private cluster's firewall drops sees
+	// it: the call times out, and the fix says so.
+	create(t, c, timingOutWebhook(silentListener(t)))
+	timedOut := runCheckCLI(t, kubeconfig, 1)["webhook"]
+	expectCheck(t, "webhook call timing out", timedOut, checkFail, "dry-run create")
+	if !strings.Contains(timedOut.Fix, "timed out") || !strings.Contains(timedOut.Fix, "Private clusters") {
+		t.Errorf("webhook call timing out: fix %q, want the timeout and docs/install.md's Private clusters", timedOut.Fix)
+	}
 	if err := c.Delete(ctx, brokenWebhook()); err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +166,44 @@ func brokenWebhook() *admissionregistrationv1.ValidatingWebhookConfiguration {
 			AdmissionReviewVersions: []string{"v1"},
 		}},
 	}
+}
+
+// timingOutWebhook is brokenWebhook called at address, waiting 1 s.
+func timingOutWebhook(address string) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	configuration := brokenWebhook()
+	configuration.Webhooks[0].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://" + address + "/validate")}
+	configuration.Webhooks[0].TimeoutSeconds = ptr.To[int32](1)
+	return configuration
+}
+
+// silentListener accepts connections on loopback and never writes to
+// them, until the test ends; it returns its address.
+func silentListener(t *testing.T) string {
+	t.Helper()
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			conn, err := listener.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, conn)
+		}
+	}()
+	t.Cleanup(func() {
+		_ = listener.Close()
+		<-done
+		for _, conn := range held {
+			_ = conn.Close()
+		}
+	})
+	return listener.Addr().String()
 }
 
 // controllerPod creates a pod labeled as the controller's, with status.

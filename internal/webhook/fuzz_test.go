@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +16,11 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	"sigs.k8s.io/yaml"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	ontimescheme "github.com/ontime-dev/ontime/internal/scheme"
+	"github.com/ontime-dev/ontime/internal/testenv"
 )
 
 // FuzzJobGroupMutator admits a CronJob's new Job under any annotations
@@ -100,5 +103,111 @@ func checkAdmittedMember(t *testing.T, raw []byte, resp admission.Response, sche
 		if err != nil || startBy.Before(scheduled) {
 			t.Fatalf("start-by %q (%v) before the scheduled time %s", value, err, scheduled.Format(time.RFC3339))
 		}
+	}
+}
+
+// FuzzAdmission sends any bytes as the object of an admission request for
+// each kind ontime validates (ScheduledJob, Backfill, ConcurrencyGroup,
+// ClusterConcurrencyGroup), as a create and as an update of a valid
+// sample, through the handlers the webhook server serves, with their
+// panic recovery off so that a panic fails the run: the answer is an
+// admission or a refusal the API server can show (400 for what does not
+// decode, 422 naming fields of the object, never 500), and a refusal says
+// why.
+func FuzzAdmission(f *testing.F) {
+	for _, sample := range testenv.SampleDocuments(f) {
+		doc, err := yaml.YAMLToJSON([]byte(sample.Doc))
+		if err != nil {
+			f.Fatalf("%s: %v", sample.File, err)
+		}
+		f.Add(doc, false)
+		f.Add(doc, true)
+	}
+	f.Add([]byte(`{"apiVersion":"ontime.dev/v1alpha1","kind":"ScheduledJob","metadata":{"name":"x"},"spec":{"schedule":"H H(25-5) * * *","startingDeadlineSeconds":1e40}}`), false)
+	f.Add([]byte(`{"apiVersion":"ontime.dev/v1alpha1","kind":"Backfill","metadata":{"name":"x"},"spec":{"scheduledJobName":"","from":"2026-13-01T00:00:00Z"}}`), false)
+	f.Add([]byte(`{"apiVersion":"ontime.dev/v1alpha1","kind":"ConcurrencyGroup","spec":{"maxActive":-1,"namespaceSelector":{"matchExpressions":[{"operator":"Nope"}]}}}`), true)
+	handlers := admissionHandlers(f)
+	f.Fuzz(func(t *testing.T, doc []byte, update bool) {
+		for kind, handler := range handlers {
+			request := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+				Namespace: "team", Name: "x", Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: doc}}}
+			if update {
+				request.Operation = admissionv1.Update
+				request.OldObject = runtime.RawExtension{Raw: handler.valid}
+			}
+			checkAnswer(t, kind, handler.webhook.Handle(context.Background(), request))
+		}
+	})
+}
+
+// admissionHandler is one kind's validating webhook and a valid object of
+// that kind, the old object of an update.
+type admissionHandler struct {
+	webhook *admission.Webhook
+	valid   []byte
+}
+
+// admissionHandlers builds the validating webhooks as Register does, with
+// the Backfill's reading a ScheduledJob from a fake client and the
+// ScheduledJob's no client (its dry runs need an API server: envtest).
+func admissionHandlers(f *testing.F) map[string]admissionHandler {
+	scheme := ontimescheme.New()
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(&v1alpha1.ScheduledJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "nightly"}}).Build()
+	now := func() time.Time { return time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC) }
+	valid := func(doc string) []byte {
+		raw, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			f.Fatal(err)
+		}
+		return raw
+	}
+	return map[string]admissionHandler{
+		"ScheduledJob": {
+			webhook: admission.WithCustomValidator(scheme, &v1alpha1.ScheduledJob{}, &Validator{starts: newStartsIndex()}).WithRecoverPanic(false),
+			valid: valid(`{apiVersion: ontime.dev/v1alpha1, kind: ScheduledJob, metadata: {name: x, namespace: team},
+  spec: {schedule: "*/5 * * * *", jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}}}`),
+		},
+		"Backfill": {
+			webhook: admission.WithCustomValidator(scheme, &v1alpha1.Backfill{}, &BackfillValidator{client: reader, now: now}).WithRecoverPanic(false),
+			valid: valid(`{apiVersion: ontime.dev/v1alpha1, kind: Backfill, metadata: {name: x, namespace: team},
+  spec: {scheduledJobName: nightly, from: "2026-11-28T00:00:00Z", to: "2026-11-28T06:00:00Z"}}`),
+		},
+		"ConcurrencyGroup": {
+			webhook: admission.WithCustomValidator(scheme, &v1alpha1.ConcurrencyGroup{}, GroupValidator{}).WithRecoverPanic(false),
+			valid:   valid(`{apiVersion: ontime.dev/v1alpha1, kind: ConcurrencyGroup, metadata: {name: x, namespace: team}, spec: {maxActive: 2}}`),
+		},
+		"ClusterConcurrencyGroup": {
+			webhook: admission.WithCustomValidator(scheme, &v1alpha1.ClusterConcurrencyGroup{}, GroupValidator{}).WithRecoverPanic(false),
+			valid:   valid(`{apiVersion: ontime.dev/v1alpha1, kind: ClusterConcurrencyGroup, metadata: {name: x}, spec: {maxActive: 2}}`),
+		},
+	}
+}
+
+// checkAnswer: an admission, or a refusal with a message: 400 for an
+// object that does not decode, 422 whose every cause names a field of the
+// object, 403 for a refusal that is not about a field; never a server
+// error.
+func checkAnswer(t *testing.T, kind string, resp admission.Response) {
+	t.Helper()
+	if resp.Allowed {
+		return
+	}
+	if resp.Result == nil || resp.Result.Message == "" {
+		t.Fatalf("%s: refused without a message: %+v", kind, resp.Result)
+	}
+	switch code := resp.Result.Code; code {
+	case http.StatusBadRequest, http.StatusForbidden:
+	case http.StatusUnprocessableEntity:
+		if resp.Result.Details == nil || len(resp.Result.Details.Causes) == 0 {
+			t.Fatalf("%s: invalid without naming a field: %q", kind, resp.Result.Message)
+		}
+		for _, cause := range resp.Result.Details.Causes {
+			if !strings.HasPrefix(cause.Field, "spec") && !strings.HasPrefix(cause.Field, "metadata") {
+				t.Fatalf("%s: cause %q names the field %q, not one of the object's", kind, cause.Message, cause.Field)
+			}
+		}
+	default:
+		t.Fatalf("%s: refused with %d: %q", kind, code, resp.Result.Message)
 	}
 }

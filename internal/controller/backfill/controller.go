@@ -27,7 +27,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=ontime.dev,resources=backfills,verbs=get;list;watch
-// +kubebuilder:rbac:groups=ontime.dev,resources=backfills/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ontime.dev,resources=backfills/status,verbs=update
 // +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 

@@ -36,7 +36,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=ontime.dev,resources=concurrencygroups;clusterconcurrencygroups,verbs=get;list;watch
-// +kubebuilder:rbac:groups=ontime.dev,resources=concurrencygroups/status;clusterconcurrencygroups/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ontime.dev,resources=concurrencygroups/status;clusterconcurrencygroups/status,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;update;delete
 
 // Controller reconciles the groups of one kind.

@@ -25,7 +25,7 @@ import (
 // its retry backoff.
 
 // +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs/status,verbs=patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
