@@ -11,8 +11,10 @@
 //     counted it within spec.maxActive; an entry leaves active only when
 //     its Job is seen finished, or gone by a read from the API server;
 //     every unfinished Job of the group running without an entry counts
-//     as well, and while those put the group over a limit nothing is
-//     released, not even a run admitted before they appeared;
+//     as well (but for one in a namespace a cluster group does not
+//     select: not a member's, it takes no member's slot), and while those
+//     put the group over a limit nothing is released, not even a run
+//     admitted before they appeared;
 //   - a run is released or missed, never both: the miss is an update of
 //     the suspended Job conditional on the resourceVersion that showed it
 //     waiting, and a release is an update conditional on the Job not
@@ -137,9 +139,10 @@ func selected(upcoming []Upcoming, excluded map[string]bool) []Upcoming {
 }
 
 // sortOut goes through the Jobs not listed in active: the missed ones of
-// CronJobs are deleted, the running ones counted (and returned: unlisted),
-// the waiting ones from excluded namespaces refused, and the other
-// waiting ones returned in queue order.
+// CronJobs are deleted, the running ones counted (and returned: unlisted)
+// unless from excluded namespaces, the waiting ones from excluded
+// namespaces refused, and the other waiting ones returned in queue
+// order.
 func (p *Plan) sortOut(in Input, listed map[types.UID]bool, count *counter) (waiting, unlisted []*batchv1.Job) {
 	for _, job := range in.Jobs {
 		switch {
@@ -149,6 +152,11 @@ func (p *Plan) sortOut(in Input, listed map[types.UID]bool, count *counter) (wai
 				p.Delete = append(p.Delete, job)
 			}
 		case finished(job):
+		case !suspended(job) && in.Excluded[job.Namespace]:
+			// Running without an admission in a namespace the group
+			// does not select (labeled by hand, or a CronJob's run past
+			// the webhook): no member's run, so it takes no slot, or
+			// anyone who can label a Job could fill a cluster group.
 		case !suspended(job):
 			// Started without an admission (by hand, created past the
 			// Job webhook, or before the member joined): it runs, so it

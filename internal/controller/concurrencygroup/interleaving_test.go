@@ -92,6 +92,10 @@ type groupWorld struct {
 	selective              bool
 	everSelected           map[string]bool
 	unselectedWhileWaiting map[types.UID]bool
+	// unselectedWhileRunning are the runs started past the webhook whose
+	// namespace the group did not select at some time while they ran:
+	// not a member's then, the group may stop counting them.
+	unselectedWhileRunning map[types.UID]bool
 	actors                 []*actor
 	jobs                   int
 	uids                   int
@@ -140,7 +144,7 @@ const (
 func newGroupWorld(seed uint64) *groupWorld {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	w := &groupWorld{rng: rng, released: map[types.UID]bool{}, pastTheWebhook: map[types.UID]bool{}, violation: map[string]bool{},
-		everSelected: map[string]bool{namespace: true}, unselectedWhileWaiting: map[types.UID]bool{},
+		everSelected: map[string]bool{namespace: true}, unselectedWhileWaiting: map[types.UID]bool{}, unselectedWhileRunning: map[types.UID]bool{},
 		clock: clocktesting.NewFakeClock(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))}
 	w.spec = v1alpha1.ConcurrencyGroupSpec{MaxActive: int32(1 + rng.IntN(4))}
 	if rng.IntN(3) == 0 {
@@ -293,6 +297,7 @@ func (w *groupWorld) startPastTheWebhook() {
 		panic(err)
 	}
 	w.pastTheWebhook[job.UID] = true
+	w.unselectedWhileRunning[job.UID] = !w.selected(namespace)
 	w.logf("created %s past the webhook, running (tenant %s)", job.Name, job.Labels["tenant"])
 }
 
@@ -347,6 +352,9 @@ func (w *groupWorld) relabel() {
 	for _, job := range w.listJobs() {
 		if job.Namespace == name && suspended(job) && !selected {
 			w.unselectedWhileWaiting[job.UID] = true
+		}
+		if job.Namespace == name && w.pastTheWebhook[job.UID] && !selected {
+			w.unselectedWhileRunning[job.UID] = true
 		}
 	}
 	w.logf("namespace %s selected: %v", name, selected)
@@ -518,7 +526,9 @@ func (w *groupWorld) deleteJob(ctx context.Context, a *actor, c client.WithWatch
 // runs active either, in all and of the released run's label value,
 // counting those started past the webhook that every replica has seen:
 // one a replica has not seen yet may have been started after its
-// decision, and is counted from its next. (Runs past the webhook may put
+// decision, and is counted from its next; one whose namespace the group
+// did not select at some time while it ran is not a member's, and may
+// not be counted. (Runs past the webhook may put
 // another value over its limit: that holds back only that value's runs.)
 func (w *groupWorld) check(released *batchv1.Job) {
 	admitted := newTally()
@@ -534,7 +544,7 @@ func (w *groupWorld) check(released *batchv1.Job) {
 		if !w.pastTheWebhook[job.UID] {
 			admitted.add(job)
 			active.add(job)
-		} else if w.seenByAll(job.UID) {
+		} else if w.seenByAll(job.UID) && !w.unselectedWhileRunning[job.UID] {
 			active.add(job)
 		}
 	}

@@ -18,13 +18,14 @@ import (
 
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
-// excluded are the namespaces, among those of the group's suspended Jobs
+// excluded are the namespaces, among those of the group's unfinished Jobs
 // and upcoming runs, that a ClusterConcurrencyGroup's namespaceSelector
 // does not select (nil for a group without one). The cache answers; a
-// namespace it excludes that a suspended Job is in is read again from the
-// API server, because a waiting run from it is refused for good: a cache
-// behind a namespace just labeled must not cost a run. (An upcoming run
-// is only a prediction.)
+// namespace it excludes that an unfinished Job is in is read again from
+// the API server, because a waiting run from it is refused for good, and
+// a running one not admitted stops counting: a cache behind a namespace
+// just labeled must not cost a run, nor put the group over its limit. (An
+// upcoming run is only a prediction.)
 func (c *Controller) excluded(ctx context.Context, group client.Object, jobs []*batchv1.Job, upcoming []concurrency.Upcoming) (map[string]bool, error) {
 	cluster, ok := group.(*v1alpha1.ClusterConcurrencyGroup)
 	if !ok {
@@ -45,7 +46,7 @@ func (c *Controller) excluded(ctx context.Context, group client.Object, jobs []*
 		namespaces[run.Namespace] = false
 	}
 	for _, job := range jobs {
-		if job.Spec.Suspend != nil && *job.Spec.Suspend {
+		if _, done := v1alpha1.JobFinished(job); !done {
 			namespaces[job.Namespace] = true
 		}
 	}

@@ -77,6 +77,65 @@ func TestClusterGroupSelectsNamespaces(t *testing.T) {
 	wantRunning(t, h, tenant, "tenant-next")
 }
 
+// TestJobsLabeledOutsideTheSelectorTakeNoSlot: Jobs labeled by hand with
+// a ClusterConcurrencyGroup's name, running in a namespace its
+// namespaceSelector does not select, do not fill it: a member's run is
+// admitted beside them. Once that namespace is labeled in (the cache still
+// showing it unlabeled: the API server is asked before a running Job
+// stops counting), they count, and the next run waits.
+func TestJobsLabeledOutsideTheSelectorTakeNoSlot(t *testing.T) {
+	h := harness(t)
+	platform, outsider := h.NewNamespace(t), h.NewNamespace(t)
+	label(t, h, platform, "team", "platform")
+	now := h.Clock.Now().Truncate(time.Second)
+	h.Clock.SetTime(now)
+	group := &v1alpha1.ClusterConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Name: "guarded-" + platform},
+		Spec: v1alpha1.ClusterConcurrencyGroupSpec{ConcurrencyGroupSpec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 1},
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "platform"}}}}
+	h.Create(t, group)
+	t.Cleanup(func() { _ = h.Live.Delete(context.Background(), group) })
+	for _, name := range []string{"squatter-1", "squatter-2"} {
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: outsider,
+			Labels: map[string]string{v1alpha1.ClusterGroupLabel: group.Name}},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+		h.Create(t, job)
+		h.WaitForCache(t, job)
+	}
+	ref := v1alpha1.ConcurrencyGroupRef{Kind: v1alpha1.KindClusterConcurrencyGroup, Name: group.Name}
+	h.newRun(t, platform, "platform-report", now.Add(-10*time.Second), sjOwner, ref, nil)
+
+	stale := &corev1.Namespace{}
+	if err := h.Live.Get(h.Ctx, types.NamespacedName{Name: outsider}, stale); err != nil {
+		t.Fatal(err)
+	}
+	c := New(v1alpha1.KindClusterConcurrencyGroup, staleNamespace{Client: h.Cached, namespace: stale}, h.Reader, h.Clock, h.Recorder, nil)
+	step := func() {
+		t.Helper()
+		if _, err := c.Reconcile(h.Ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: group.Name}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, job := range h.jobs(t, platform) {
+			h.WaitForCache(t, job)
+		}
+	}
+	step()
+	wantRunning(t, h, platform, "platform-report")
+
+	label(t, h, outsider, "team", "platform")
+	h.Complete(t, platform, "platform-report", now)
+	h.newRun(t, platform, "platform-next", now, sjOwner, ref, nil)
+	step()
+	wantRunning(t, h, platform)
+	current := &v1alpha1.ClusterConcurrencyGroup{}
+	if err := h.Live.Get(h.Ctx, types.NamespacedName{Name: group.Name}, current); err != nil {
+		t.Fatal(err)
+	}
+	if current.Status.ActiveCount != 2 || current.Status.Waiting != 1 {
+		t.Errorf("once their namespace is selected: active %d, waiting %d; want the two Jobs labeled by hand active and the run waiting", current.Status.ActiveCount, current.Status.Waiting)
+	}
+}
+
 // wantRefused: the tenant's two runs were refused (the ScheduledJob's
 // marked missed and left suspended, the CronJob's deleted), each with a
 // NotSelectedByGroup event naming the namespace, and took no slot.
