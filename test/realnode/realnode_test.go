@@ -106,7 +106,8 @@ func TestInstallOnRealNode(t *testing.T) {
 	if !t.Run("helm", func(t *testing.T) {
 		framework.Progress("helm install from oci://%s/charts/ontime", e.registry)
 		e.createScraper(t)
-		e.helmInstall(t, "install", e.release, "--create-namespace")
+		e.enforceRestricted(t)
+		e.helmInstall(t, "install", e.release)
 		e.checkInstalled(t, e.release)
 		e.checkMetricsAccess(t)
 		e.checkSamplesAdmitted(t)
@@ -284,13 +285,13 @@ spec:
       backoffLimit: 0
       template:
         spec:
-          restartPolicy: Never
+          restartPolicy: Never%s
           containers:
           - name: main
             image: %s/ontime:%s
             args: [version]
-            resources: {requests: {cpu: %s}}
-`, name, workloads, schedule, warmUp, extra, e.registry, version, cpu)
+            resources: {requests: {cpu: %s}}%s
+`, name, workloads, schedule, warmUp, extra, restrictedPod, e.registry, version, cpu, restrictedContainer)
 }
 
 func writeFile(t *testing.T, content string) string {
