@@ -136,6 +136,33 @@ func TestJobsLabeledOutsideTheSelectorTakeNoSlot(t *testing.T) {
 	}
 }
 
+// TestNamespacedGroupCountsItsNamespaceOnly: a ConcurrencyGroup counts
+// only the Jobs of its own namespace: Jobs running in another namespace
+// with its name in their label (written by hand, or a group of the same
+// name there) take none of its slots, and its member's run starts.
+func TestNamespacedGroupCountsItsNamespaceOnly(t *testing.T) {
+	h := harness(t)
+	team, other := h.NewNamespace(t), h.NewNamespace(t)
+	now := h.Clock.Now().Truncate(time.Second)
+	h.Clock.SetTime(now)
+	group := &v1alpha1.ConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: team}, Spec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 1}}
+	h.Create(t, group)
+	for _, name := range []string{"elsewhere-1", "elsewhere-2"} {
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: other, Labels: map[string]string{v1alpha1.GroupLabel: "db"}},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+		h.Create(t, job)
+		h.WaitForCache(t, job)
+	}
+	h.newRun(t, team, "report", now.Add(-10*time.Second), sjOwner, v1alpha1.ConcurrencyGroupRef{Name: "db"}, nil)
+	c := New(v1alpha1.KindConcurrencyGroup, h.Cached, h.Reader, h.Clock, h.Recorder, nil)
+	got := h.reconcile(t, c, group)
+	wantRunning(t, h, team, "report")
+	if got.Status.ActiveCount != 1 {
+		t.Errorf("active %d, want 1: the other namespace's Jobs counted", got.Status.ActiveCount)
+	}
+}
+
 // wantRefused: the tenant's two runs were refused (the ScheduledJob's
 // marked missed and left suspended, the CronJob's deleted), each with a
 // NotSelectedByGroup event naming the namespace, and took no slot.
