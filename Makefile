@@ -256,7 +256,8 @@ chart: $(HELM) ## helm lint and helm template over the values matrix (charts/ont
 	  if $(HELM) template ontime charts/ontime --kube-version $(CHART_KUBE_VERSION) --set $$bad >/dev/null 2>&1; then echo "helm template --set $$bad was accepted" >&2; exit 1; fi; \
 	done
 	@echo "==> hostNetwork with replicas that may share a node is refused"
-	@if $(HELM) template ontime charts/ontime --kube-version $(CHART_KUBE_VERSION) --set hostNetwork=true 2>&1 >/dev/null | grep -q 'set podAntiAffinity: hard'; then :; else echo "helm template --set hostNetwork=true was not refused for its soft anti-affinity" >&2; exit 1; fi
+	@out=$$($(HELM) template ontime charts/ontime --kube-version $(CHART_KUBE_VERSION) --set hostNetwork=true 2>&1 >/dev/null) && { echo "helm template --set hostNetwork=true was accepted" >&2; exit 1; }; \
+	case "$$out" in *"set podAntiAffinity: hard"*) ;; *) echo "helm template --set hostNetwork=true was refused, but not for its soft anti-affinity: $$out" >&2; exit 1 ;; esac
 	@$(HELM) template ontime charts/ontime --kube-version $(CHART_KUBE_VERSION) --set hostNetwork=true --set replicas=1 >/dev/null
 	@$(HELM) template ontime charts/ontime --kube-version $(CHART_KUBE_VERSION) --set controller.logLevel=2 --set resources.limits.cpu=1 --set metrics.dashboard.labels.team=a >/dev/null
 	@echo "==> Prometheus rules and dashboard (hack/tools/promcheck)"
