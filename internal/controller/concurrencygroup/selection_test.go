@@ -34,11 +34,7 @@ func TestClusterGroupSelectsNamespaces(t *testing.T) {
 	label(t, h, platform, "team", "platform")
 	now := h.Clock.Now().Truncate(time.Second)
 	h.Clock.SetTime(now)
-	group := &v1alpha1.ClusterConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Name: "shared-" + platform},
-		Spec: v1alpha1.ClusterConcurrencyGroupSpec{ConcurrencyGroupSpec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 1},
-			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "platform"}}}}
-	h.Create(t, group)
-	t.Cleanup(func() { _ = h.Live.Delete(context.Background(), group) })
+	group := platformGroup(t, h, "shared-"+platform)
 	ref := v1alpha1.ConcurrencyGroupRef{Kind: v1alpha1.KindClusterConcurrencyGroup, Name: group.Name}
 	// The tenant's runs are due first: by order alone they would start.
 	h.newRun(t, tenant, "tenant-report", now.Add(-30*time.Second), sjOwner, ref, nil)
@@ -47,11 +43,7 @@ func TestClusterGroupSelectsNamespaces(t *testing.T) {
 
 	// The cache keeps the tenant's namespace as it was before the label
 	// below, as a watch behind would.
-	stale := &corev1.Namespace{}
-	if err := h.Live.Get(h.Ctx, types.NamespacedName{Name: tenant}, stale); err != nil {
-		t.Fatal(err)
-	}
-	c := New(v1alpha1.KindClusterConcurrencyGroup, staleNamespace{Client: h.Cached, namespace: stale}, h.Reader, h.Clock, h.Recorder, nil)
+	c := staleController(t, h, tenant)
 	h.DrainEvents()
 	step := func() {
 		t.Helper()
@@ -89,27 +81,14 @@ func TestJobsLabeledOutsideTheSelectorTakeNoSlot(t *testing.T) {
 	label(t, h, platform, "team", "platform")
 	now := h.Clock.Now().Truncate(time.Second)
 	h.Clock.SetTime(now)
-	group := &v1alpha1.ClusterConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Name: "guarded-" + platform},
-		Spec: v1alpha1.ClusterConcurrencyGroupSpec{ConcurrencyGroupSpec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 1},
-			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "platform"}}}}
-	h.Create(t, group)
-	t.Cleanup(func() { _ = h.Live.Delete(context.Background(), group) })
+	group := platformGroup(t, h, "guarded-"+platform)
 	for _, name := range []string{"squatter-1", "squatter-2"} {
-		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: outsider,
-			Labels: map[string]string{v1alpha1.ClusterGroupLabel: group.Name}},
-			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
-				Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
-		h.Create(t, job)
-		h.WaitForCache(t, job)
+		labeledByHand(t, h, outsider, name, v1alpha1.ClusterGroupLabel, group.Name)
 	}
 	ref := v1alpha1.ConcurrencyGroupRef{Kind: v1alpha1.KindClusterConcurrencyGroup, Name: group.Name}
 	h.newRun(t, platform, "platform-report", now.Add(-10*time.Second), sjOwner, ref, nil)
 
-	stale := &corev1.Namespace{}
-	if err := h.Live.Get(h.Ctx, types.NamespacedName{Name: outsider}, stale); err != nil {
-		t.Fatal(err)
-	}
-	c := New(v1alpha1.KindClusterConcurrencyGroup, staleNamespace{Client: h.Cached, namespace: stale}, h.Reader, h.Clock, h.Recorder, nil)
+	c := staleController(t, h, outsider)
 	step := func() {
 		t.Helper()
 		if _, err := c.Reconcile(h.Ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: group.Name}}); err != nil {
@@ -148,11 +127,7 @@ func TestNamespacedGroupCountsItsNamespaceOnly(t *testing.T) {
 	group := &v1alpha1.ConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: team}, Spec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 1}}
 	h.Create(t, group)
 	for _, name := range []string{"elsewhere-1", "elsewhere-2"} {
-		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: other, Labels: map[string]string{v1alpha1.GroupLabel: "db"}},
-			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
-				Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
-		h.Create(t, job)
-		h.WaitForCache(t, job)
+		labeledByHand(t, h, other, name, v1alpha1.GroupLabel, "db")
 	}
 	h.newRun(t, team, "report", now.Add(-10*time.Second), sjOwner, v1alpha1.ConcurrencyGroupRef{Name: "db"}, nil)
 	c := New(v1alpha1.KindConcurrencyGroup, h.Cached, h.Reader, h.Clock, h.Recorder, nil)
@@ -195,6 +170,40 @@ func wantRefused(t *testing.T, h *harnessT, tenant, group string) {
 	if current.Status.ActiveCount != 1 || current.Status.Waiting != 0 {
 		t.Errorf("active %d, waiting %d; want 1, 0", current.Status.ActiveCount, current.Status.Waiting)
 	}
+}
+
+// platformGroup creates a ClusterConcurrencyGroup of one slot that
+// selects the namespaces labeled team=platform.
+func platformGroup(t *testing.T, h *harnessT, name string) *v1alpha1.ClusterConcurrencyGroup {
+	t.Helper()
+	group := &v1alpha1.ClusterConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.ClusterConcurrencyGroupSpec{ConcurrencyGroupSpec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 1},
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "platform"}}}}
+	h.Create(t, group)
+	t.Cleanup(func() { _ = h.Live.Delete(context.Background(), group) })
+	return group
+}
+
+// staleController is the cluster groups' controller whose cache keeps
+// namespace as it is now, as a watch behind would.
+func staleController(t *testing.T, h *harnessT, namespace string) *Controller {
+	t.Helper()
+	stale := &corev1.Namespace{}
+	if err := h.Live.Get(h.Ctx, types.NamespacedName{Name: namespace}, stale); err != nil {
+		t.Fatal(err)
+	}
+	return New(v1alpha1.KindClusterConcurrencyGroup, staleNamespace{Client: h.Cached, namespace: stale}, h.Reader, h.Clock, h.Recorder, nil)
+}
+
+// labeledByHand creates a running Job carrying a group's label, owned by
+// no member.
+func labeledByHand(t *testing.T, h *harnessT, namespace, name, label, value string) {
+	t.Helper()
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{label: value}},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+	h.Create(t, job)
+	h.WaitForCache(t, job)
 }
 
 // label sets a label of a namespace.
