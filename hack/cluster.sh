@@ -40,20 +40,26 @@ exists() {
   grep -qx -- "$1" <<<"$names"
 }
 
-# pod_stages renders kwok's general pod stages from the kwok module (the
+# kwok_stages renders kwok's general pod stages from the kwok module (the
 # version the binaries were built from), so nothing of kwok's is copied
 # here, plus hack/kwok's stages that release EarlyStart pods at their time
-# and fail the pods the tests ask to fail.
-pod_stages() {
+# and fail the pods the tests ask to fail, and kwok's default node stages
+# (ready at once, a heartbeat through the node's Lease): kwok v0.8.0 adds
+# its defaults only when given no stage at all.
+kwok_stages() {
   local dir tmp
-  dir=$(cd "$root/hack/tools/etcd" && go mod download -json sigs.k8s.io/kwok@v0.7.0 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  dir=$(cd "$root/hack/tools/etcd" && go mod download -json "sigs.k8s.io/kwok@$kwok_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
   # kustomize takes no absolute bases: link them into a scratch directory.
   tmp=$(mktemp -d)
   ln -s "$dir/kustomize/stage/pod/general" "$tmp/general"
+  ln -s "$dir/kustomize/stage/node/fast" "$tmp/node-fast"
+  ln -s "$dir/kustomize/stage/node/heartbeat-with-lease" "$tmp/node-heartbeat"
   ln -s "$root/hack/kwok" "$tmp/ontime"
   cat >"$tmp/kustomization.yaml" <<KUSTOMIZATION
 resources:
 - general
+- node-fast
+- node-heartbeat
 - ontime/ontime-wait-stage.yaml
 - ontime/ontime-fail-stage.yaml
 patches:
@@ -122,7 +128,7 @@ up() {
     config=$(mktemp --suffix .yaml)
     kwokctl_configuration >"$config"
     if [[ ${ONTIME_KWOK_STAGES:-general} == general ]]; then
-      { echo "---"; pod_stages; } >>"$config"
+      { echo "---"; kwok_stages; } >>"$config"
     fi
     # One creation at a time on this machine: kwokctl picks free ports
     # for a cluster's components and binds them only as they start, so two

@@ -13,22 +13,55 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools=$root/hack/tools
+# shellcheck source=hack/lib.sh
+source "$root/hack/lib.sh"
 
 # The pinned versions live in the tool modules; read them from there so a
 # version bump is a one-line go.mod change that also moves the cache key.
 modversion() { awk -v m="$2" '$1 == m || ($1 == "require" && $2 == m) { print ($1 == "require" ? $3 : $2); exit }' "$1/go.mod"; }
 kube_version=$(modversion "$tools/kube" k8s.io/kubernetes)
 etcd_version=$(modversion "$tools/etcd" go.etcd.io/etcd/server/v3)
-kwok_version=v0.7.0
 
 cache=${ONTIME_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ontime}
+
+# release_modules VERSION writes the two tool modules of another Kubernetes
+# release into the cache, as hack/tools/kube and hack/tools/etcd are for the
+# default one (the staging modules replaced by their published versions,
+# and the etcd that release's go.mod names), and points tools at them.
+release_modules() {
+  local version=$1 gomod dir
+  gomod=$(cd "$tools/kube" && go mod download -json "k8s.io/kubernetes@$version" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+  [[ -n $gomod ]] || { echo "$(basename "$0"): the module proxy has no k8s.io/kubernetes $version" >&2; exit 1; }
+  etcd_version=$(awk '$1 == "go.etcd.io/etcd/server/v3" { print $2; exit }' "$gomod")
+  dir=$cache/modules/kube-$version
+  tools=$dir
+  [[ -f $dir/kube/go.sum && -f $dir/etcd/go.sum ]] && return 0
+  echo "writing the tool modules of Kubernetes $version (etcd $etcd_version) into $dir" >&2
+  mkdir -p "$dir/kube" "$dir/etcd"
+  cp "$root/hack/tools/kube/tools.go" "$dir/kube/"
+  cp "$root/hack/tools/etcd/tools.go" "$dir/etcd/"
+  {
+    printf 'module ontime.local/tools/kube\n\ngo %s\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n' "$(awk '$1 == "go" { print $2; exit }' "$gomod")" "$version"
+    awk -v staging="v0.${version#v1.}" '$2 == "=>" && $3 ~ /^\.\/staging\// { print "\t" $1 " => " $1 " " staging }' "$gomod"
+    echo ")"
+  } >"$dir/kube/go.mod"
+  printf 'module ontime.local/tools/etcd\n\ngo %s\n\nrequire go.etcd.io/etcd/server/v3 %s\n' "$(go env GOVERSION | sed 's/^go//')" "$etcd_version" >"$dir/etcd/go.mod"
+  (cd "$dir/kube" && go mod tidy) && (cd "$dir/etcd" && go mod tidy)
+}
+
+# ONTIME_KUBE_VERSION=vX.Y.Z selects another release than hack/tools/kube's
+# (make compat): the cluster scripts and the tests all ask this script.
+if [[ -n ${ONTIME_KUBE_VERSION:-} && $ONTIME_KUBE_VERSION != "$kube_version" ]]; then
+  kube_version=$ONTIME_KUBE_VERSION
+  release_modules "$kube_version"
+fi
 bin=$cache/kube-$kube_version-etcd-$etcd_version-kwok-$kwok_version/bin
 
 if [[ ${1:-} == --print ]]; then echo "$bin"; exit 0; fi
 mkdir -p "$bin"
 
 # Stamp the version into the Kubernetes binaries so `kubectl version` and
-# kwokctl see v1.34.x instead of v0.0.0-master.
+# kwokctl see the release (v1.37.x) instead of v0.0.0-master.
 minor=${kube_version#v1.}; minor=${minor%%.*}
 kube_ldflags="-s -w \
  -X k8s.io/component-base/version.gitVersion=$kube_version \
@@ -71,6 +104,18 @@ for target in "${targets[@]}"; do
   IFS='|' read -r name dir pkg <<<"$target"
   if [[ -x $bin/$name ]]; then
     echo "[$i/${#targets[@]}] $name: cached" >&2
+    continue
+  fi
+  # The same binary may be cached beside another etcd or kwok (the version
+  # is in the directory's name): link it instead of building it again.
+  case $name in
+    etcd) pattern="kube-*-etcd-$etcd_version-kwok-*" ;;
+    kwok | kwokctl) pattern="kube-*-etcd-*-kwok-$kwok_version" ;;
+    *) pattern="kube-$kube_version-etcd-*-kwok-*" ;;
+  esac
+  found=$(compgen -G "$cache/$pattern/bin/$name" | head -n 1 || true)
+  if [[ -n $found ]] && ln -f "$found" "$bin/$name" 2>/dev/null; then
+    echo "[$i/${#targets[@]}] $name: linked from $found" >&2
     continue
   fi
   echo "[$i/${#targets[@]}] building $name… (first build only; cached in $bin)" >&2

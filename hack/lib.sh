@@ -1,4 +1,10 @@
-# Shell functions the hack/ scripts share; source it.
+# Shell functions and versions the hack/ scripts share; source it.
+
+# kwok_version is the kwok and kwokctl the local cluster runs:
+# hack/kube-binaries.sh builds them, hack/cluster.sh renders the pod stages
+# of the same version. v0.8.0 is the first release built against
+# Kubernetes 1.36's client (v0.7.0's is 1.33's).
+kwok_version=v0.8.0
 
 # stop_pidfile FILE stops the process whose pid FILE holds (SIGTERM, then
 # SIGKILL after 10 s) and removes FILE. No file, or no process, is fine.

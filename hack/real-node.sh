@@ -138,7 +138,13 @@ JSON
   cat >"$state/kubelet.yaml" <<YAML
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
+# Debian 12's containerd 1.6 does not report the cgroup driver (CRI
+# RuntimeConfig, containerd 2.0 on), so the kubelet falls back to this one.
 cgroupDriver: cgroupfs
+# This machine mounts cgroup v1, which the kubelet refuses from 1.35 on
+# unless told otherwise (failCgroupV1 defaults to true); ontime needs
+# nothing of cgroup v2.
+failCgroupV1: false
 failSwapOn: false
 containerRuntimeEndpoint: unix://$socket
 # The API server reaches the kubelet (logs, exec) without credentials of its

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,18 +32,14 @@ func NewBackfillValidator(c client.Reader) *BackfillValidator {
 
 // Register serves the validator on mgr's webhook server.
 func (v *BackfillValidator) Register(mgr ctrl.Manager) error {
-	return ctrl.NewWebhookManagedBy(mgr).For(&v1alpha1.Backfill{}).WithValidator(v).Complete()
+	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.Backfill{}).WithValidator(v).Complete()
 }
 
-var _ admission.CustomValidator = &BackfillValidator{}
+var _ admission.Validator[*v1alpha1.Backfill] = &BackfillValidator{}
 
 // ValidateCreate refuses a Backfill of future times, and warns when its
 // ScheduledJob does not exist (the Backfill then waits for it).
-func (v *BackfillValidator) ValidateCreate(ctx context.Context, obj runtime.Object) (admission.Warnings, error) {
-	bf, ok := obj.(*v1alpha1.Backfill)
-	if !ok {
-		return nil, fmt.Errorf("expected a Backfill, got %T", obj)
-	}
+func (v *BackfillValidator) ValidateCreate(ctx context.Context, bf *v1alpha1.Backfill) (admission.Warnings, error) {
 	if errs := validation.ValidateBackfill(bf, v.now()); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind("Backfill").GroupKind(), bf.Name, errs)
 	}
@@ -59,11 +54,11 @@ func (v *BackfillValidator) ValidateCreate(ctx context.Context, obj runtime.Obje
 }
 
 // ValidateUpdate has nothing to check: the spec cannot change.
-func (v *BackfillValidator) ValidateUpdate(context.Context, runtime.Object, runtime.Object) (admission.Warnings, error) {
+func (v *BackfillValidator) ValidateUpdate(context.Context, *v1alpha1.Backfill, *v1alpha1.Backfill) (admission.Warnings, error) {
 	return nil, nil
 }
 
 // ValidateDelete allows every deletion.
-func (v *BackfillValidator) ValidateDelete(context.Context, runtime.Object) (admission.Warnings, error) {
+func (v *BackfillValidator) ValidateDelete(context.Context, *v1alpha1.Backfill) (admission.Warnings, error) {
 	return nil, nil
 }

@@ -23,33 +23,37 @@ import (
 // +kubebuilder:webhook:path=/validate-ontime-dev-v1alpha1-clusterconcurrencygroup,mutating=false,failurePolicy=fail,sideEffects=None,groups=ontime.dev,resources=clusterconcurrencygroups,verbs=create;update,versions=v1alpha1,name=vclusterconcurrencygroup.ontime.dev,admissionReviewVersions=v1
 
 // GroupValidator validates ConcurrencyGroups and ClusterConcurrencyGroups
-// beyond their schema: the per-value limit's label key and its bound.
-type GroupValidator struct{}
+// beyond their schema: the per-value limit's label key and its bound. T is
+// the kind it validates; both kinds share validateGroup.
+type GroupValidator[T runtime.Object] struct{}
 
 // RegisterGroupValidators serves the validator of both kinds on mgr's
 // webhook server.
 func RegisterGroupValidators(mgr ctrl.Manager) error {
-	if err := ctrl.NewWebhookManagedBy(mgr).For(&v1alpha1.ConcurrencyGroup{}).WithValidator(GroupValidator{}).Complete(); err != nil {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ConcurrencyGroup{}).WithValidator(GroupValidator[*v1alpha1.ConcurrencyGroup]{}).Complete(); err != nil {
 		return err
 	}
-	return ctrl.NewWebhookManagedBy(mgr).For(&v1alpha1.ClusterConcurrencyGroup{}).WithValidator(GroupValidator{}).Complete()
+	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ClusterConcurrencyGroup{}).WithValidator(GroupValidator[*v1alpha1.ClusterConcurrencyGroup]{}).Complete()
 }
 
-var _ admission.CustomValidator = GroupValidator{}
+var (
+	_ admission.Validator[*v1alpha1.ConcurrencyGroup]        = GroupValidator[*v1alpha1.ConcurrencyGroup]{}
+	_ admission.Validator[*v1alpha1.ClusterConcurrencyGroup] = GroupValidator[*v1alpha1.ClusterConcurrencyGroup]{}
+)
 
 // ValidateCreate checks a new group.
-func (GroupValidator) ValidateCreate(_ context.Context, obj runtime.Object) (admission.Warnings, error) {
+func (GroupValidator[T]) ValidateCreate(_ context.Context, obj T) (admission.Warnings, error) {
 	return nil, validateGroup(obj)
 }
 
 // ValidateUpdate checks a changed group.
-func (GroupValidator) ValidateUpdate(_ context.Context, _, obj runtime.Object) (admission.Warnings, error) {
+func (GroupValidator[T]) ValidateUpdate(_ context.Context, _, obj T) (admission.Warnings, error) {
 	return nil, validateGroup(obj)
 }
 
 // ValidateDelete allows every deletion: the members' waiting runs wait for
 // a group of the name again, as they do before it exists.
-func (GroupValidator) ValidateDelete(context.Context, runtime.Object) (admission.Warnings, error) {
+func (GroupValidator[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {
 	return nil, nil
 }
 

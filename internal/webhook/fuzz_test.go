@@ -164,21 +164,21 @@ func admissionHandlers(f *testing.F) map[string]admissionHandler {
 	}
 	return map[string]admissionHandler{
 		"ScheduledJob": {
-			webhook: admission.WithCustomValidator(scheme, &v1alpha1.ScheduledJob{}, &Validator{starts: newStartsIndex()}).WithRecoverPanic(false),
+			webhook: admission.WithValidator[*v1alpha1.ScheduledJob](scheme, &Validator{starts: newStartsIndex()}).WithRecoverPanic(false),
 			valid: valid(`{apiVersion: ontime.dev/v1alpha1, kind: ScheduledJob, metadata: {name: x, namespace: team},
   spec: {schedule: "*/5 * * * *", jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}}}`),
 		},
 		"Backfill": {
-			webhook: admission.WithCustomValidator(scheme, &v1alpha1.Backfill{}, &BackfillValidator{client: reader, now: now}).WithRecoverPanic(false),
+			webhook: admission.WithValidator[*v1alpha1.Backfill](scheme, &BackfillValidator{client: reader, now: now}).WithRecoverPanic(false),
 			valid: valid(`{apiVersion: ontime.dev/v1alpha1, kind: Backfill, metadata: {name: x, namespace: team},
   spec: {scheduledJobName: nightly, from: "2026-11-28T00:00:00Z", to: "2026-11-28T06:00:00Z"}}`),
 		},
 		"ConcurrencyGroup": {
-			webhook: admission.WithCustomValidator(scheme, &v1alpha1.ConcurrencyGroup{}, GroupValidator{}).WithRecoverPanic(false),
+			webhook: admission.WithValidator[*v1alpha1.ConcurrencyGroup](scheme, GroupValidator[*v1alpha1.ConcurrencyGroup]{}).WithRecoverPanic(false),
 			valid:   valid(`{apiVersion: ontime.dev/v1alpha1, kind: ConcurrencyGroup, metadata: {name: x, namespace: team}, spec: {maxActive: 2}}`),
 		},
 		"ClusterConcurrencyGroup": {
-			webhook: admission.WithCustomValidator(scheme, &v1alpha1.ClusterConcurrencyGroup{}, GroupValidator{}).WithRecoverPanic(false),
+			webhook: admission.WithValidator[*v1alpha1.ClusterConcurrencyGroup](scheme, GroupValidator[*v1alpha1.ClusterConcurrencyGroup]{}).WithRecoverPanic(false),
 			valid:   valid(`{apiVersion: ontime.dev/v1alpha1, kind: ClusterConcurrencyGroup, metadata: {name: x}, spec: {maxActive: 2}}`),
 		},
 	}

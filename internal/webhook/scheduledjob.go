@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -62,17 +61,13 @@ func (v *Validator) Register(mgr ctrl.Manager) error {
 			return err
 		}
 	}
-	return ctrl.NewWebhookManagedBy(mgr).For(&v1alpha1.ScheduledJob{}).WithValidator(v).Complete()
+	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ScheduledJob{}).WithValidator(v).Complete()
 }
 
-var _ admission.CustomValidator = &Validator{}
+var _ admission.Validator[*v1alpha1.ScheduledJob] = &Validator{}
 
 // ValidateCreate validates a new ScheduledJob.
-func (v *Validator) ValidateCreate(ctx context.Context, obj runtime.Object) (admission.Warnings, error) {
-	sj, ok := obj.(*v1alpha1.ScheduledJob)
-	if !ok {
-		return nil, fmt.Errorf("expected a ScheduledJob, got %T", obj)
-	}
+func (v *Validator) ValidateCreate(ctx context.Context, sj *v1alpha1.ScheduledJob) (admission.Warnings, error) {
 	if err := decoded(sj); err != nil {
 		return nil, err
 	}
@@ -80,12 +75,7 @@ func (v *Validator) ValidateCreate(ctx context.Context, obj runtime.Object) (adm
 }
 
 // ValidateUpdate validates a changed ScheduledJob.
-func (v *Validator) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.Object) (admission.Warnings, error) {
-	sj, ok := newObj.(*v1alpha1.ScheduledJob)
-	old, ok2 := oldObj.(*v1alpha1.ScheduledJob)
-	if !ok || !ok2 {
-		return nil, fmt.Errorf("expected ScheduledJobs, got %T and %T", oldObj, newObj)
-	}
+func (v *Validator) ValidateUpdate(ctx context.Context, old, sj *v1alpha1.ScheduledJob) (admission.Warnings, error) {
 	if err := decoded(sj); err != nil {
 		return nil, err
 	}
@@ -107,7 +97,7 @@ func decoded(sj *v1alpha1.ScheduledJob) error {
 }
 
 // ValidateDelete allows every deletion.
-func (v *Validator) ValidateDelete(context.Context, runtime.Object) (admission.Warnings, error) {
+func (v *Validator) ValidateDelete(context.Context, *v1alpha1.ScheduledJob) (admission.Warnings, error) {
 	return nil, nil
 }
 

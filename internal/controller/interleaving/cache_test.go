@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -123,6 +125,10 @@ func (s statusWriter) Create(context.Context, client.Object, client.Object, ...c
 
 func (s statusWriter) Update(context.Context, client.Object, ...client.SubResourceUpdateOption) error {
 	panic("status update")
+}
+
+func (s statusWriter) Apply(context.Context, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
+	panic("status apply")
 }
 
 func (s statusWriter) Patch(_ context.Context, obj client.Object, patch client.Patch, _ ...client.SubResourcePatchOption) error {
