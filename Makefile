@@ -186,6 +186,18 @@ kube-binaries: ## Build the local control plane into ~/.cache/ontime (first time
 node-binaries: kube-binaries ## Build the real node's kubelet and kube-proxy into the same cache (hack/real-node.sh; first time ~3 min).
 	@hack/kube-binaries.sh --node >/dev/null
 
+# The second release make test runs the envtest suites against: the
+# oldest of make compat's matrix.
+COMPAT_OLDEST := $(shell grep -v '^\#' test/compat/versions | head -n 1)
+
+.PHONY: compat-binaries
+compat-binaries: ## Build the control plane of the oldest release of the version matrix, for make test (first time ~10 min).
+	@ONTIME_KUBE_VERSION=$(COMPAT_OLDEST) hack/kube-binaries.sh >/dev/null
+
+.PHONY: compat
+compat: kube-binaries ## The envtest suites and a kwok end-to-end test on every release of test/compat/versions; writes test/compat/results.tsv, the table of docs/install.md and the chart's kubeVersion (first run builds 3 control planes, ~45 min).
+	hack/compat.sh
+
 .PHONY: autoscaler
 autoscaler: ## Build Karpenter's kwok provider, the local cluster's node autoscaler (first time ~2 min).
 	@hack/karpenter.sh build >/dev/null
@@ -336,7 +348,7 @@ IDLE := nice -n 19
 # the autoscaler were the floor of a warm run (make e2e-lead; the
 # learning itself is checked by TestAutoLeadAdapts and, on envtest,
 # TestAutoLeadSharedInItsPool).
-test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image and its SBOM, e2e, the real node, a short chaos run.
+test: kube-binaries node-binaries autoscaler compat-binaries $(HELM) $(CRANE) ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image and its SBOM, e2e, the real node, a short chaos run.
 	@# Before anything reads config/ and charts/: make generate rewrites them.
 	@$(MAKE) --no-print-directory verify-generated
 	@echo "==> compiling the end-to-end, real-node and chaos tests and the ontime binary once, for the background tests"
@@ -354,6 +366,8 @@ test: kube-binaries node-binaries autoscaler $(HELM) $(CRANE) ## Everything CI r
 	@hack/background.sh start $(BACKGROUND_DIR) chaos --after real-node $(GO) test -tags chaos -count=1 -timeout 20m -v -run '^(TestForbidStart|TestForbidOverlaps|TestChaos)$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0
 	@echo "==> meanwhile, at the lowest CPU priority: lint, unit and envtest, chart"
 	$(IDLE) $(MAKE) --no-print-directory lint unit-tests chart TEST_TAGS=integration
+	@echo "==> the envtest suites once more, on Kubernetes $(COMPAT_OLDEST) (make compat runs every release of the matrix)"
+	$(IDLE) hack/compat.sh --envtest-only $(COMPAT_OLDEST)
 	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone) and balancer sequences"
 	$(IDLE) $(GO) test -count=1 -run 'Differential|DST' ./pkg/cron/
 	$(IDLE) $(GO) test -count=1 -run 'RandomSequences' ./internal/spread/

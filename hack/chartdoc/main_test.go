@@ -38,6 +38,9 @@ func TestSchemaAndTable(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(chart, "values.yaml"), []byte(sampleValues), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(chart, "Chart.yaml"), []byte("name: sample\nkubeVersion: \">=1.34.0-0\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := run(chart); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +76,7 @@ func TestSchemaAndTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range []string{"| `replicas` | int | `2` | How many. |", "| `webhook.enabled` | bool | `true` | On or off. |", "| `resources` | object | `{requests: {cpu: 100m}}` | Requests and limits. |"} {
+	for _, row := range []string{"Requires Kubernetes 1.34 or later", "| `replicas` | int | `2` | How many. |", "| `webhook.enabled` | bool | `true` | On or off. |", "| `resources` | object | `{requests: {cpu: 100m}}` | Requests and limits. |"} {
 		if !strings.Contains(string(readme), row) {
 			t.Errorf("README lacks %q:\n%s", row, readme)
 		}
