@@ -71,7 +71,7 @@ func TestConvertRefuses(t *testing.T) {
 
 func TestOutputFormats(t *testing.T) {
 	for _, args := range [][]string{
-		{"next", "0 9 * * *", "--from", "2026-11-25T00:00:00Z", "-n", "1"},
+		{"next", "0 9 * * *", "--from", "2026-11-25T00:00:00Z", "--count", "1"},
 		{"explain", "0 9 * * *"},
 		{"prime", "0 9 * * *", "--lead", "10m"},
 		{"version"},

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 )
@@ -27,10 +30,10 @@ cluster and print its next runs as the controller runs them (its placement,
 time zone and daylight-saving policy), with its fixed warm-up lead unless
 --lead is given.`,
 		Example: `  ontime next '30 2 * * 1-5' --time-zone Europe/Amsterdam
-  ontime next 'H/15 * * * *' --hash-key team-a/report -n 4
-  ontime next '0 0 29 2 *' --from 2096-03-01T00:00:00Z -n 2 -o json
-  ontime next '0 0 * * *' --lead 10m -n 2
-  ontime next sj/nightly-report --namespace reports`,
+  ontime next 'H/15 * * * *' --hash-key team-a/report --count 4
+  ontime next '0 0 29 2 *' --from 2096-03-01T00:00:00Z --count 2 -o json
+  ontime next '0 0 * * *' --lead 10m --count 2
+  ontime next sj/nightly-report -n reports --count 3`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			live := len(args) == 1 && liveObject.MatchString(args[0])
@@ -39,7 +42,10 @@ time zone and daylight-saving policy), with its fixed warm-up lead unless
 				return err
 			}
 			if count < 1 || count > 100000 {
-				return cli.BadInput("-n %d: must be from 1 to 100000", count)
+				return cli.BadInput("--count %d: must be from 1 to 100000", count)
+			}
+			if !live && cmd.Flags().Changed("namespace") {
+				return namespaceOfASchedule(cluster.Namespace)
 			}
 			if err := output.check(); err != nil {
 				return err
@@ -48,7 +54,11 @@ time zone and daylight-saving policy), with its fixed warm-up lead unless
 				return err
 			}
 			if live {
-				return nextLive(cmd, &cluster, args[0], start, count, lead, &output)
+				err := nextLive(cmd, &cluster, args[0], start, count, lead, &output)
+				if apierrors.IsNotFound(err) && looksLikeACount.MatchString(cluster.Namespace) {
+					return fmt.Errorf("%w (-n %s is the namespace; the number of runs is --count %s)", err, cluster.Namespace, cluster.Namespace)
+				}
+				return err
 			}
 			spec, err := flags.parse(args)
 			if err != nil {
@@ -59,11 +69,12 @@ time zone and daylight-saving policy), with its fixed warm-up lead unless
 		},
 	}
 	flags.register(cmd, true)
-	// -n is the count here, as it has been: the namespace is --namespace.
-	cluster.Bind(cmd, "", "")
-	cmd.Flags().StringVar(&cluster.Namespace, "namespace", "", "the ScheduledJob's namespace, with sj/NAME (default: the context's)")
+	// -n is the namespace, as on every command and in kubectl; it was the
+	// count before, and a script that still says -n 3 gets an error
+	// naming --count (namespaceOfASchedule).
+	cluster.Bind(cmd, "", "the ScheduledJob's namespace, with sj/NAME (default: the context's)")
 	cmd.Flags().StringVar(&from, "from", "", "start after this RFC 3339 time (default: now)")
-	cmd.Flags().IntVarP(&count, "count", "n", 5, "how many activation times to print")
+	cmd.Flags().IntVar(&count, "count", 5, "how many activation times to print")
 	output.bind(cmd, "text", "json", "yaml")
 	cmd.Flags().DurationVar(&lead, "lead", 0, "also print when warm-up begins, this long before each run (as spec.warmUp.lead)")
 	return cmd
@@ -84,4 +95,16 @@ func nextLive(cmd *cobra.Command, cluster *cli.ClusterFlags, arg string, from ti
 		lead = w.Lead
 	}
 	return printTimes(cmd.OutOrStdout(), nextRuns(sj, m, from, count), lead, output)
+}
+
+// looksLikeACount is a -n value that was most likely meant as the count.
+var looksLikeACount = regexp.MustCompile(`^[0-9]+$`)
+
+// namespaceOfASchedule refuses -n with a schedule, where a namespace means
+// nothing: most likely a script from when -n was the count.
+func namespaceOfASchedule(namespace string) error {
+	if looksLikeACount.MatchString(namespace) {
+		return cli.BadInput("-n %s: -n is the namespace (of sj/NAME), as in kubectl; the number of times is --count: ontime next SCHEDULE --count %s", namespace, namespace)
+	}
+	return cli.BadInput("-n %s: a schedule has no namespace; -n is for sj/NAME (the number of times is --count)", namespace)
 }
