@@ -192,5 +192,5 @@ type BackfillList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Backfill{}, &BackfillList{})
+	register(&Backfill{}, &BackfillList{})
 }

@@ -415,5 +415,5 @@ type ClusterConcurrencyGroupList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ConcurrencyGroup{}, &ConcurrencyGroupList{}, &ClusterConcurrencyGroup{}, &ClusterConcurrencyGroupList{})
+	register(&ConcurrencyGroup{}, &ConcurrencyGroupList{}, &ClusterConcurrencyGroup{}, &ClusterConcurrencyGroupList{})
 }

@@ -419,5 +419,5 @@ type ScheduledJobList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ScheduledJob{}, &ScheduledJobList{})
+	register(&ScheduledJob{}, &ScheduledJobList{})
 }

@@ -35,12 +35,7 @@ webhook:
 // its description, and the tags are not shown.
 func TestSchemaAndTable(t *testing.T) {
 	chart := t.TempDir()
-	if err := os.WriteFile(filepath.Join(chart, "values.yaml"), []byte(sampleValues), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(chart, "Chart.yaml"), []byte("name: sample\nkubeVersion: \">=1.34.0-0\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeChart(t, chart, sampleValues)
 	if err := run(chart); err != nil {
 		t.Fatal(err)
 	}
@@ -83,5 +78,17 @@ func TestSchemaAndTable(t *testing.T) {
 	}
 	if strings.Contains(string(readme), "@enum") || strings.Contains(string(readme), "@any") {
 		t.Errorf("tags shown in the README:\n%s", readme)
+	}
+}
+
+// writeChart writes a chart's values.yaml and a Chart.yaml that needs
+// Kubernetes 1.34.
+func writeChart(t *testing.T, dir, values string) {
+	t.Helper()
+	files := map[string]string{"values.yaml": values, "Chart.yaml": "name: sample\nkubeVersion: \">=1.34.0-0\"\n"}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

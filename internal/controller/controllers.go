@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -160,14 +161,14 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 		return err
 	}
 	warmUp := warmupobjects.NewExecutor(mgr.GetClient(), buffers)
-	scheduledJobs := scheduledjob.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("scheduledjob-controller"),
+	scheduledJobs := scheduledjob.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, recorderFor(mgr, "scheduledjob-controller"),
 		scheduledjob.Options{EarlyStartImage: opts.EarlyStartImage, SpreadNamespace: opts.SpreadNamespace, Defaults: opts.Defaults(), WarmUpObjects: warmUp,
 			Unanswered: opts.Unanswered})
 	if err := scheduledJobs.Register(ctx, mgr, opts.Workers); err != nil {
 		return err
 	}
 	if opts.StandbyGrace > 0 {
-		s := standby.New(standby.NewCluster(mgr.GetClient(), mgr.GetAPIReader()), clk, mgr.GetEventRecorderFor("scheduledjob-controller"),
+		s := standby.New(standby.NewCluster(mgr.GetClient(), mgr.GetAPIReader()), clk, recorderFor(mgr, "scheduledjob-controller"),
 			opts.StandbyGrace, mgr.Elected(), scheduledJobs)
 		if err := s.Register(mgr, opts.Workers, opts.LeaderLease, jobcontrol.FailureBackoff()); err != nil {
 			return err
@@ -182,7 +183,7 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 	if !opts.CronJobWarmUp {
 		return nil
 	}
-	cronJobs := cronjobwarmup.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("cronjob-warmup-controller"), opts.Defaults(), warmUp)
+	cronJobs := cronjobwarmup.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, recorderFor(mgr, "cronjob-warmup-controller"), opts.Defaults(), warmUp)
 	return cronJobs.Register(mgr, opts.Workers)
 }
 
@@ -207,7 +208,7 @@ func registerGroups(mgr ctrl.Manager, clk clock.PassiveClock, opts Options) erro
 			}
 			metricsOnce = m
 		}
-		c := concurrencygroup.New(kind, mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("concurrencygroup-controller"), metricsOnce)
+		c := concurrencygroup.New(kind, mgr.GetClient(), mgr.GetAPIReader(), clk, recorderFor(mgr, "concurrencygroup-controller"), metricsOnce)
 		if err := c.Register(mgr, opts.Workers); err != nil {
 			return err
 		}
@@ -227,6 +228,15 @@ func registerBackfills(mgr ctrl.Manager, clk clock.PassiveClock, opts Options) e
 	} else if err != nil {
 		return fmt.Errorf("looking up the Backfill API: %w", err)
 	}
-	backfills := backfill.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, mgr.GetEventRecorderFor("backfill-controller"))
+	backfills := backfill.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, recorderFor(mgr, "backfill-controller"))
 	return backfills.Register(mgr, opts.Workers)
+}
+
+// recorderFor is the manager's recorder of core/v1 Events for a controller,
+// the API upstream's CronJob controller writes too and that the docs, the
+// tests and the ClusterRole name. controller-runtime v0.25 deprecates it
+// for the events.k8s.io recorder, whose Eventf also takes a related object
+// and an action: moving every event to it is a change of its own.
+func recorderFor(mgr ctrl.Manager, name string) record.EventRecorder {
+	return mgr.GetEventRecorderFor(name) //nolint:staticcheck // core/v1 Events, above
 }

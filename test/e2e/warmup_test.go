@@ -421,7 +421,7 @@ func checkCronJobUntouched(t *testing.T, c client.Client) {
 	}
 	const stateOnly = `{"f:metadata":{"f:annotations":{"f:` + v1alpha1.WarmUpStateAnnotation + `":{}}}}`
 	for _, entry := range cj.ManagedFields {
-		if strings.HasPrefix(entry.Manager, "ontime") && (entry.FieldsV1 == nil || string(entry.FieldsV1.Raw) != stateOnly) {
+		if strings.HasPrefix(entry.Manager, "ontime") && (entry.FieldsV1 == nil || entry.FieldsV1.GetRawString() != stateOnly) {
 			t.Errorf("ontime wrote more of the CronJob than its state annotation: %+v", entry)
 		}
 	}
