@@ -63,6 +63,14 @@ IMAGE_CREATED = $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m
 # id make it the same wherever it is built.
 BINARY_FLAGS = -trimpath -tags timetzdata -ldflags "-s -w -buildid= -X main.version=$(VERSION)"
 
+.PHONY: compile
+compile: ## Compile ontime and its dependencies as make test will (plain, with the race detector, the image's linux/amd64 and linux/arm64), discarding the output: .ci/run's warm-up of the build cache. Cached: seconds.
+	$(GO) build ./...
+	$(GO) build -race ./...
+	@for platform in $(IMAGE_PLATFORMS); do \
+	  CGO_ENABLED=0 GOOS=$${platform%/*} GOARCH=$${platform#*/} $(GO) build $(BINARY_FLAGS) -o /dev/null ./cmd/ontime || exit 1; \
+	done
+
 .PHONY: image
 image: ## Build the controller image for linux/amd64 and linux/arm64 into $(IMAGE_DIR) (OCI layout, a tar of it, its digest); no Docker.
 	@mkdir -p $(IMAGE_DIR)
@@ -253,8 +261,9 @@ crane: $(CRANE) ## Build the pinned crane (hack/tools/crane) into the cache and 
 # Every file in charts/ontime/ci is a case of the chart's values matrix.
 CHART_VALUES := $(wildcard charts/ontime/ci/*-values.yaml)
 # helm template and lint render for this Kubernetes version (helm's own
-# default, 1.20, is below the chart's kubeVersion): the oldest supported.
-CHART_KUBE_VERSION := v1.30.0
+# default, 1.20, is below the chart's kubeVersion): the oldest supported,
+# the first release of make compat's matrix.
+CHART_KUBE_VERSION := $(COMPAT_OLDEST)
 
 .PHONY: chart
 chart: $(HELM) ## helm lint and helm template over the values matrix (charts/ontime/ci); the Prometheus rules and dashboard parsed by Prometheus' own packages.

@@ -67,10 +67,21 @@ func checkInstallManifests(t *testing.T, cluster *framework.Cluster) {
 // checkEditRole proves the aggregated roles: alice, bound to Kubernetes'
 // edit role in one namespace only, creates a ScheduledJob and triggers it
 // there (ontime trigger --as alice), and can do neither in another.
-// chartKubeVersion is the Kubernetes version helm template renders for
-// (the Makefile's CHART_KUBE_VERSION): helm's default, 1.20, is below the
-// chart's kubeVersion.
-const chartKubeVersion = "v1.30.0"
+// chartKubeVersion is the Kubernetes version helm template renders for,
+// as the Makefile's CHART_KUBE_VERSION: the oldest release of make
+// compat's matrix (helm's default, 1.20, is below the chart's kubeVersion).
+var chartKubeVersion = func() string {
+	data, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "test", "compat", "versions"))
+	if err != nil {
+		panic(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			return line
+		}
+	}
+	panic("test/compat/versions names no release")
+}()
 
 func checkEditRole(t *testing.T, cluster *framework.Cluster, binary string) {
 	helm := framework.Helm(t)
