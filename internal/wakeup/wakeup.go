@@ -2,7 +2,30 @@
 // an event: at the soonest of the times its decision named.
 package wakeup
 
-import "time"
+import (
+	"time"
+
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Priority is a wake-up's place in a controller's work queue: ahead of the
+// reconciles that events ask for (priority 0) and of those of a cache's
+// first listing (handler.LowPriority). A wake-up is a time the decision
+// named, such as a run coming due; an event's reconcile is a follow-up,
+// such as the status write of a run just started, and can wait the few
+// milliseconds the due ones take. Without it, twenty runs due at one
+// instant would each wait for the status writes of the runs started
+// before it, and after a restart every wake-up would keep the low priority
+// of the first listing (the queue keeps an item's priority when its
+// reconcile names none).
+const Priority = 10
+
+// After is the result of a reconcile that looks again after delay (0: only
+// on an event), at the priority of a wake-up.
+func After(delay time.Duration) reconcile.Result {
+	return reconcile.Result{RequeueAfter: delay, Priority: ptr.To(Priority)}
+}
 
 // Delay is the delay from now until the soonest of the wake-up times, at
 // least a millisecond (a time already past is looked at again at once), or

@@ -3,6 +3,8 @@ package wakeup
 import (
 	"testing"
 	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 )
 
 func TestDelay(t *testing.T) {
@@ -20,6 +22,21 @@ func TestDelay(t *testing.T) {
 	for name, tc := range tests {
 		if got := Delay(now, tc.wake...); got != tc.want {
 			t.Errorf("%s: %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
+// TestAfterOvertakesEvents: a wake-up's result names a priority above an
+// event's (0) and a first listing's, so that the controller's queue keeps
+// neither for it (it keeps the request's own when the result names none).
+func TestAfterOvertakesEvents(t *testing.T) {
+	for _, delay := range []time.Duration{0, time.Millisecond, time.Hour} {
+		result := After(delay)
+		if result.RequeueAfter != delay {
+			t.Errorf("After(%v): requeue after %v", delay, result.RequeueAfter)
+		}
+		if result.Priority == nil || *result.Priority <= 0 || *result.Priority <= handler.LowPriority {
+			t.Errorf("After(%v): priority %v, want above an event's 0 and the first listing's %d", delay, result.Priority, handler.LowPriority)
 		}
 	}
 }

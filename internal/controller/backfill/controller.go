@@ -105,9 +105,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if len(plan.Deletes) > 0 {
 		// A deleted Job of the live schedule sends this controller no
 		// event: look again for the time it frees.
-		return reconcile.Result{RequeueAfter: time.Second}, nil
+		return wakeup.After(time.Second), nil
 	}
-	return reconcile.Result{RequeueAfter: wakeup.Delay(c.clock.Now(), plan.Wake)}, nil
+	return wakeup.After(wakeup.Delay(c.clock.Now(), plan.Wake)), nil
 }
 
 // gather reads what a plan is made from.

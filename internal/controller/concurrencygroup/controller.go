@@ -168,7 +168,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := c.carryOut(ctx, group, plan); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{RequeueAfter: wakeup.Delay(c.clock.Now(), plan.Wake)}, nil
+	return wakeup.After(wakeup.Delay(c.clock.Now(), plan.Wake)), nil
 }
 
 // gather lists the group's Jobs from the cache, and reads from the API

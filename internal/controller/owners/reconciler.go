@@ -121,7 +121,7 @@ func (r *Reconciler[O]) carryOut(ctx context.Context, plan Plan, now time.Time) 
 			if runErr != nil {
 				return reconcile.Result{}, runErr
 			}
-			return reconcile.Result{RequeueAfter: r.remaining(now, plan.Wake())}, nil
+			return wakeup.After(r.remaining(now, plan.Wake())), nil
 		}
 	}
 	wake := r.remaining(now, plan.Wake())
@@ -142,7 +142,7 @@ func (r *Reconciler[O]) carryOut(ctx context.Context, plan Plan, now time.Time) 
 		return reconcile.Result{}, failed
 	}
 	log.FromContext(ctx).V(1).Info("reconciled", "requeueAfter", wake)
-	return reconcile.Result{RequeueAfter: wake}, nil
+	return wakeup.After(wake), nil
 }
 
 // remaining is what is left of a wake-up delay planned at now once the
