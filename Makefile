@@ -90,9 +90,10 @@ CLI_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 ARCHIVE = tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=$(IMAGE_CREATED) -cf - -C $(1) $(2) | gzip -n > $(3)
 
 .PHONY: release
-release: $(HELM) $(CYCLONEDX_GOMOD) ## Write every release artifact for VERSION=vX.Y.Z and REGISTRY into $(DIST): install.yaml (image by digest), the image, the chart, CLI binaries, kubectl-ontime and its krew manifest, an SBOM of each binary, SHA256SUMS.
+release: $(HELM) $(CYCLONEDX_GOMOD) ## Write every release artifact for VERSION=vX.Y.Z and REGISTRY into $(DIST): its notes (its dated section of CHANGELOG.md), install.yaml (image by digest), the image, the chart, CLI binaries, kubectl-ontime and its krew manifest, an SBOM of each binary, SHA256SUMS.
 	@[[ "$(VERSION)" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$ ]] || { echo "VERSION=$(VERSION): a release needs a semantic version such as v0.1.0" >&2; exit 1; }
 	rm -rf $(DIST) && mkdir -p $(DIST)
+	$(GO) run ./hack/releasenotes -version $(VERSION) > $(DIST)/release-notes.md
 	$(MAKE) --no-print-directory image VERSION=$(VERSION) IMAGE_DIR=$(DIST)/image
 	cp $(DIST)/image/ontime-image.tar $(DIST)/ontime-image-$(VERSION).tar
 	$(MAKE) --no-print-directory install-yaml chart-package VERSION=$(VERSION) DIST=$(DIST) IMAGE_DIR=$(DIST)/image
