@@ -17,6 +17,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -218,18 +219,12 @@ func (k checker) webhook(ctx context.Context, retryRefused bool) checkResult {
 	return result
 }
 
-// webhookFix says what to do about a dry-run create that failed. The API
-// server reports a webhook it could not call only in the words of an
-// InternalError (no reason or cause says which failure), so its words are
-// what there is to read: a call that timed out is a control plane that
-// cannot reach the pods (a private cluster's firewall, a CNI the control
-// plane is not part of), which no restart of the controller mends.
+// webhookFix says what to do about a dry-run create that failed.
 func webhookFix(err error, controllerNamespace string) string {
-	message := err.Error()
-	switch {
-	case !strings.Contains(message, "webhook"):
+	switch webhookCallFailure(err) {
+	case notAWebhookCall:
 		return "see the error: the API server or your RBAC refused the create"
-	case webhookCallTimedOut(message):
+	case callTimedOut:
 		return "the API server's call to the webhook timed out: its control plane cannot reach the controller's pods on the webhook's port " +
 			"(the chart's webhook.port, 9443 by default). On a GKE private cluster, add a firewall rule from the control plane's range to the nodes on that port; " +
 			"where the control plane is outside the pod network (EKS with Calico or Cilium), install with hostNetwork: true; docs/install.md, Private clusters"
@@ -238,11 +233,50 @@ func webhookFix(err error, controllerNamespace string) string {
 	}
 }
 
-// webhookCallTimedOut: the API server's words for a call to a webhook
-// that got no answer in time (dropped packets, a silent listener).
-func webhookCallTimedOut(message string) bool {
-	for _, timedOut := range []string{"context deadline exceeded", "i/o timeout", "Client.Timeout exceeded", "TLS handshake timeout"} {
-		if strings.Contains(message, timedOut) {
+// webhookFailure is why the API server could not call a webhook.
+type webhookFailure int
+
+const (
+	// notAWebhookCall: the error is not a failed call to a webhook (RBAC,
+	// validation, the API server itself unreachable).
+	notAWebhookCall webhookFailure = iota
+	// callRefused: nothing listens behind the webhook's Service yet.
+	callRefused
+	// callTimedOut: the call got no answer in time (dropped packets, a
+	// silent listener): a control plane that cannot reach the pods (a
+	// private cluster's firewall, a CNI the control plane is not part of),
+	// which no restart of the controller mends.
+	callTimedOut
+	// callFailed: any other failure of the call (no endpoints, TLS).
+	callFailed
+)
+
+// webhookCallFailure tells the failures of a webhook call apart. The API
+// server reports a webhook it could not call (failurePolicy Fail) as an
+// InternalError (apierrors.IsInternalError, the type this relies on)
+// whose only detail is the text of its own client's error, prefixed
+// "failed calling webhook" (k8s.io/apiserver's ErrCallingWebhook): no
+// reason, cause or code says which failure it was, so inside that type
+// the text is read, and nowhere else. An error of this client's own
+// connection is told apart by type (a net.Error, not a Status).
+func webhookCallFailure(err error) webhookFailure {
+	if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "failed calling webhook") {
+		return notAWebhookCall
+	}
+	message := err.Error()
+	switch {
+	case strings.Contains(message, "connect: connection refused"):
+		return callRefused
+	case containsAny(message, "context deadline exceeded", "i/o timeout", "Client.Timeout exceeded", "TLS handshake timeout"):
+		return callTimedOut
+	default:
+		return callFailed
+	}
+}
+
+func containsAny(s string, substrings ...string) bool {
+	for _, sub := range substrings {
+		if strings.Contains(s, sub) {
 			return true
 		}
 	}
@@ -256,20 +290,16 @@ func webhookCallTimedOut(message string) bool {
 const routingGrace = 15 * time.Second
 
 // dryRunCreate creates a ScheduledJob in dry-run, through the webhook,
-// retrying a refused connection for grace.
+// retrying a call to it refused for grace, once a second. Each create runs
+// under ctx, not the poll's context: the grace bounds the retries, not the
+// last create (with no grace, the one create would start expired).
 func (k checker) dryRunCreate(ctx context.Context, grace time.Duration) error {
-	deadline := time.Now().Add(grace)
-	for {
-		err := k.client.Create(ctx, checkSample(k.namespace), client.DryRunAll)
-		if err == nil || !strings.Contains(err.Error(), "connect: connection refused") || time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(time.Second):
-		}
-	}
+	var err error
+	_ = wait.PollUntilContextTimeout(ctx, time.Second, grace, true, func(context.Context) (bool, error) {
+		err = k.client.Create(ctx, checkSample(k.namespace), client.DryRunAll)
+		return webhookCallFailure(err) != callRefused, nil
+	})
+	return err
 }
 
 // checkSample is a ScheduledJob every rule admits; a generated name, so
