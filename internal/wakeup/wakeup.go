@@ -9,17 +9,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// Priority is a wake-up's place in a controller's work queue: ahead of the
-// reconciles that events ask for (priority 0) and of those of a cache's
-// first listing (handler.LowPriority). A wake-up is a time the decision
-// named, such as a run coming due; an event's reconcile is a follow-up,
-// such as the status write of a run just started, and can wait the few
-// milliseconds the due ones take. Without it, twenty runs due at one
-// instant would each wait for the status writes of the runs started
-// before it, and after a restart every wake-up would keep the low priority
-// of the first listing (the queue keeps an item's priority when its
-// reconcile names none).
-const Priority = 10
+// Priority is a wake-up's place in a controller's work queue: that of the
+// reconciles events ask for (0), first come first served, as in
+// client-go's work queue. Named because controller-runtime's priority
+// queue (the default since v0.23) keeps an item's priority when its
+// reconcile names none, so that every wake-up after a restart would keep
+// the low priority of the cache's first listing (handler.LowPriority):
+// twenty runs due at one instant then waited behind the status writes of
+// the runs started before them. Not above the events': a wake-up that
+// comes back at once (a run held, a cache that lags) would then starve
+// them.
+const Priority = 0
 
 // After is the result of a reconcile that looks again after delay (0: only
 // on an event), at the priority of a wake-up.

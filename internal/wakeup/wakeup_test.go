@@ -26,17 +26,17 @@ func TestDelay(t *testing.T) {
 	}
 }
 
-// TestAfterOvertakesEvents: a wake-up's result names a priority above an
-// event's (0) and a first listing's, so that the controller's queue keeps
-// neither for it (it keeps the request's own when the result names none).
-func TestAfterOvertakesEvents(t *testing.T) {
+// TestAfterRanksWithEvents: a wake-up's result names the priority of an
+// event's reconcile, so that the controller's queue does not keep the
+// request's own (the first listing's, below the events').
+func TestAfterRanksWithEvents(t *testing.T) {
 	for _, delay := range []time.Duration{0, time.Millisecond, time.Hour} {
 		result := After(delay)
 		if result.RequeueAfter != delay {
 			t.Errorf("After(%v): requeue after %v", delay, result.RequeueAfter)
 		}
-		if result.Priority == nil || *result.Priority <= 0 || *result.Priority <= handler.LowPriority {
-			t.Errorf("After(%v): priority %v, want above an event's 0 and the first listing's %d", delay, result.Priority, handler.LowPriority)
+		if result.Priority == nil || *result.Priority != 0 || *result.Priority <= handler.LowPriority {
+			t.Errorf("After(%v): priority %v, want an event's 0, above the first listing's %d", delay, result.Priority, handler.LowPriority)
 		}
 	}
 }

@@ -32,9 +32,10 @@ import (
 // writes, so that a run does not wait for the status writes of the runs
 // queued ahead of it. Reconciling each in turn, create then status, would
 // write the first status after one or two creations; here it must come
-// after at least a quarter of them; the queue runs the wake-ups of due
-// runs before the reconciles the new Jobs' events ask for (wakeup.Priority),
-// and on an idle machine every Job comes before any status write. (Not all: the queue adds due items on
+// after at least a quarter of them; the wake-ups of the due runs are in
+// the queue, at the events' priority (wakeup.Priority), before the new
+// Jobs' events, and on an idle machine every Job comes before any status
+// write. (Not all: the queue adds due items on
 // timers, and under load the first Jobs' watch events can overtake the
 // last items; in CI, with the other packages' tests running beside it, a
 // status came after 9 of 20.) The controller's clock is the real one
