@@ -235,13 +235,14 @@ generate: ## Regenerate deepcopy code, CRDs, RBAC and webhook manifests from the
 	         sub(/name: mutating-webhook-configuration/, "name: ontime-mutating-webhook-configuration"); print}' config/webhook/manifests.yaml; \
 	 } > config/dev/webhook.yaml
 	@sed 's/name: mutating-webhook-configuration/name: ontime-mutating-webhook-configuration/' config/webhook/patches/job-match-conditions.yaml > config/dev/job-match-conditions.yaml
+	@sed 's/name: validating-webhook-configuration/name: ontime-validating-webhook-configuration/' config/webhook/patches/cronjob-match-conditions.yaml > config/dev/cronjob-match-conditions.yaml
 	@# The chart renders config/'s CRD, RBAC, webhook and Prometheus assets
 	@# from these copies (a chart cannot read files outside its directory).
 	@mkdir -p charts/ontime/crds charts/ontime/files/prometheus
 	@cp config/crd/bases/*.yaml charts/ontime/crds/
 	@cp config/rbac/role.yaml config/rbac/aggregated_roles.yaml charts/ontime/files/
 	@cp config/webhook/manifests.yaml charts/ontime/files/webhook.yaml
-	@cp config/webhook/patches/job-match-conditions.yaml charts/ontime/files/job-match-conditions.yaml
+	@cp config/webhook/patches/job-match-conditions.yaml config/webhook/patches/cronjob-match-conditions.yaml charts/ontime/files/
 	@cp config/prometheus/rules.yaml config/prometheus/dashboard.json charts/ontime/files/prometheus/
 
 .PHONY: verify-generated

@@ -176,6 +176,10 @@ const (
 	// run of it waits for its group; ReasonNotWaiting once none does.
 	ReasonWaitingForGroup = "WaitingForGroup"
 	ReasonNotWaiting      = "NotWaiting"
+	// ReasonInvalidGroupAnnotation: a CronJob's group annotations break
+	// CronJobGroup's rules; the Job webhook refuses its runs until they
+	// are fixed (on the CronJob, once per problem).
+	ReasonInvalidGroupAnnotation = "InvalidConcurrencyGroup"
 )
 
 // ConditionWaiting is a group member ScheduledJob's condition: True while

@@ -409,35 +409,24 @@ func (w *WarmUp) SettingsWith(defaults ControllerDefaults) WarmUpSettings {
 }
 
 // CronJobMeaning returns what a batch/v1 CronJob means to ontime: its
-// warm-up, from WarmUpLeadAnnotation (nil without the annotation, and then
-// nothing else is read), and its runs as the CronJob controller computes
-// them: robfig/cron's language and daylight-saving behavior (the
-// Kubernetes dialect and DST policy), in spec.timeZone, else UTC (the zone
-// of kube-controller-manager in most clusters). An error names the
-// annotation, time zone or schedule that cannot be read. defaults are the
-// controller's: a CronJob has no field to set them.
+// warm-up, from its annotations (CronJobWarmUp: nil without
+// WarmUpLeadAnnotation, and then nothing else is read), and its runs as
+// the CronJob controller computes them: robfig/cron's language and
+// daylight-saving behavior (the Kubernetes dialect and DST policy), in
+// spec.timeZone, else UTC (the zone of kube-controller-manager in most
+// clusters). An error names the annotation, time zone or schedule that
+// cannot be read. defaults are the controller's: a CronJob has no field to
+// set them.
 func CronJobMeaning(cj *batchv1.CronJob, defaults ControllerDefaults) (Meaning, error) {
 	m := Meaning{Location: time.UTC}
-	value, ok := cj.Annotations[WarmUpLeadAnnotation]
-	if !ok {
+	settings, err := CronJobWarmUp(cj, defaults)
+	if err != nil {
+		return m, err
+	}
+	if settings == nil {
 		return m, nil
 	}
-	lead, err := time.ParseDuration(value)
-	switch {
-	case value == LeadAuto:
-		return m, fmt.Errorf("annotation %s %q: a CronJob's lead is a duration such as 10m; Auto needs a ScheduledJob, whose status it learns in", WarmUpLeadAnnotation, value)
-	case err != nil:
-		return m, fmt.Errorf("annotation %s %q: not a duration such as 10m", WarmUpLeadAnnotation, value)
-	case lead < MinWarmUpLead || lead > MaxWarmUpLead:
-		return m, fmt.Errorf("annotation %s %q: must be from %s to %s", WarmUpLeadAnnotation, value, MinWarmUpLead, MaxWarmUpLead)
-	}
-	strategy := WarmUpStrategy(cj.Annotations[WarmUpStrategyAnnotation])
-	if strategy != "" && strategy != WarmUpPlaceholder && strategy != WarmUpCapacityBuffer {
-		return m, fmt.Errorf("annotation %s %q: must be %s or %s (%s needs a ScheduledJob)",
-			WarmUpStrategyAnnotation, strategy, WarmUpPlaceholder, WarmUpCapacityBuffer, WarmUpEarlyStart)
-	}
-	settings := (&WarmUp{Lead: FixedLead(lead), Strategy: strategy}).SettingsWith(defaults)
-	m.WarmUp = &settings
+	m.WarmUp = settings
 	r := readingOf(KindCronJob, cj.Namespace+"/"+cj.Name, "")
 	if errs := r.read(&m, cj.Spec.TimeZone, &cj.Spec.Schedule); len(errs) > 0 {
 		return m, errs[0]

@@ -191,9 +191,9 @@ func TestCronJobMeaning(t *testing.T) {
 	for value, want := range map[string]string{
 		"10m":  "",
 		"1m":   "",
-		"10s":  `annotation warmup.ontime.dev/lead "10s": must be from 30s to 24h0m0s`,
-		"soon": `annotation warmup.ontime.dev/lead "soon": not a duration such as 10m`,
-		"Auto": `annotation warmup.ontime.dev/lead "Auto": a CronJob's lead is a duration such as 10m; Auto needs a ScheduledJob, whose status it learns in`,
+		"10s":  `metadata.annotations[warmup.ontime.dev/lead]: Invalid value: "10s": must be from 30s to 24h0m0s`,
+		"soon": `metadata.annotations[warmup.ontime.dev/lead]: Invalid value: "soon": not a duration such as 10m`,
+		"Auto": `metadata.annotations[warmup.ontime.dev/lead]: Invalid value: "Auto": a CronJob's lead is a duration such as 10m; Auto needs a ScheduledJob, whose status it learns in`,
 	} {
 		cj := &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "0 * * * *"}}
 		cj.Annotations = map[string]string{WarmUpLeadAnnotation: value}
@@ -218,8 +218,8 @@ func TestCronJobStrategyAnnotation(t *testing.T) {
 		"":               "Placeholder",
 		"Placeholder":    "Placeholder",
 		"CapacityBuffer": "CapacityBuffer",
-		"EarlyStart":     `annotation warmup.ontime.dev/strategy "EarlyStart": must be Placeholder or CapacityBuffer (EarlyStart needs a ScheduledJob)`,
-		"buffer":         `annotation warmup.ontime.dev/strategy "buffer": must be Placeholder or CapacityBuffer (EarlyStart needs a ScheduledJob)`,
+		"EarlyStart":     `metadata.annotations[warmup.ontime.dev/strategy]: Invalid value: "EarlyStart": must be Placeholder or CapacityBuffer (EarlyStart needs a ScheduledJob)`,
+		"buffer":         `metadata.annotations[warmup.ontime.dev/strategy]: Invalid value: "buffer": must be Placeholder or CapacityBuffer (EarlyStart needs a ScheduledJob)`,
 	} {
 		cj := &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "0 * * * *"}}
 		cj.Annotations = map[string]string{WarmUpLeadAnnotation: "5m", WarmUpStrategyAnnotation: value}

@@ -206,8 +206,9 @@ type CronJobWarmUpState struct {
 	// +optional
 	LastRunStart *RunStart `json:"lastRunStart,omitempty"`
 
-	// problem is why the CronJob's warm-up annotations or schedule cannot
-	// be followed; reported by one WarmUpFailed event when it appears.
+	// problem is why the CronJob's warm-up or group annotations or its
+	// schedule cannot be followed; reported by one WarmUpFailed or
+	// InvalidConcurrencyGroup event when it appears.
 	// +optional
 	Problem string `json:"problem,omitempty"`
 }

@@ -82,3 +82,11 @@ func FailedEvent(err error) Event {
 func InvalidEvent(err error) Event {
 	return Event{corev1.EventTypeWarning, v1alpha1.ReasonWarmUpFailed, "no warm-up: " + err.Error()}
 }
+
+// InvalidGroupEvent reports a CronJob whose group annotations cannot be
+// followed (v1alpha1.CronJobGroup), so that the Job webhook refuses its
+// runs. CronJob warm-up reports it with the CronJob's warm-up problems:
+// it reconciles every CronJob and remembers what it reported.
+func InvalidGroupEvent(err error) Event {
+	return Event{corev1.EventTypeWarning, v1alpha1.ReasonInvalidGroupAnnotation, "its runs are refused until this is fixed: " + err.Error()}
+}

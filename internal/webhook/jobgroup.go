@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -73,9 +71,9 @@ func (m *JobGroupMutator) Handle(ctx context.Context, req admission.Request) adm
 	case err != nil:
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading CronJob %s/%s: %w", req.Namespace, owner.Name, err))
 	}
-	ref, member, err := cronJobGroup(cronJob)
-	if err != nil {
-		return admission.Denied(err.Error())
+	ref, member, invalid := v1alpha1.CronJobGroup(cronJob)
+	if invalid != nil {
+		return admission.Denied(fmt.Sprintf("CronJob %s: %v", cronJob.Name, invalid))
 	}
 	if !member || cronJob.UID != owner.UID {
 		return admission.Allowed("not in a concurrency group")
@@ -86,33 +84,6 @@ func (m *JobGroupMutator) Handle(ctx context.Context, req admission.Request) adm
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
 	return admission.PatchResponseFromRaw(req.Object.Raw, patched)
-}
-
-// cronJobGroup reads a CronJob's group annotations: which group it joins,
-// if any, with its priority.
-func cronJobGroup(cronJob *batchv1.CronJob) (v1alpha1.ConcurrencyGroupRef, bool, error) {
-	ref := v1alpha1.ConcurrencyGroupRef{Kind: v1alpha1.KindConcurrencyGroup, Name: cronJob.Annotations[v1alpha1.GroupLabel]}
-	key := v1alpha1.GroupLabel
-	if cluster, ok := cronJob.Annotations[v1alpha1.ClusterGroupLabel]; ok {
-		if ref.Name != "" {
-			return ref, false, fmt.Errorf("CronJob %s: metadata.annotations: both %s and %s are set; a CronJob joins one group", cronJob.Name, v1alpha1.GroupLabel, v1alpha1.ClusterGroupLabel)
-		}
-		ref, key = v1alpha1.ConcurrencyGroupRef{Kind: v1alpha1.KindClusterConcurrencyGroup, Name: cluster}, v1alpha1.ClusterGroupLabel
-	}
-	if _, ok := cronJob.Annotations[key]; !ok {
-		return ref, false, nil
-	}
-	if msgs := validation.IsDNS1123Label(ref.Name); len(msgs) > 0 {
-		return ref, false, fmt.Errorf("CronJob %s: metadata.annotations[%s]: Invalid value: %q: %s", cronJob.Name, key, ref.Name, msgs[0])
-	}
-	if value, ok := cronJob.Annotations[v1alpha1.GroupPriorityAnnotation]; ok {
-		priority, err := strconv.Atoi(value)
-		if err != nil || priority < -1000 || priority > 1000 {
-			return ref, false, fmt.Errorf("CronJob %s: metadata.annotations[%s]: Invalid value: %q: must be a whole number from -1000 to 1000", cronJob.Name, v1alpha1.GroupPriorityAnnotation, value)
-		}
-		ref.Priority = int32(priority)
-	}
-	return ref, true, nil
 }
 
 // startBy is when a CronJob's run is missed: its scheduled time (the

@@ -87,6 +87,10 @@ func runSuite(m *testing.M) int {
 	if err == nil {
 		err = RegisterGroupValidators(mgr)
 	}
+	if err == nil {
+		// The CronJob validator, counting the CronJobs it is called for.
+		err = ctrl.NewWebhookManagedBy(mgr, &batchv1.CronJob{}).WithValidator(cronJobCalls).Complete()
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

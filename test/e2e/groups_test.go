@@ -53,6 +53,7 @@ func TestConcurrencyGroups(t *testing.T) {
 	createGroupMembers(t, c)
 	firstRun := time.Now().Truncate(time.Minute).Add(time.Minute)
 	w := watchGroup(t, c, "shared")
+	t.Run("a CronJob's bad annotation is refused at admission", func(t *testing.T) { checkCronJobAnnotationRefused(t, c) })
 
 	time.Sleep(time.Until(firstRun.Add(90 * time.Second)))
 	t.Logf("killing %s (the other replica keeps deciding)", other.Name)
@@ -112,6 +113,20 @@ func createGroupMembers(t *testing.T, c client.Client) {
 		if err := c.Create(context.Background(), cj); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// checkCronJobAnnotationRefused: make dev's CronJob webhook (config/dev,
+// with its matchConditions) refuses a CronJob that joins both kinds of
+// group, naming the annotation; the Job webhook would otherwise refuse its
+// every run.
+func checkCronJobAnnotationRefused(t *testing.T, c client.Client) {
+	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "two-groups",
+		Annotations: map[string]string{v1alpha1.GroupLabel: "shared", v1alpha1.ClusterGroupLabel: "licenses"}},
+		Spec: batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: pair{podSeconds: 50}.template()}}
+	err := c.Create(context.Background(), cj, client.DryRunAll)
+	if err == nil || !strings.Contains(err.Error(), "metadata.annotations[ontime.dev/cluster-concurrency-group]") || !strings.Contains(err.Error(), "a CronJob joins one group") {
+		t.Errorf("a CronJob in two groups: want the CronJob webhook's refusal naming the annotation, got %v", err)
 	}
 }
 

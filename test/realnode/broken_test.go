@@ -175,6 +175,8 @@ func (e *env) checkUnpullableImage(t *testing.T) {
 	}
 	framework.Progress("a ScheduledJob write is refused: %s", strings.TrimSpace(out))
 	e.cluster.Kubectl(t, "-n", workloads, "create", "cronjob", "unblocked", "--image="+e.registry+"/ontime:"+version, "--schedule=0 0 1 1 *")
+	// Its ontime annotations too: the CronJob webhook fails open.
+	e.cluster.Kubectl(t, "-n", workloads, "annotate", "cronjob", "unblocked", "ontime.dev/concurrency-group=reports")
 	e.cluster.Kubectl(t, "-n", workloads, "delete", "cronjob", "unblocked")
 
 	framework.Command(t, nil, e.helm, "--kubeconfig", e.cluster.Kubeconfig, "uninstall", "ontime", "--namespace", namespace, "--wait")

@@ -1,6 +1,7 @@
 package cronjobwarmup
 
 import (
+	"errors"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -30,7 +31,7 @@ type warmUpPlan struct {
 // while a buffer remains, so that the next reconcile looks for it again.
 func decide(in gathered) warmUpPlan {
 	d := warmUpPlan{state: *in.state.DeepCopy()}
-	d.report(in.meaning.err)
+	d.report(in.meaning.err, groupProblem(in.cj))
 	settings := in.meaning.warmUp
 	if settings == nil || in.cj.DeletionTimestamp != nil {
 		d.changes = warmup.RemoveAll(in.pods, in.buffers, in.api)
@@ -52,16 +53,34 @@ func decide(in gathered) warmUpPlan {
 }
 
 // report warns when the annotations or the schedule cannot be followed,
-// once per problem: the state remembers the last one reported.
-func (d *warmUpPlan) report(err error) {
-	problem := ""
-	if err != nil {
-		problem = err.Error()
+// once per problem: the state remembers the last one reported. warmUpErr
+// is why warm-up cannot be followed, groupErr why the group annotations
+// cannot (what the CronJob webhook refuses, stored while it did not
+// answer).
+func (d *warmUpPlan) report(warmUpErr, groupErr error) {
+	problem := errors.Join(warmUpErr, groupErr)
+	if problem == nil {
+		d.state.Problem = ""
+		return
 	}
-	if problem != "" && problem != d.state.Problem {
-		d.events = append(d.events, warmup.InvalidEvent(err))
+	if problem.Error() != d.state.Problem {
+		if warmUpErr != nil {
+			d.events = append(d.events, warmup.InvalidEvent(warmUpErr))
+		}
+		if groupErr != nil {
+			d.events = append(d.events, warmup.InvalidGroupEvent(groupErr))
+		}
 	}
-	d.state.Problem = problem
+	d.state.Problem = problem.Error()
+}
+
+// groupProblem is what is wrong with the CronJob's group annotations, if
+// anything (nil when nothing: a typed nil would not be).
+func groupProblem(cj *batchv1.CronJob) error {
+	if _, _, err := v1alpha1.CronJobGroup(cj); err != nil {
+		return err
+	}
+	return nil
 }
 
 // warmUpInput is warm-up's view of the CronJob at in.now.

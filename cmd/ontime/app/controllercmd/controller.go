@@ -394,6 +394,10 @@ func serveWebhook(mgr ctrl.Manager, opts webhookOptions, defaults v1alpha1.Contr
 			ctrl.Log.Error(err, "registering the concurrency groups' webhook")
 			return
 		}
+		if err := ontimewebhook.RegisterCronJobValidator(mgr); err != nil {
+			ctrl.Log.Error(err, "registering the CronJob webhook")
+			return
+		}
 		ontimewebhook.RegisterJobGroupMutator(mgr)
 		serving.Store(true)
 	}()
