@@ -10,14 +10,30 @@ import (
 	"github.com/ontime-dev/ontime/test/framework"
 )
 
-// TestSamplesArePortable: config/samples run on any cluster (no kwok stage
-// annotation, no node pool of make dev's), and config/dev/samples, which
-// make dev applies, adds both to the samples that need them.
+// TestSamplesArePortable: config/samples run on any cluster and cost
+// nothing worth counting: in their own namespace, images pinned, no kwok
+// stage annotation, no node pool of make dev's, no warm-up, no
+// cluster-scoped object, nothing every minute, no Backfill's burst.
+// config/samples/extended holds the rest, and config/dev/samples, which
+// make dev applies, adds kwok's annotations and the node pool to the
+// samples that need them.
 func TestSamplesArePortable(t *testing.T) {
 	portable := kustomize(t, "config/samples")
-	for _, local := range []string{"kwok.x-k8s.io", "karpenter.sh/nodepool"} {
-		if strings.Contains(portable, local) {
-			t.Errorf("config/samples name %s, which only make dev's cluster has", local)
+	for _, costly := range []string{"kwok.x-k8s.io", "karpenter.sh/nodepool", "warmUp:", "kind: ClusterConcurrencyGroup", `schedule: '* * * * *'`, "kind: Backfill", "cpu:"} {
+		if strings.Contains(portable, costly) {
+			t.Errorf("config/samples has %q: it belongs in config/samples/extended", costly)
+		}
+	}
+	for _, doc := range strings.Split(portable, "\n---\n") {
+		if !strings.Contains(doc, "kind: Namespace") && !strings.Contains(doc, "namespace: ontime-samples") {
+			t.Errorf("config/samples: an object outside the namespace ontime-samples:\n%s", doc)
+		}
+	}
+	for _, dir := range []string{"config/samples", "config/samples/extended"} {
+		for _, line := range strings.Split(kustomize(t, dir), "\n") {
+			if image, ok := strings.CutPrefix(strings.TrimSpace(line), "image: "); ok && !strings.Contains(image, ":") {
+				t.Errorf("%s: image %s has no tag", dir, image)
+			}
 		}
 	}
 	if n := strings.Count(portable, "kind: ScheduledJob"); n < 8 {

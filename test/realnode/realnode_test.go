@@ -110,7 +110,7 @@ func TestInstallOnRealNode(t *testing.T) {
 		e.helmInstall(t, "install", e.release)
 		e.checkInstalled(t, e.release)
 		e.checkMetricsAccess(t)
-		e.checkSamplesAdmitted(t)
+		e.checkSamples(t)
 		e.checkRuns(t)
 		e.checkUpgrade(t)
 		framework.Progress("uninstalling as docs/install.md says")
@@ -197,20 +197,75 @@ func (e *env) checkInstalled(t *testing.T, r release) {
 	if err == nil || !strings.Contains(out, `spec.schedule: Invalid value: "61 * * * *"`) || !strings.Contains(out, "61 is above the maximum 59") {
 		t.Errorf("a schedule of minute 61: want the webhook's refusal naming spec.schedule, got %v: %s", err, out)
 	}
+	e.checkCronJobAnnotationsRefused(t)
 }
 
-// checkSamplesAdmitted: config/samples, which the README says run on any
-// cluster, are admitted as they are by a cluster with no kwok and no
-// Karpenter (a server-side dry run: the webhook and the API server's
-// validation, nothing created).
-func (e *env) checkSamplesAdmitted(t *testing.T) {
+// checkCronJobAnnotationsRefused: the chart's CronJob webhook (selected by
+// its matchConditions) refuses a CronJob whose priority annotation is not
+// a number, naming it; a CronJob without ontime's annotations is admitted.
+func (e *env) checkCronJobAnnotationsRefused(t *testing.T) {
 	t.Helper()
-	out := e.cluster.Kubectl(t, "apply", "--server-side", "--dry-run=server", "-n", workloads, "-k", "config/samples")
-	if n := strings.Count(out, "serverside-applied (server dry run)"); n < 11 {
-		t.Errorf("config/samples: %d objects admitted, want every one:\n%s", n, out)
+	cronJob := func(name, annotations string) string {
+		return writeFile(t, `apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: `+name+`
+  namespace: `+workloads+`
+  annotations: {`+annotations+`}
+spec:
+  schedule: "0 0 1 1 *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: report
+            image: `+e.registry+`/pause:3.10
+`)
 	}
-	framework.Progress("config/samples admitted (server dry run): %d objects", strings.Count(out, "(server dry run)"))
+	kubectl := framework.KubeBin(t, "kubectl")
+	out, err := framework.CommandErr(nil, kubectl, "--kubeconfig", e.cluster.Kubeconfig, "apply", "--dry-run=server", "-f",
+		cronJob("ontime-bad-priority", `"ontime.dev/concurrency-group": reports, "ontime.dev/concurrency-priority": high`))
+	if err == nil || !strings.Contains(out, `metadata.annotations[ontime.dev/concurrency-priority]: Invalid value: "high"`) {
+		t.Errorf("a CronJob with priority high: want the CronJob webhook's refusal naming the annotation, got %v: %s", err, out)
+	}
+	framework.Progress("a CronJob's bad annotation is refused: %s", strings.TrimSpace(out))
+	if out, err := framework.CommandErr(nil, kubectl, "--kubeconfig", e.cluster.Kubeconfig, "apply", "--dry-run=server", "-f", cronJob("plain", "")); err != nil {
+		t.Errorf("a CronJob without ontime's annotations: %v: %s", err, out)
+	}
 }
+
+// checkSamples: config/samples, which the README says run on any
+// cluster, are applied as they are (their own namespace) to a cluster with
+// no kwok and no Karpenter, and the controller schedules every
+// ScheduledJob (status.nextScheduleTime); config/samples/extended, the
+// ones for kwok and Karpenter, is admitted in a server-side dry run (the
+// webhooks and the API server's validation, nothing created). Then the
+// samples' namespace goes.
+func (e *env) checkSamples(t *testing.T) {
+	t.Helper()
+	out := e.cluster.Kubectl(t, "apply", "--server-side", "-k", "config/samples")
+	applied := strings.Count(out, "serverside-applied")
+	if applied < 10 {
+		t.Errorf("config/samples: %d objects applied, want every one:\n%s", applied, out)
+	}
+	framework.Eventually(t, time.Minute, "every sample ScheduledJob to have its next run time", func() bool {
+		times := e.cluster.Kubectl(t, "get", "scheduledjobs", "-n", samplesNamespace, "-o", `jsonpath={range .items[*]}{.status.nextScheduleTime}{"\n"}{end}`)
+		lines := strings.Split(strings.TrimSpace(times), "\n")
+		return len(lines) >= 9 && !slices.Contains(lines, "")
+	})
+	framework.Progress("config/samples applied: %d objects, every ScheduledJob scheduled", applied)
+	out = e.cluster.Kubectl(t, "apply", "--server-side", "--dry-run=server", "-k", "config/samples/extended")
+	if n := strings.Count(out, "serverside-applied (server dry run)"); n < 28 {
+		t.Errorf("config/samples/extended: %d objects admitted, want every one:\n%s", n, out)
+	}
+	framework.Progress("config/samples/extended admitted (server dry run): %d objects", strings.Count(out, "(server dry run)"))
+	e.cluster.Kubectl(t, "delete", "namespace", samplesNamespace, "--wait", "--timeout=2m")
+}
+
+// samplesNamespace is config/samples' own namespace.
+const samplesNamespace = "ontime-samples"
 
 // notRoutedYet reports whether a call through the webhook's Service
 // failed because the Service is not routed to its pods yet: refused, or
