@@ -149,6 +149,7 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 	if err := metrics.Registry.Register(starts); err != nil {
 		return fmt.Errorf("registering the spread ledgers' metrics: %w", err)
 	}
+
 	// The groups' controllers and CronJob warm-up list a group's member
 	// CronJobs, and a CronJob's Jobs, by these indexes.
 	if err := jobcontrol.IndexCronJobs(ctx, mgr.GetFieldIndexer()); err != nil {
@@ -227,6 +228,10 @@ func registerBackfills(mgr ctrl.Manager, clk clock.PassiveClock, opts Options) e
 		return nil
 	} else if err != nil {
 		return fmt.Errorf("looking up the Backfill API: %w", err)
+	}
+	progress := backfill.NewProgressCollector(mgr.GetClient(), mgr.Elected(), mgr.GetLogger().WithName("metrics"))
+	if err := metrics.Registry.Register(progress); err != nil {
+		return fmt.Errorf("registering the Backfills' metrics: %w", err)
 	}
 	backfills := backfill.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, recorderFor(mgr, "backfill-controller"))
 	return backfills.Register(mgr, opts.Workers)

@@ -73,3 +73,35 @@ func namesOnPage(t *testing.T, page, pattern string) map[string]bool {
 	}
 	return names
 }
+
+// queriedMetric is an ontime metric a PromQL query names, without a
+// histogram's series suffix.
+var queriedMetric = regexp.MustCompile(`(ontime_[a-z_]+?)(?:_bucket|_count|_sum)?\b`)
+
+// TestEveryQueriedMetricIsDefined fails when an alert of
+// config/prometheus/rules.yaml or a panel of the dashboard names an
+// ontime metric the code does not define. (The end-to-end test checks the
+// same against a running controller's /metrics, for every family it
+// exports without a concurrency group or a Backfill.)
+func TestEveryQueriedMetricIsDefined(t *testing.T) {
+	root := framework.RepoRoot()
+	defined := namesInCode(t, filepath.Join(root, "internal"), metricName, func(path string) bool {
+		return strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go")
+	})
+	queried := 0
+	for _, file := range []string{"config/prometheus/rules.yaml", "config/prometheus/dashboard.json"} {
+		text, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range queriedMetric.FindAllStringSubmatch(string(text), -1) {
+			queried++
+			if !defined[m[1]] {
+				t.Errorf("%s names %s, which the code does not define", file, m[0])
+			}
+		}
+	}
+	if queried < 10 {
+		t.Fatalf("found %d ontime metrics in the rules and the dashboard: the search is broken", queried)
+	}
+}
