@@ -61,27 +61,42 @@ func RotateCerts(mgr ctrl.Manager, opts CertOptions) (<-chan struct{}, error) {
 }
 
 // CertFileWriter copies the certificate Secret's tls.crt and tls.key into a
-// directory, as a Secret volume does in a pod. A controller running outside
-// the cluster (make dev) has no kubelet to mount the Secret, and both
-// cert-controller and the webhook server read the files.
+// directory, as a Secret volume does in a pod, but within seconds of the
+// Secret being filled: a kubelet refreshes a Secret volume only at its next
+// sync of the pod (a minute or more), and cert-controller looks for the
+// files at exponentially growing intervals, so a replica of a fresh install
+// whose volume was mounted empty could stay unready for minutes. The chart
+// mounts an emptyDir there and has the controller write it; a controller
+// running outside the cluster (make dev) has no kubelet to mount the Secret
+// at all.
 type CertFileWriter struct {
 	Reader client.Reader
 	Secret types.NamespacedName
 	Dir    string
 }
 
-// Start copies the files every two seconds until ctx ends.
+// Intervals at which the Secret is read: often until the files are in
+// place, then seldom (cert-controller rotates long before expiry), so that
+// a replica costs the API server a read every 30 seconds.
+const (
+	certPollBootstrap = 2 * time.Second
+	certPollSteady    = 30 * time.Second
+)
+
+// Start copies the files until ctx ends.
 func (w *CertFileWriter) Start(ctx context.Context) error {
-	ticker := time.NewTicker(2 * time.Second)
-	defer ticker.Stop()
 	for {
-		if err := w.sync(ctx); err != nil {
+		interval := certPollBootstrap
+		complete, err := w.sync(ctx)
+		if err != nil {
 			ctrl.LoggerFrom(ctx).Info("copying the webhook certificate", "error", err.Error())
+		} else if complete {
+			interval = certPollSteady
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-ticker.C:
+		case <-time.After(interval):
 		}
 	}
 }
@@ -89,13 +104,15 @@ func (w *CertFileWriter) Start(ctx context.Context) error {
 // NeedLeaderElection is false: every replica serves the webhook.
 func (w *CertFileWriter) NeedLeaderElection() bool { return false }
 
-func (w *CertFileWriter) sync(ctx context.Context) error {
+// sync writes what the Secret holds of the three files, and reports
+// whether it holds the serving pair.
+func (w *CertFileWriter) sync(ctx context.Context) (bool, error) {
 	secret := &corev1.Secret{}
 	if err := w.Reader.Get(ctx, w.Secret, secret); err != nil {
-		return err
+		return false, err
 	}
 	if err := os.MkdirAll(w.Dir, 0o700); err != nil {
-		return err
+		return false, err
 	}
 	for _, name := range []string{"tls.crt", "tls.key", "ca.crt"} {
 		data, ok := secret.Data[name]
@@ -109,11 +126,11 @@ func (w *CertFileWriter) sync(ctx context.Context) error {
 		// Write and rename, so readers never see half a file.
 		tmp := path + ".tmp"
 		if err := os.WriteFile(tmp, data, 0o600); err != nil {
-			return err
+			return false, err
 		}
 		if err := os.Rename(tmp, path); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return len(secret.Data["tls.crt"]) > 0 && len(secret.Data["tls.key"]) > 0, nil
 }

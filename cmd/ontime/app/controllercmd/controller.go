@@ -156,7 +156,7 @@ service account, then ~/.kube/config.`,
 	flags.StringVar(&w.mutatingConfiguration, "mutating-webhook-configuration", "ontime-mutating-webhook-configuration",
 		"MutatingWebhookConfiguration (the concurrency groups' Job webhook) to inject the CA bundle into")
 	flags.BoolVar(&w.writeCertFiles, "webhook-write-cert-files", false,
-		"copy the certificate Secret into --webhook-cert-dir, as a Secret volume would; for a controller running outside the cluster (make dev)")
+		"copy the certificate Secret into --webhook-cert-dir (an emptyDir in the chart's pods), as a Secret volume would but within seconds of its rotation; also for a controller running outside the cluster (make dev)")
 	logFlags := flag.NewFlagSet("logging", flag.ContinueOnError)
 	opts.logging.BindFlags(logFlags)
 	flags.AddGoFlagSet(logFlags)
