@@ -25,6 +25,14 @@ $(HELM):
 	@echo "==> building helm $(HELM_VERSION) (first time only, about 3 minutes; cached in $(@D))"
 	cd hack/tools/helm && GOBIN=$(@D) $(GO) install helm.sh/helm/v3/cmd/helm
 
+# Helm 4 beside Helm 3: the real-node test installs and upgrades with both.
+HELM4_VERSION := $(shell awk '$$1 == "require" && $$2 == "helm.sh/helm/v4" {print $$3}' hack/tools/helm4/go.mod)
+HELM4 := $(ONTIME_CACHE_DIR)/helm-$(HELM4_VERSION)/helm
+
+$(HELM4):
+	@echo "==> building helm $(HELM4_VERSION) (first time only, about 3 minutes; cached in $(@D))"
+	cd hack/tools/helm4 && GOBIN=$(@D) $(GO) install helm.sh/helm/v4/cmd/helm
+
 CRANE_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/google/go-containerregistry" {print $$3}' hack/tools/crane/go.mod)
 CRANE := $(ONTIME_CACHE_DIR)/crane-$(CRANE_VERSION)/crane
 
@@ -250,11 +258,15 @@ verify-generated: ## Fail if generated code or manifests are out of date.
 	@hack/verify-generated.sh
 
 .PHONY: tools
-tools: $(GOLANGCI_LINT) $(HELM) $(CRANE) $(ACTIONLINT) $(CYCLONEDX_GOMOD) ## Build the pinned golangci-lint, Helm, crane, actionlint and cyclonedx-gomod into the cache.
+tools: $(GOLANGCI_LINT) $(HELM) $(HELM4) $(CRANE) $(ACTIONLINT) $(CYCLONEDX_GOMOD) ## Build the pinned golangci-lint, Helm 3 and 4, crane, actionlint and cyclonedx-gomod into the cache.
 
 .PHONY: helm
 helm: $(HELM) ## Build the pinned Helm (hack/tools/helm) into the cache and print its path.
 	@echo $(HELM)
+
+.PHONY: helm4
+helm4: $(HELM4) ## Build the pinned Helm 4 (hack/tools/helm4) into the cache and print its path.
+	@echo $(HELM4)
 
 .PHONY: crane
 crane: $(CRANE) ## Build the pinned crane (hack/tools/crane) into the cache and print its path.
@@ -268,11 +280,13 @@ CHART_VALUES := $(wildcard charts/ontime/ci/*-values.yaml)
 CHART_KUBE_VERSION := $(COMPAT_OLDEST)
 
 .PHONY: chart
-chart: $(HELM) ## helm lint and helm template over the values matrix (charts/ontime/ci); the Prometheus rules and dashboard parsed by Prometheus' own packages.
+chart: $(HELM) $(HELM4) ## helm lint and helm template over the values matrix (charts/ontime/ci), with Helm 3 and Helm 4; the Prometheus rules and dashboard parsed by Prometheus' own packages.
 	@for values in $(CHART_VALUES); do \
 	  echo "==> helm lint and template: $$values"; \
-	  $(HELM) lint --strict --quiet --kube-version $(CHART_KUBE_VERSION) charts/ontime -f $$values >/dev/null || exit 1; \
-	  $(HELM) template ontime charts/ontime --kube-version $(CHART_KUBE_VERSION) --namespace ontime-system --include-crds -f $$values >/dev/null || exit 1; \
+	  for helm in $(HELM) $(HELM4); do \
+	    $$helm lint --strict --quiet --kube-version $(CHART_KUBE_VERSION) charts/ontime -f $$values >/dev/null || exit 1; \
+	    $$helm template ontime charts/ontime --kube-version $(CHART_KUBE_VERSION) --namespace ontime-system --include-crds -f $$values >/dev/null || exit 1; \
+	  done; \
 	done
 	@echo "==> values.schema.json refuses a value the chart does not have, and one of the wrong type"
 	@for bad in replica=3 podAntiAffinity=sometimes webhook.timeoutSeconds=soon; do \
@@ -359,7 +373,7 @@ IDLE := nice -n 19
 # the autoscaler were the floor of a warm run (make e2e-lead; the
 # learning itself is checked by TestAutoLeadAdapts and, on envtest,
 # TestAutoLeadSharedInItsPool).
-test: kube-binaries node-binaries autoscaler compat-binaries $(HELM) $(CRANE) ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image and its SBOM, e2e, the real node, a short chaos run.
+test: kube-binaries node-binaries autoscaler compat-binaries $(HELM) $(HELM4) $(CRANE) ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image and its SBOM, e2e, the real node, a short chaos run.
 	@# Before anything reads config/ and charts/: make generate rewrites them.
 	@$(MAKE) --no-print-directory verify-generated
 	@echo "==> compiling the end-to-end, real-node and chaos tests and the ontime binary once, for the background tests"
@@ -400,7 +414,7 @@ e2e-lead: kube-binaries autoscaler ## lead: Auto against Karpenter whose provisi
 	$(GO) test -tags e2e,lead -count=1 -timeout 70m -v -run '^TestAutoLeadAgainstKarpenter$(if $(filter full,$(LEAD)),,Quick)$$' ./test/e2e/
 
 .PHONY: e2e-real-node
-e2e-real-node: kube-binaries node-binaries $(HELM) $(CRANE) ## Only the real-node test: ontime published to a registry on loopback and installed from it as users do, on a kubelet with containerd and runc (root; about 6 minutes).
+e2e-real-node: kube-binaries node-binaries $(HELM) $(HELM4) $(CRANE) ## Only the real-node test: ontime published to a registry on loopback and installed from it as users do, on a kubelet with containerd and runc (root; about 6 minutes).
 	$(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/
 
 .PHONY: dev

@@ -253,3 +253,27 @@ func TestCheckCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// TestOperationsListsEveryCommand: docs/operations.md's section on the
+// command line names every command the help lists.
+func TestOperationsListsEveryCommand(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, found := strings.Cut(string(text), "\n## The command line\n")
+	if !found {
+		t.Fatal("docs/operations.md has no section \"The command line\"")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	root := newRootCommand(io.Discard, io.Discard)
+	root.InitDefaultCompletionCmd()
+	for _, cmd := range root.Commands() {
+		if cmd.Hidden || cmd.Name() == "help" {
+			continue
+		}
+		if !strings.Contains(section, "`"+cmd.Name()) && !strings.Contains(section, "`ontime "+cmd.Name()) {
+			t.Errorf("docs/operations.md, The command line, does not name ontime %s", cmd.Name())
+		}
+	}
+}

@@ -261,11 +261,25 @@ func NodePoolRun(runFor time.Duration) batchv1.JobTemplateSpec {
 	}}}
 }
 
-// Helm is the pinned Helm (hack/tools/helm), built into the cache by make
-// helm if it is not there yet.
+// Helm is the pinned Helm 3 (hack/tools/helm), built into the cache by
+// make helm if it is not there yet.
 func Helm(tb testing.TB) string {
 	tb.Helper()
-	out := strings.TrimSpace(Command(tb, nil, "make", "--no-print-directory", "-s", "helm"))
+	return madeTool(tb, "helm")
+}
+
+// Helm4 is the pinned Helm 4 (hack/tools/helm4), built into the cache by
+// make helm4 if it is not there yet.
+func Helm4(tb testing.TB) string {
+	tb.Helper()
+	return madeTool(tb, "helm4")
+}
+
+// madeTool runs make's target of a pinned tool and returns the path it
+// prints last.
+func madeTool(tb testing.TB, target string) string {
+	tb.Helper()
+	out := strings.TrimSpace(Command(tb, nil, "make", "--no-print-directory", "-s", target))
 	return out[strings.LastIndex(out, "\n")+1:]
 }
 

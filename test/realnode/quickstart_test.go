@@ -63,14 +63,14 @@ func (e *env) runGettingStarted(t *testing.T) {
 }
 
 // toolsOnPath is a directory holding kubectl, helm and ontime, as a
-// reader's PATH has them.
+// reader's PATH has them: a new reader's helm is Helm 4.
 func (e *env) toolsOnPath(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "bin")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for name, target := range map[string]string{"kubectl": framework.KubeBin(t, "kubectl"), "helm": e.helm, "ontime": e.ontime} {
+	for name, target := range map[string]string{"kubectl": framework.KubeBin(t, "kubectl"), "helm": e.helm4, "ontime": e.ontime} {
 		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}

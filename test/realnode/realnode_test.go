@@ -54,8 +54,11 @@ type env struct {
 	cluster *framework.Cluster
 	client  client.Client
 	ontime  string // the ontime CLI of the release, built from this checkout
-	helm    string
-	crane   string // the pinned crane, which serves the registry and pushes to it
+	// helm and helm4 are the pinned Helm 3 and Helm 4: getting started
+	// installs with Helm 4, the helm subtest with Helm 3, upgrades with
+	// Helm 4 and once more with Helm 3.
+	helm, helm4 string
+	crane       string // the pinned crane, which serves the registry and pushes to it
 	// registry is where releases are published: HOST:PORT/ontime-dev on
 	// loopback, as ghcr.io/ontime-dev is for a real one.
 	registry string
@@ -91,7 +94,7 @@ func TestInstallOnRealNode(t *testing.T) {
 	framework.Command(t, []string{"ONTIME_REAL_NODE_TAINT=", "ONTIME_REAL_NODE_LOGS=" + nodeLogs},
 		"hack/real-node.sh", "up", cluster.Kubeconfig)
 
-	e := &env{cluster: cluster, client: framework.NewClient(t, cluster.Kubeconfig), helm: framework.Helm(t), nodeLogs: nodeLogs}
+	e := &env{cluster: cluster, client: framework.NewClient(t, cluster.Kubeconfig), helm: framework.Helm(t), helm4: framework.Helm4(t), nodeLogs: nodeLogs}
 	e.crane = cranePath(t)
 	e.registry = startRegistry(t, e.crane)
 	e.release = e.publish(t, version, "charts/ontime")
@@ -107,7 +110,7 @@ func TestInstallOnRealNode(t *testing.T) {
 		framework.Progress("helm install from oci://%s/charts/ontime", e.registry)
 		e.createScraper(t)
 		e.enforceRestricted(t)
-		e.helmInstall(t, "install", e.release)
+		e.helmInstall(t, e.helm, "install", e.release)
 		e.checkInstalled(t, e.release)
 		e.checkMetricsAccess(t)
 		e.checkSamples(t)
@@ -146,9 +149,9 @@ func TestInstallOnRealNode(t *testing.T) {
 // helmInstall runs helm install or upgrade of the release's chart from the
 // registry, with the placeholders' image from it too, and waits for the
 // rollout.
-func (e *env) helmInstall(t *testing.T, verb string, r release, args ...string) {
+func (e *env) helmInstall(t *testing.T, helm, verb string, r release, args ...string) {
 	t.Helper()
-	framework.Command(t, nil, e.helm, append([]string{"--kubeconfig", e.cluster.Kubeconfig, verb, "ontime",
+	framework.Command(t, nil, helm, append([]string{"--kubeconfig", e.cluster.Kubeconfig, verb, "ontime",
 		"oci://" + e.registry + "/charts/ontime", "--plain-http", "--version", r.chartVersion(), "--namespace", namespace,
 		"--set", "controller.placeholderImage=" + e.pauseImage,
 		"--set", "metrics.readers[0].name=" + scraperName, "--set", "metrics.readers[0].namespace=" + scraperNamespace,

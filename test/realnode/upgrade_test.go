@@ -4,6 +4,7 @@ package realnode
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,7 +47,9 @@ func (e *env) checkUpgrade(t *testing.T) {
 	framework.Command(t, nil, "bash", "-euo", "pipefail", "-c", fmt.Sprintf(
 		"%s show crds oci://%s/charts/ontime --plain-http --version %s | %s --kubeconfig %s apply --server-side --force-conflicts -f -",
 		e.helm, e.registry, next.chartVersion(), framework.KubeBin(t, "kubectl"), e.cluster.Kubeconfig))
-	e.helmInstall(t, "upgrade", next)
+	// Helm 4 upgrades the release Helm 3 installed, as a team moving to
+	// Helm 4 does.
+	e.helmInstall(t, e.helm4, "upgrade", next)
 	rolledOut := time.Now()
 	// Past the old pods' shutdown and the next minute's runs.
 	sleepUntil(rolledOut.Truncate(time.Minute).Add(time.Minute + 20*time.Second))
@@ -76,6 +79,29 @@ func (e *env) checkUpgrade(t *testing.T) {
 	if !strings.Contains(out, probeField) {
 		t.Errorf("kubectl explain scheduledjob.spec.%s after the upgrade: %s", probeField, out)
 	}
+	e.checkHelmVersionsShareTheRelease(t, next)
+}
+
+// checkHelmVersionsShareTheRelease: Helm 3 upgrades the release Helm 4
+// last upgraded (a team with both on its machines), and each lists the
+// three revisions, the last deployed.
+func (e *env) checkHelmVersionsShareTheRelease(t *testing.T, next release) {
+	t.Helper()
+	e.helmInstall(t, e.helm, "upgrade", next)
+	for _, helm := range []string{e.helm, e.helm4} {
+		out := framework.Command(t, nil, helm, "--kubeconfig", e.cluster.Kubeconfig, "history", "ontime", "--namespace", namespace, "-o", "json")
+		var revisions []struct {
+			Revision int    `json:"revision"`
+			Status   string `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(out), &revisions); err != nil {
+			t.Fatalf("%s history: %v: %s", helm, err, out)
+		}
+		if n := len(revisions); n != 3 || revisions[n-1].Status != "deployed" {
+			t.Errorf("%s history: %+v, want 3 revisions, the last deployed", helm, revisions)
+		}
+	}
+	framework.Progress("Helm 3 installed, Helm 4 upgraded, Helm 3 upgraded again: 3 revisions, each Helm reads them")
 }
 
 // nextChart is a copy of charts/ontime whose CRD has one more optional
