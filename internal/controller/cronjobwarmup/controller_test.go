@@ -149,19 +149,27 @@ func TestCronJobBadAnnotation(t *testing.T) {
 	ns := env.NewNamespace(t)
 	cj := newCronJob(ns)
 	cj.Annotations[v1alpha1.WarmUpLeadAnnotation] = "soon"
-	env.Create(t, cj)
-	cj = get(t, cj)
-	env.DrainEvents()
-	run := cj.CreationTimestamp.Time.Truncate(time.Hour).Add(time.Hour)
-	reconcileAt(t, cj, run.Add(-5*time.Minute))
-	reconcileAt(t, cj, run.Add(-4*time.Minute))
-	events := env.DrainEvents()
+	_, _, events := eventsBeforeItsRun(t, cj)
 	if len(events) != 1 || !strings.Contains(events[0], `WarmUpFailed no warm-up: metadata.annotations[warmup.ontime.dev/lead]: Invalid value: "soon": not a duration`) {
 		t.Errorf("events %v, want one warning naming the annotation and value", events)
 	}
 	if n := len(placeholders(t, ns)); n != 0 {
 		t.Errorf("%d placeholders", n)
 	}
+}
+
+// eventsBeforeItsRun creates cj, reconciles it twice before its next
+// hourly run, and returns it as stored, that run and the two reconciles'
+// events.
+func eventsBeforeItsRun(t *testing.T, cj *batchv1.CronJob) (*batchv1.CronJob, time.Time, []string) {
+	t.Helper()
+	env.Create(t, cj)
+	cj = get(t, cj)
+	env.DrainEvents()
+	run := cj.CreationTimestamp.Time.Truncate(time.Hour).Add(time.Hour)
+	reconcileAt(t, cj, run.Add(-5*time.Minute))
+	reconcileAt(t, cj, run.Add(-4*time.Minute))
+	return cj, run, env.DrainEvents()
 }
 
 // TestCronJobBadGroupAnnotation: a CronJob stored with both group
@@ -174,13 +182,7 @@ func TestCronJobBadGroupAnnotation(t *testing.T) {
 	delete(cj.Annotations, v1alpha1.WarmUpLeadAnnotation)
 	cj.Annotations[v1alpha1.GroupLabel] = "reports"
 	cj.Annotations[v1alpha1.ClusterGroupLabel] = "licenses"
-	env.Create(t, cj)
-	cj = get(t, cj)
-	env.DrainEvents()
-	run := cj.CreationTimestamp.Time.Truncate(time.Hour).Add(time.Hour)
-	reconcileAt(t, cj, run.Add(-5*time.Minute))
-	reconcileAt(t, cj, run.Add(-4*time.Minute))
-	events := env.DrainEvents()
+	cj, run, events := eventsBeforeItsRun(t, cj)
 	if len(events) != 1 || !strings.Contains(events[0], "InvalidConcurrencyGroup its runs are refused until this is fixed: metadata.annotations[ontime.dev/cluster-concurrency-group]") {
 		t.Errorf("events %v, want one warning naming the annotation", events)
 	}
