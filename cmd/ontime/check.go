@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -267,21 +268,16 @@ func webhookCallFailure(err error) webhookFailure {
 	switch {
 	case strings.Contains(message, "connect: connection refused"):
 		return callRefused
-	case containsAny(message, "context deadline exceeded", "i/o timeout", "Client.Timeout exceeded", "TLS handshake timeout"):
+	case slices.ContainsFunc(timeoutWords, func(words string) bool { return strings.Contains(message, words) }):
 		return callTimedOut
 	default:
 		return callFailed
 	}
 }
 
-func containsAny(s string, substrings ...string) bool {
-	for _, sub := range substrings {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
-}
+// timeoutWords are the API server's words for a webhook call that got no
+// answer in time.
+var timeoutWords = []string{"context deadline exceeded", "i/o timeout", "Client.Timeout exceeded", "TLS handshake timeout"}
 
 // routingGrace is how long the webhook check retries a refused connection
 // while a controller pod is ready: right after an install the pods are
