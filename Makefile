@@ -70,6 +70,9 @@ IMAGE_CREATED = $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m
 # A static binary with its own zone database; -trimpath and an empty build
 # id make it the same wherever it is built.
 BINARY_FLAGS = -trimpath -tags timetzdata -ldflags "-s -w -buildid= -X main.version=$(VERSION)"
+# ontime-wait, which EarlyStart pods copy and run: it reads RFC 3339 times
+# with their offsets and needs no zone database.
+WAIT_BINARY_FLAGS = -trimpath -ldflags "-s -w -buildid="
 
 .PHONY: compile
 compile: ## Compile ontime and its dependencies as make test will (plain, with the race detector, the image's linux/amd64 and linux/arm64), discarding the output: .ci/run's warm-up of the build cache. Cached: seconds.
@@ -77,18 +80,20 @@ compile: ## Compile ontime and its dependencies as make test will (plain, with t
 	$(GO) build -race ./...
 	@for platform in $(IMAGE_PLATFORMS); do \
 	  CGO_ENABLED=0 GOOS=$${platform%/*} GOARCH=$${platform#*/} $(GO) build $(BINARY_FLAGS) -o /dev/null ./cmd/ontime || exit 1; \
+	  CGO_ENABLED=0 GOOS=$${platform%/*} GOARCH=$${platform#*/} $(GO) build $(WAIT_BINARY_FLAGS) -o /dev/null ./cmd/ontime-wait || exit 1; \
 	done
 
 .PHONY: image
-image: ## Build the controller image for linux/amd64 and linux/arm64 into $(IMAGE_DIR) (OCI layout, a tar of it, its digest); no Docker.
+image: ## Build the controller image for linux/amd64 and linux/arm64 into $(IMAGE_DIR) (OCI layout, a tar of it, its digest): /ontime and EarlyStart's /ontime-wait; no Docker.
 	@mkdir -p $(IMAGE_DIR)
 	@for platform in $(IMAGE_PLATFORMS); do \
-	  echo "==> building ontime $(VERSION) for $$platform"; \
+	  echo "==> building ontime and ontime-wait $(VERSION) for $$platform"; \
 	  CGO_ENABLED=0 GOOS=$${platform%/*} GOARCH=$${platform#*/} $(GO) build $(BINARY_FLAGS) -o $(IMAGE_DIR)/ontime-$${platform%/*}-$${platform#*/} ./cmd/ontime || exit 1; \
+	  CGO_ENABLED=0 GOOS=$${platform%/*} GOARCH=$${platform#*/} $(GO) build $(WAIT_BINARY_FLAGS) -o $(IMAGE_DIR)/ontime-wait-$${platform%/*}-$${platform#*/} ./cmd/ontime-wait || exit 1; \
 	done
 	@echo "==> assembling the image (hack/tools/image)"
 	@cd hack/tools/image && $(GO) run . -out $(abspath $(IMAGE_DIR)) -version $(VERSION) -revision "$(IMAGE_REVISION)" -created $(IMAGE_CREATED) \
-	  $(foreach platform,$(IMAGE_PLATFORMS),-binary $(platform)=$(abspath $(IMAGE_DIR))/ontime-$(subst /,-,$(platform)))
+	  $(foreach platform,$(IMAGE_PLATFORMS),-binary $(platform)=$(abspath $(IMAGE_DIR))/ontime-$(subst /,-,$(platform)) -wait-binary $(platform)=$(abspath $(IMAGE_DIR))/ontime-wait-$(subst /,-,$(platform)))
 
 # A release: everything a user installs, in $(DIST). make image builds the
 # linux binaries the image holds; the CLI binaries are the same builds.
@@ -104,6 +109,7 @@ release: $(HELM) $(CYCLONEDX_GOMOD) ## Write every release artifact for VERSION=
 	$(GO) run ./hack/releasenotes -version $(VERSION) > $(DIST)/release-notes.md
 	$(MAKE) --no-print-directory image VERSION=$(VERSION) IMAGE_DIR=$(DIST)/image
 	cp $(DIST)/image/ontime-image.tar $(DIST)/ontime-image-$(VERSION).tar
+	cp $(DIST)/image/ontime-wait-linux-* $(DIST)/
 	$(MAKE) --no-print-directory install-yaml chart-package VERSION=$(VERSION) DIST=$(DIST) IMAGE_DIR=$(DIST)/image
 	@echo "==> CLI binaries and the kubectl plugin"
 	@for platform in $(CLI_PLATFORMS); do \
@@ -117,12 +123,14 @@ release: $(HELM) $(CYCLONEDX_GOMOD) ## Write every release artifact for VERSION=
 	done
 	$(GO) run ./hack/krew-manifest -version $(VERSION) -dir $(DIST) > $(DIST)/ontime.krew.yaml
 	$(MAKE) --no-print-directory sbom VERSION=$(VERSION) DIST=$(DIST)
-	cd $(DIST) && sha256sum install.yaml ontime-*.tgz ontime-image-$(VERSION).tar ontime-linux-* ontime-darwin-* kubectl-ontime-*.tar.gz ontime.krew.yaml > SHA256SUMS
+	cd $(DIST) && sha256sum install.yaml ontime-*.tgz ontime-image-$(VERSION).tar ontime-linux-* ontime-darwin-* ontime-wait-linux-* kubectl-ontime-*.tar.gz ontime.krew.yaml > SHA256SUMS
 	@echo "==> $(DIST): image $(IMAGE_REPOSITORY)@$$(cat $(DIST)/image/digest)"; ls $(DIST)
 
-# The binaries make sbom describes: the release's CLI binaries, the linux
-# ones being the image's (it holds only its platform's binary).
-SBOM_BINARIES ?= $(foreach platform,$(CLI_PLATFORMS),$(DIST)/ontime-$(subst /,-,$(platform)))
+# The binaries make sbom describes: the release's CLI binaries and the
+# image's ontime-wait; the image holds its platform's linux ontime and
+# ontime-wait.
+SBOM_BINARIES ?= $(foreach platform,$(CLI_PLATFORMS),$(DIST)/ontime-$(subst /,-,$(platform))) \
+  $(foreach platform,$(IMAGE_PLATFORMS),$(DIST)/ontime-wait-$(subst /,-,$(platform)))
 
 .PHONY: sbom
 # Without a timestamp or a random serial number, the same binary gives the

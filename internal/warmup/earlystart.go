@@ -11,29 +11,33 @@ import (
 )
 
 // WaitContainerName is the init container of EarlyStart pods: it either
-// holds the pod until the scheduled time or installs `ontime wait` for the
+// holds the pod until the scheduled time or installs ontime-wait for the
 // run's containers to wait in (HoldUntil).
 const WaitContainerName = "ontime-wait"
 
-// waitVolume is the emptyDir WaitContainerName copies the ontime binary
-// into when the run's containers wait in it; waitBinary is the copy.
+// WaitCommand is ontime-wait (cmd/ontime-wait) in ontime's image: the
+// standard library only, about 2 MB, where /ontime is 57 MB.
+const WaitCommand = "/ontime-wait"
+
+// waitVolume is the emptyDir WaitContainerName copies ontime-wait into
+// when the run's containers wait in it; waitBinary is the copy.
 const (
 	waitVolume    = v1alpha1.EarlyStartWaitVolume
 	waitMountPath = "/.ontime-wait"
-	waitBinary    = waitMountPath + "/ontime"
+	waitBinary    = waitMountPath + "/ontime-wait"
 )
 
 // HoldUntil turns job, the run scheduled at scheduled, into an EarlyStart
 // run created at now, held until the scheduled time in one of two ways:
 //
 //   - In the run's containers (InContainerWait): the init container copies
-//     the ontime binary from image into an emptyDir and exits, and each
-//     container's command becomes `ontime wait --until <scheduled> --
+//     ontime-wait from image into an emptyDir and exits, and each
+//     container's command becomes `ontime-wait --until <scheduled> --
 //     <command> <args>`, which execs the command at the scheduled time by
 //     the node's clock. The containers are created, and their images
 //     pulled, during the lead, so the command starts within milliseconds
 //     of its time.
-//   - Otherwise, in the init container: `ontime wait --until <scheduled>`,
+//   - Otherwise, in the init container: `ontime-wait --until <scheduled>`,
 //     first among the init containers, keeps the pod's containers from
 //     starting before the scheduled time; they start after it by the
 //     kubelet's reaction time (it notices the exit at its next relist,
@@ -63,7 +67,7 @@ func HoldUntil(job *batchv1.Job, owner Owner, scheduled, now time.Time, image st
 	if InContainerWait(&pod.Spec) {
 		waitInContainers(&pod.Spec, image, release)
 	} else {
-		pod.Spec.InitContainers = append([]corev1.Container{waitContainer(image, "wait", "--until", release)}, pod.Spec.InitContainers...)
+		pod.Spec.InitContainers = append([]corev1.Container{waitContainer(image, "--until", release)}, pod.Spec.InitContainers...)
 	}
 	if deadline := job.Spec.ActiveDeadlineSeconds; deadline != nil {
 		waitSeconds := int64((max(scheduled.Sub(now), 0) + time.Second - 1) / time.Second)
@@ -120,30 +124,35 @@ func InContainerWait(spec *corev1.PodSpec) bool {
 	return v1alpha1.EarlyStartHeldInInitContainer(spec) == ""
 }
 
-// waitInContainers adds the init container that installs ontime from image
-// into the wait volume and makes every container's command wait there
+// waitInContainers adds the init container that installs ontime-wait from
+// image into the wait volume and makes every container's command wait there
 // until release, then exec what it was.
 func waitInContainers(spec *corev1.PodSpec, image, release string) {
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: waitVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
-	install := waitContainer(image, "wait", "--until", release, "--install", waitBinary)
+	install := waitContainer(image, "--until", release, "--install", waitBinary)
 	install.VolumeMounts = []corev1.VolumeMount{{Name: waitVolume, MountPath: waitMountPath}}
 	spec.InitContainers = []corev1.Container{install}
 	for i := range spec.Containers {
 		c := &spec.Containers[i]
-		c.Args = append(append([]string{"wait", "--until", release, "--"}, c.Command...), c.Args...)
+		c.Args = append(append([]string{"--until", release, "--"}, c.Command...), c.Args...)
 		c.Command = []string{waitBinary}
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: waitVolume, MountPath: waitMountPath, ReadOnly: true})
 	}
 }
 
-// waitContainer is the init container running ontime from image with args.
+// waitContainer is the init container running ontime-wait from image with
+// args.
 func waitContainer(image string, args ...string) corev1.Container {
-	// Copying the binary (about 45 MB) goes through the page cache, which
-	// counts toward the container's memory: 32Mi leaves room for it.
+	// Small, so that the pod asks the scheduler for no more than its own
+	// containers do; requests equal to limits keep a Guaranteed pod
+	// Guaranteed. ontime-wait starts and copies itself (2 MB, through the
+	// page cache, which counts toward the memory) in well under 10m's
+	// share of a second.
 	small := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}
 	return corev1.Container{
 		Name:            WaitContainerName,
 		Image:           image,
+		Command:         []string{WaitCommand},
 		Args:            args,
 		Resources:       corev1.ResourceRequirements{Requests: small, Limits: small.DeepCopy()},
 		SecurityContext: restrictedContainer(),

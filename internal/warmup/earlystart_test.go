@@ -69,18 +69,18 @@ func TestHoldUntilInContainers(t *testing.T) {
 		t.Fatalf("init containers %v, want the installer alone", spec.InitContainers)
 	}
 	install := spec.InitContainers[0]
-	if want := []string{"wait", "--until", "2026-11-24T10:00:00Z", "--install", "/.ontime-wait/ontime"}; install.Name != WaitContainerName ||
-		install.Image != "ghcr.io/ontime-dev/ontime:v1" || !reflect.DeepEqual(install.Args, want) {
-		t.Errorf("init container %s %s %v, want %s running %v", install.Name, install.Image, install.Args, WaitContainerName, want)
+	if want := []string{"--until", "2026-11-24T10:00:00Z", "--install", "/.ontime-wait/ontime-wait"}; install.Name != WaitContainerName ||
+		install.Image != "ghcr.io/ontime-dev/ontime:v1" || !reflect.DeepEqual(install.Command, []string{"/ontime-wait"}) || !reflect.DeepEqual(install.Args, want) {
+		t.Errorf("init container %s %s %v %v, want %s running /ontime-wait %v", install.Name, install.Image, install.Command, install.Args, WaitContainerName, want)
 	}
 	if want := []corev1.VolumeMount{{Name: "ontime-wait", MountPath: "/.ontime-wait"}}; !reflect.DeepEqual(install.VolumeMounts, want) {
 		t.Errorf("installer mounts %v, want %v", install.VolumeMounts, want)
 	}
 	main = &spec.Containers[0]
-	if want := []string{"/.ontime-wait/ontime"}; !reflect.DeepEqual(main.Command, want) {
+	if want := []string{"/.ontime-wait/ontime-wait"}; !reflect.DeepEqual(main.Command, want) {
 		t.Errorf("command %v, want %v", main.Command, want)
 	}
-	if want := []string{"wait", "--until", "2026-11-24T10:00:00Z", "--", "/app/report", "--daily", "--out", "$(OUT)"}; !reflect.DeepEqual(main.Args, want) {
+	if want := []string{"--until", "2026-11-24T10:00:00Z", "--", "/app/report", "--daily", "--out", "$(OUT)"}; !reflect.DeepEqual(main.Args, want) {
 		t.Errorf("args %q, want %q", main.Args, want)
 	}
 	if want := []corev1.VolumeMount{{Name: "data", MountPath: "/data"}, {Name: "ontime-wait", MountPath: "/.ontime-wait", ReadOnly: true}}; !reflect.DeepEqual(main.VolumeMounts, want) {

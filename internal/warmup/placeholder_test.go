@@ -232,8 +232,8 @@ func TestHoldUntil(t *testing.T) {
 		t.Errorf("init containers %v, want the wait first", names)
 	}
 	wait := pod.Spec.InitContainers[0]
-	if want := []string{"wait", "--until", "2026-11-24T10:00:00Z"}; wait.Image != "ghcr.io/ontime-dev/ontime:v1" || !reflect.DeepEqual(wait.Args, want) {
-		t.Errorf("wait container %s %v, want args %v", wait.Image, wait.Args, want)
+	if want := []string{"--until", "2026-11-24T10:00:00Z"}; wait.Image != "ghcr.io/ontime-dev/ontime:v1" || !reflect.DeepEqual(wait.Command, []string{"/ontime-wait"}) || !reflect.DeepEqual(wait.Args, want) {
+		t.Errorf("wait container %s %v %v, want /ontime-wait with args %v", wait.Image, wait.Command, wait.Args, want)
 	}
 	if pod.Annotations[v1alpha1.ReleaseAtAnnotation] != "2026-11-24T10:00:00Z" || pod.Labels[v1alpha1.WarmUpLabel] != "early-start" || pod.Labels["app"] != "report" {
 		t.Errorf("pod labels %v, annotations %v", pod.Labels, pod.Annotations)

@@ -27,14 +27,22 @@ const testVersion = "v0.0.0-imagetest"
 const (
 	user       = "65532:65532"
 	entrypoint = "/ontime"
+	// waitPath is ontime-wait, which EarlyStart pods copy and run.
+	waitPath = "/ontime-wait"
 )
+
+// maxWaitBinary is how large ontime-wait may grow: every EarlyStart pod
+// copies and starts it in an init container of 10m CPU and 32Mi (2 MB
+// when it was made, the standard library only; /ontime is 57 MB).
+const maxWaitBinary = 4 << 20
 
 // TestMakeImage builds the image twice with make image, as a release does,
 // and checks that the digests are the same, that each platform's image is
 // as docs/install.md describes it (user, entrypoint, labels, one layer
-// holding /ontime), that the binary in the image reports the build's
-// version and carries its own zone database, and that make sbom describes
-// it the same way twice.
+// holding /ontime and /ontime-wait), that the binary in the image reports
+// the build's version and carries its own zone database, that ontime-wait
+// is small and waits, and that make sbom describes both the same way
+// twice.
 func TestMakeImage(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -61,6 +69,9 @@ func TestMakeImage(t *testing.T) {
 	}
 	t.Run("sbom", func(t *testing.T) {
 		checkSBOM(t, root, filepath.Join(first, "ontime-linux-amd64"), filepath.Join(second, "ontime-linux-amd64"))
+	})
+	t.Run("sbom of ontime-wait", func(t *testing.T) {
+		checkWaitSBOM(t, root, filepath.Join(first, "ontime-wait-linux-amd64"), filepath.Join(second, "ontime-wait-linux-amd64"))
 	})
 }
 
@@ -96,6 +107,22 @@ type cycloneDX struct {
 // version, and list the modules go.mod requires at their versions, with
 // their hashes and licenses.
 func checkSBOM(t *testing.T, root string, binaries ...string) {
+	checkSBOMContent(t, root, makeSBOMs(t, root, binaries...))
+}
+
+// checkWaitSBOM: the SBOMs of two builds of ontime-wait are the same bytes
+// and list no module: it is the standard library only.
+func checkWaitSBOM(t *testing.T, root string, binaries ...string) {
+	bom := makeSBOMs(t, root, binaries...)
+	if bom.Metadata.Component.Version != testVersion || len(bom.Components) != 0 {
+		t.Errorf("the SBOM of ontime-wait: version %q, components %v; want %s and none", bom.Metadata.Component.Version, bom.Components, testVersion)
+	}
+}
+
+// makeSBOMs runs make sbom on binaries, two builds of one binary, checks
+// that their SBOMs are the same bytes and returns the first.
+func makeSBOMs(t *testing.T, root string, binaries ...string) cycloneDX {
+	t.Helper()
 	cmd := exec.Command("make", "--no-print-directory", "sbom", "SBOM_BINARIES="+strings.Join(binaries, " "), "VERSION="+testVersion)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -116,7 +143,7 @@ func checkSBOM(t *testing.T, root string, binaries ...string) {
 	if err := json.Unmarshal(contents[0], &bom); err != nil {
 		t.Fatal(err)
 	}
-	checkSBOMContent(t, root, bom)
+	return bom
 }
 
 // checkSBOMContent checks what an SBOM of the binary must say: the
@@ -251,14 +278,20 @@ func checkImage(t *testing.T, oci ociLayout, desc descriptor) {
 	if len(manifest.Layers) != 1 {
 		t.Fatalf("%d layers, want 1", len(manifest.Layers))
 	}
-	binary := onlyFile(t, oci.blob(manifest.Layers[0].Digest))
+	files := layerFiles(t, oci.blob(manifest.Layers[0].Digest))
+	binary, wait := files[entrypoint], files[waitPath]
+	if len(wait) > maxWaitBinary {
+		t.Errorf("%s is %d bytes, want at most %d: EarlyStart pods copy and start it on 10m of CPU", waitPath, len(wait), maxWaitBinary)
+	}
 	if desc.Platform.Architecture != runtime.GOARCH {
 		return
 	}
-	path := filepath.Join(t.TempDir(), "ontime")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ontime")
 	if err := os.WriteFile(path, binary, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	checkWait(t, wait, filepath.Join(dir, "ontime-wait"))
 	out, err := exec.Command(path, "version").CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "ontime "+testVersion+" ") {
 		t.Errorf("ontime version in the image: %q (%v), want it to report %s", out, err, testVersion)
@@ -271,9 +304,29 @@ func checkImage(t *testing.T, oci ociLayout, desc descriptor) {
 	}
 }
 
-// onlyFile returns the content of the layer's one file, /ontime, after
-// checking that the layer (a gzipped tar) holds only it, executable.
-func onlyFile(t *testing.T, layer string) []byte {
+// checkWait runs the image's ontime-wait as EarlyStart pods do: installed
+// into a directory by itself, then from there until a time that has passed
+// and on to a command.
+func checkWait(t *testing.T, content []byte, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, content, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	installed := filepath.Join(filepath.Dir(path), "volume", "ontime-wait")
+	if out, err := exec.Command(path, "--until", "2026-11-24T10:00:00Z", "--install", installed).CombinedOutput(); err != nil {
+		t.Fatalf("ontime-wait --install: %v: %s", err, out)
+	}
+	out, err := exec.Command(installed, "--until", "2026-11-24T10:00:00Z", "--", installed, "--until", "2026-11-24T10:00:00Z").CombinedOutput()
+	if want := "waiting until 2026-11-24T10:00:00Z (0s from now)\nreleased: running " + installed + "\n" +
+		"waiting until 2026-11-24T10:00:00Z (0s from now)\nreleased\n"; err != nil || string(out) != want {
+		t.Errorf("the installed ontime-wait, running itself: %q (%v), want %q", out, err, want)
+	}
+}
+
+// layerFiles returns the content of each file of the layer (a gzipped
+// tar) by its path, after checking that it holds /ontime and /ontime-wait,
+// executable, and nothing else.
+func layerFiles(t *testing.T, layer string) map[string][]byte {
 	t.Helper()
 	f, err := os.Open(layer)
 	if err != nil {
@@ -285,7 +338,8 @@ func onlyFile(t *testing.T, layer string) []byte {
 		t.Fatal(err)
 	}
 	tr := tar.NewReader(gz)
-	var content []byte
+	files := map[string][]byte{}
+	var names []string
 	for {
 		header, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -294,15 +348,17 @@ func onlyFile(t *testing.T, layer string) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if header.Name != strings.TrimPrefix(entrypoint, "/") || header.Mode != 0o755 {
-			t.Errorf("layer holds %s (mode %o), want only %s (755)", header.Name, header.Mode, entrypoint)
+		if header.Mode != 0o755 {
+			t.Errorf("layer holds %s with mode %o, want 755", header.Name, header.Mode)
 		}
-		if content, err = io.ReadAll(tr); err != nil {
+		name := "/" + header.Name
+		names = append(names, name)
+		if files[name], err = io.ReadAll(tr); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if content == nil {
-		t.Fatal("the layer holds no /ontime")
+	if want := []string{entrypoint, waitPath}; !slices.Equal(names, want) {
+		t.Fatalf("the layer holds %v, want %v", names, want)
 	}
-	return content
+	return files
 }

@@ -30,8 +30,12 @@ var allowed = map[string][]string{
 	// The controller command: the operator's wiring (flags, the manager,
 	// leader election, the webhook server).
 	"cmd/ontime/app/controllercmd": {"cmd/ontime/app/cli", "internal/controller", "internal/controller/recovery", "internal/webhook", "internal/scheme", "api/v1alpha1"},
-	// The command EarlyStart pods run: nothing of ontime's but the CLI's.
-	"cmd/ontime/app/waitcmd": {"cmd/ontime/app/cli"},
+	// ontime wait: the CLI's errors around the wait EarlyStart pods run.
+	"cmd/ontime/app/waitcmd": {"cmd/ontime/app/cli", "internal/earlywait"},
+	// The binary EarlyStart pods run, and its one package: the standard
+	// library only (TestWaitBinaryIsStandardLibraryOnly).
+	"cmd/ontime-wait":    {"internal/earlywait"},
+	"internal/earlywait": {},
 	// What the commands share: the user's errors, kubectl's cluster flags.
 	"cmd/ontime/app/cli":  {"internal/scheme"},
 	"internal/controller": {"internal/controller/*", "internal/warmup", "api/v1alpha1"},
@@ -190,6 +194,24 @@ func ours(imports []string) []string {
 		}
 	}
 	return kept
+}
+
+// TestWaitBinaryIsStandardLibraryOnly: cmd/ontime-wait, which every
+// EarlyStart pod copies and starts in an init container of 10m CPU, links
+// nothing but the standard library and internal/earlywait (one module
+// more, such as client-go, would make it the 57 MB binary it replaces).
+func TestWaitBinaryIsStandardLibraryOnly(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./cmd/ontime-wait")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	got := strings.Fields(string(out))
+	want := []string{module + "internal/earlywait", module + "cmd/ontime-wait"}
+	if !slices.Equal(got, want) {
+		t.Errorf("cmd/ontime-wait depends on %q, want only %q", got, want)
+	}
 }
 
 // listPackages asks the go command for every package of the module,

@@ -409,7 +409,7 @@ func (e *env) waitForRunPod(t *testing.T, job string, timeout time.Duration) cor
 
 // checkRunPod checks that a run's pod ran its container on the real node,
 // exited 0 and logged the image's version (on a line of its own: an
-// EarlyStart container's `ontime wait` logs first, on stderr).
+// EarlyStart container's `ontime-wait` logs first, on stderr).
 func (e *env) checkRunPod(t *testing.T, pod corev1.Pod, container string) {
 	t.Helper()
 	if pod.Spec.NodeName != nodeName {

@@ -22,16 +22,21 @@ import (
 )
 
 // earlyStarts is how many EarlyStart ScheduledJobs whose containers wait in
-// `ontime wait` share each minute: lateness samples for the p99. One more,
+// `ontime-wait` share each minute: lateness samples for the p99. One more,
 // ontime-early-held, runs the image's entrypoint (no command), so its pod
 // is held in the init container instead.
 const earlyStarts = 5
 
 // earlyStartP99Bound is issue #19's bound on EarlyStart's lateness, from
 // the scheduled time to the first line the run's program writes, for
-// containers that wait in `ontime wait` and exec their command at the
+// containers that wait in `ontime-wait` and exec their command at the
 // minute: earlyStarts of them at once, beside three more runs, on 2 cores.
 const earlyStartP99Bound = 2 * time.Second
+
+// installBound is how long an EarlyStart pod's ontime-wait init container
+// may run to install ontime-wait (10m of CPU): with the 57 MB ontime binary
+// it took 16 to 28 s of the lead on this node, measured 2026-11-29.
+const installBound = 5 * time.Second
 
 // heldStartBound is what this test holds an EarlyStart pod held in its
 // init container to: its container starts after the kubelet notices the
@@ -47,7 +52,7 @@ const heldStartBound = 6 * time.Second
 const lead = 50 * time.Second
 
 // checkRuns runs, every minute for two measured minutes: a ScheduledJob
-// without warm-up, EarlyStart ones (their pods wait in `ontime wait` on the
+// without warm-up, EarlyStart ones (their pods wait in `ontime-wait` on the
 // node until the minute), and a Placeholder one whose placeholder holds a
 // CPU its run then needs (the run's pod preempts it). Between the two
 // minutes the leader's container is killed. Then a run is triggered.
@@ -76,15 +81,18 @@ func (e *env) checkRuns(t *testing.T) {
 	killed := e.killLeader(t)
 
 	sleepUntil(second.Add(20 * time.Second))
-	var released, lateness, held []time.Duration
+	var installed, released, lateness, held []time.Duration
 	for _, at := range []time.Time{first, second} {
 		e.checkPlainRun(t, at)
-		r, l := e.checkEarlyStartRuns(t, at)
-		released, lateness = append(released, r...), append(lateness, l...)
+		i, r, l := e.checkEarlyStartRuns(t, at)
+		installed, released, lateness = append(installed, i...), append(released, r...), append(lateness, l...)
 		held = append(held, e.checkHeldEarlyStartRun(t, at))
 		e.checkPlaceholderRun(t, at)
 	}
-	report("EarlyStart, waiting in the container: scheduled time to ontime wait's exec", released)
+	if worst := report("EarlyStart, the ontime-wait init container installing ontime-wait (the pod's status, in seconds)", installed); worst > installBound {
+		t.Errorf("an ontime-wait init container ran %v, want ≤ %v", worst, installBound)
+	}
+	report("EarlyStart, waiting in the container: scheduled time to ontime-wait's exec", released)
 	if p99 := report("EarlyStart lateness, waiting in the container: scheduled time to the program's first line", lateness); p99 > earlyStartP99Bound {
 		t.Errorf("EarlyStart lateness p99 %v, want ≤ %v (samples %v)", p99, earlyStartP99Bound, lateness)
 	}
@@ -120,19 +128,21 @@ func withCommand(object string) string {
 }
 
 // checkEarlyStartRuns checks the EarlyStart runs at at whose containers
-// waited in `ontime wait`: the init container installed it and exited 0,
+// waited in `ontime-wait`: the init container installed it and exited 0,
 // the container's command ran and exited 0, and the container was running
 // before the minute (it was created during the lead). It returns, for
-// each run, when ontime wait released the command (its line just before
-// the exec) and the run's lateness: to the first line the program wrote,
-// which counts the program's own start-up too. Both are the container
-// runtime's stamps: it stamps each line as it reads it, in nanoseconds.
-func (e *env) checkEarlyStartRuns(t *testing.T, at time.Time) (released, lateness []time.Duration) {
+// each run, how long its init container ran, when ontime-wait released
+// the command (its line just before the exec) and the run's lateness: to
+// the first line the program wrote, which counts the program's own
+// start-up too. The last two are the container runtime's stamps: it
+// stamps each line as it reads it, in nanoseconds.
+func (e *env) checkEarlyStartRuns(t *testing.T, at time.Time) (installed, released, lateness []time.Duration) {
 	t.Helper()
 	for i := range earlyStarts {
 		pod := e.runPod(t, fmt.Sprintf("ontime-early-%d", i), at)
 		e.checkRunPod(t, pod, "main")
-		e.checkWaitContainer(t, pod, "installed /.ontime-wait/ontime; the containers wait in it until "+at.UTC().Format(time.RFC3339)+"\n")
+		e.checkWaitContainer(t, pod, "installed /.ontime-wait/ontime-wait; the containers wait in it until "+at.UTC().Format(time.RFC3339)+"\n")
+		installed = append(installed, initRuntime(t, pod, "ontime-wait"))
 		if started := e.containerStarted(t, pod, "main"); !started.Before(at) {
 			t.Errorf("pod %s: container started at %s, want during the lead, before %s", pod.Name,
 				started.Format(time.StampMilli), at.Format(time.TimeOnly))
@@ -140,11 +150,24 @@ func (e *env) checkEarlyStartRuns(t *testing.T, at time.Time) (released, latenes
 		released = append(released, e.logLineAt(t, pod.Name, "main", "released: running /ontime").Sub(at))
 		lateness = append(lateness, e.logLineAt(t, pod.Name, "main", "ontime "+version+" ").Sub(at))
 	}
-	return released, lateness
+	return installed, released, lateness
+}
+
+// initRuntime is how long the pod's init container ran, by its status (to
+// the second).
+func initRuntime(t *testing.T, pod corev1.Pod, container string) time.Duration {
+	t.Helper()
+	for _, s := range pod.Status.InitContainerStatuses {
+		if s.Name == container && s.State.Terminated != nil {
+			return s.State.Terminated.FinishedAt.Sub(s.State.Terminated.StartedAt.Time)
+		}
+	}
+	t.Fatalf("pod %s: init container %s has not terminated", pod.Name, container)
+	return 0
 }
 
 // checkHeldEarlyStartRun checks the EarlyStart run at at held in its init
-// container (`ontime wait` exited 0 at the minute, then the container ran)
+// container (ontime-wait exited 0 at the minute, then the container ran)
 // and returns its lateness, to the container's start.
 func (e *env) checkHeldEarlyStartRun(t *testing.T, at time.Time) time.Duration {
 	t.Helper()

@@ -2,8 +2,9 @@
 // engine, from binaries built by the go command, with
 // github.com/google/go-containerregistry: a multi-platform OCI image index
 // (linux/amd64 and linux/arm64), each image one layer holding the static
-// binary /ontime on an empty base, run as the non-root user 65532 with
-// /ontime as its entrypoint. The binary carries its own zone database
+// binary /ontime (and, for the controller's image, /ontime-wait, the small
+// binary EarlyStart pods run) on an empty base, run as the non-root user
+// 65532 with /ontime as its entrypoint. The binary carries its own zone database
 // (built with -tags timetzdata), so spec.timeZone works without
 // /usr/share/zoneinfo.
 //
@@ -12,7 +13,8 @@
 // owners and modes, and nothing else varies.
 //
 //	go run . -out DIR -version v0.1.0 -revision SHA -created 2026-11-25T00:00:00Z \
-//	  -binary linux/amd64=PATH -binary linux/arm64=PATH [-cmd pause]
+//	  -binary linux/amd64=PATH -binary linux/arm64=PATH \
+//	  [-wait-binary linux/amd64=PATH -wait-binary linux/arm64=PATH] [-cmd pause]
 //
 // It writes DIR/oci (an OCI image layout), DIR/ontime-image.tar (the same
 // layout as one tar, which `ctr images import` and `crane push` take) and
@@ -46,11 +48,19 @@ const User = "65532:65532"
 // Entrypoint is the binary's path in the image.
 const Entrypoint = "/ontime"
 
+// WaitPath is where the image holds ontime-wait (cmd/ontime-wait), which
+// the controller's EarlyStart pods run (internal/warmup.WaitCommand).
+const WaitPath = "/ontime-wait"
+
 // Options say what to build.
 type Options struct {
 	// Binaries maps a platform ("linux/amd64") to the path of the ontime
 	// binary built for it.
 	Binaries map[string]string
+	// WaitBinaries maps a platform to the path of its ontime-wait binary:
+	// given for the controller's image, not for the real node's pause
+	// image.
+	WaitBinaries map[string]string
 	Version  string
 	Revision string
 	Created  time.Time
@@ -76,8 +86,7 @@ func (o Options) Labels() map[string]string {
 }
 
 func main() {
-	binaries := map[string]string{}
-	opts := Options{Binaries: binaries}
+	opts := Options{Binaries: map[string]string{}, WaitBinaries: map[string]string{}}
 	out := flag.String("out", "", "output directory")
 	created := flag.String("created", "", "the image's creation time, RFC 3339 (make image passes the commit's)")
 	flag.StringVar(&opts.Version, "version", "dev", "the version label")
@@ -87,17 +96,11 @@ func main() {
 		opts.Cmd = append(opts.Cmd, value)
 		return nil
 	})
-	flag.Func("binary", "PLATFORM=PATH, such as linux/arm64=bin/ontime-linux-arm64 (repeat per platform)", func(value string) error {
-		platform, path, ok := strings.Cut(value, "=")
-		if !ok {
-			return errors.New("want PLATFORM=PATH")
-		}
-		binaries[platform] = path
-		return nil
-	})
+	flag.Func("binary", "PLATFORM=PATH, such as linux/arm64=bin/ontime-linux-arm64 (repeat per platform)", platformPath(opts.Binaries))
+	flag.Func("wait-binary", "PLATFORM=PATH of ontime-wait, such as linux/arm64=bin/ontime-wait-linux-arm64 (repeat per platform)", platformPath(opts.WaitBinaries))
 	flag.Parse()
 	t, err := time.Parse(time.RFC3339, *created)
-	if err != nil || *out == "" || len(binaries) == 0 {
+	if err != nil || *out == "" || len(opts.Binaries) == 0 {
 		fmt.Fprintln(os.Stderr, "image: -out, -created (RFC 3339) and at least one -binary are required")
 		os.Exit(2)
 	}
@@ -108,6 +111,18 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println(digest)
+}
+
+// platformPath reads a flag's PLATFORM=PATH into paths.
+func platformPath(paths map[string]string) func(string) error {
+	return func(value string) error {
+		platform, path, ok := strings.Cut(value, "=")
+		if !ok {
+			return errors.New("want PLATFORM=PATH")
+		}
+		paths[platform] = path
+		return nil
+	}
 }
 
 // Write builds the image index and writes it to dir, returning its digest.
@@ -141,8 +156,13 @@ func Build(opts Options) (v1.ImageIndex, error) {
 	}
 	sort.Strings(platforms)
 	index := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for platform := range opts.WaitBinaries {
+		if opts.Binaries[platform] == "" {
+			return nil, fmt.Errorf("%s: an ontime-wait binary without an ontime binary", platform)
+		}
+	}
 	for _, platform := range platforms {
-		img, p, err := buildImage(platform, opts.Binaries[platform], opts)
+		img, p, err := buildImage(platform, opts)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", platform, err)
 		}
@@ -151,16 +171,18 @@ func Build(opts Options) (v1.ImageIndex, error) {
 	return index, nil
 }
 
-func buildImage(platform, binary string, opts Options) (v1.Image, *v1.Platform, error) {
+func buildImage(platform string, opts Options) (v1.Image, *v1.Platform, error) {
 	p, err := v1.ParsePlatform(platform)
 	if err != nil {
 		return nil, nil, err
 	}
-	content, err := os.ReadFile(binary)
-	if err != nil {
-		return nil, nil, err
+	files := map[string]string{Entrypoint: opts.Binaries[platform]}
+	copied := "COPY ontime " + Entrypoint
+	if wait := opts.WaitBinaries[platform]; wait != "" {
+		files[WaitPath] = wait
+		copied += ", ontime-wait " + WaitPath
 	}
-	layerTar, err := binaryLayer(content, opts.Created)
+	layerTar, err := binaryLayer(files, opts.Created)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -171,7 +193,7 @@ func buildImage(platform, binary string, opts Options) (v1.Image, *v1.Platform, 
 	}
 	img, err := mutate.Append(mutate.MediaType(empty.Image, types.OCIManifestSchema1), mutate.Addendum{
 		Layer:   layer,
-		History: v1.History{Created: v1.Time{Time: opts.Created}, CreatedBy: "hack/tools/image: COPY ontime " + Entrypoint, Comment: opts.Version},
+		History: v1.History{Created: v1.Time{Time: opts.Created}, CreatedBy: "hack/tools/image: " + copied, Comment: opts.Version},
 	})
 	if err != nil {
 		return nil, nil, err
@@ -196,18 +218,30 @@ func buildImage(platform, binary string, opts Options) (v1.Image, *v1.Platform, 
 	return img, p, err
 }
 
-// binaryLayer is a tar holding the binary at /ontime, owned by root and
-// executable by everyone, dated created.
-func binaryLayer(content []byte, created time.Time) ([]byte, error) {
+// binaryLayer is a tar holding each file (its path in the image → the
+// binary to copy there) in name order, owned by root and executable by
+// everyone, dated created.
+func binaryLayer(files map[string]string, created time.Time) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	header := &tar.Header{Name: strings.TrimPrefix(Entrypoint, "/"), Mode: 0o755, Size: int64(len(content)),
-		ModTime: created, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
-	if err := tw.WriteHeader(header); err != nil {
-		return nil, err
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
 	}
-	if _, err := tw.Write(content); err != nil {
-		return nil, err
+	sort.Strings(names)
+	for _, name := range names {
+		content, err := os.ReadFile(files[name])
+		if err != nil {
+			return nil, err
+		}
+		header := &tar.Header{Name: strings.TrimPrefix(name, "/"), Mode: 0o755, Size: int64(len(content)),
+			ModTime: created, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(header); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(content); err != nil {
+			return nil, err
+		}
 	}
 	err := tw.Close()
 	return buf.Bytes(), err
