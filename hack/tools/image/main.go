@@ -61,9 +61,9 @@ type Options struct {
 	// given for the controller's image, not for the real node's pause
 	// image.
 	WaitBinaries map[string]string
-	Version  string
-	Revision string
-	Created  time.Time
+	Version      string
+	Revision     string
+	Created      time.Time
 	// Source is the repository's URL, for the source label.
 	Source string
 	// Cmd is the image's default arguments to the entrypoint: none for the
