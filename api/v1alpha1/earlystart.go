@@ -8,7 +8,7 @@ import (
 )
 
 // EarlyStartWaitVolume is the emptyDir into which an EarlyStart pod's init
-// container installs `ontime wait` when the run's containers wait in it.
+// container installs `ontime-wait` when the run's containers wait in it.
 const EarlyStartWaitVolume = "ontime-wait"
 
 // EarlyStartHeldInInitContainer says why an EarlyStart run of pods shaped
@@ -16,7 +16,7 @@ const EarlyStartWaitVolume = "ontime-wait"
 // naming the pod spec's field; "" when it is not. Containers wait only when nothing
 // the user wrote would run before the scheduled time or notice the wait:
 // every container names its command (the image's entrypoint is not known
-// here, and `ontime wait` must exec it), none has a liveness or startup
+// here, and `ontime-wait` must exec it), none has a liveness or startup
 // probe (which would fail, and kill it, during the wait) or a postStart
 // hook, and the pod has no init containers of its own (which must run
 // after the scheduled time, as they would without warm-up).

@@ -156,7 +156,7 @@ const (
 	// no status field for. Kept on the CronJob so that it survives a
 	// controller restart or failover and goes with the CronJob.
 	WarmUpStateAnnotation = "warmup.ontime.dev/state"
-	// ReleaseAtAnnotation on an EarlyStart pod is when `ontime wait` lets
+	// ReleaseAtAnnotation on an EarlyStart pod is when `ontime-wait` lets
 	// the run's commands start: the run's scheduled time (RFC 3339).
 	ReleaseAtAnnotation = "ontime.dev/release-at"
 )

@@ -56,7 +56,7 @@ type WarmUp struct {
 	// EarlyStart creates the run's Job lead early and holds its pods until
 	// the scheduled time: when every container names its command (and has
 	// no liveness or startup probe, no postStart hook, and the pod no init
-	// containers), the containers start during the lead and `ontime wait`
+	// containers), the containers start during the lead and `ontime-wait`
 	// execs their command at the scheduled time, within milliseconds;
 	// otherwise an init container holds the pod and its containers start
 	// a few seconds after the time. Choose it where placeholder pods are
@@ -89,7 +89,7 @@ const (
 	// pods, which the run's pods preempt.
 	WarmUpPlaceholder WarmUpStrategy = "Placeholder"
 	// WarmUpEarlyStart creates the run's Job early, its pods held until
-	// the scheduled time by `ontime wait`, in their containers or in an
+	// the scheduled time by `ontime-wait`, in their containers or in an
 	// init container.
 	WarmUpEarlyStart WarmUpStrategy = "EarlyStart"
 	// WarmUpCapacityBuffer asks the autoscaler for capacity with a

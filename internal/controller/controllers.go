@@ -41,7 +41,7 @@ const DefaultStandbyGrace = standby.DefaultGrace
 type Options struct {
 	// Workers is how many ScheduledJobs are reconciled at once.
 	Workers int
-	// EarlyStartImage runs `ontime wait` in the pods of EarlyStart runs.
+	// EarlyStartImage runs `ontime-wait` in the pods of EarlyStart runs.
 	EarlyStartImage string
 	// PlaceholderImage is what placeholder containers run when the owner
 	// names no image ("": the API's default pause image).

@@ -85,7 +85,7 @@ func earlyStartWarnings(pod *corev1.PodSpec, path *field.Path) []string {
 	}
 	return []string{fmt.Sprintf("%s: EarlyStart will hold the run's pods in an init container, because spec.jobTemplate.spec.template.spec.%s: "+
 		"on a real kubelet their containers then start a few seconds after each run's time. Containers that name their command, with no liveness or startup probe, "+
-		"no postStart hook and no init containers in the pod, wait in `ontime wait` instead and start their command at the time (docs/warmup.md)", path, reason)}
+		"no postStart hook and no init containers in the pod, wait in `ontime-wait` instead and start their command at the time (docs/warmup.md)", path, reason)}
 }
 
 func validatePlaceholder(p *v1alpha1.PlaceholderWarmUp, path *field.Path) field.ErrorList {

@@ -51,7 +51,7 @@ type Controller struct {
 	// listed are the namespaces whose ScheduledJobs it has listed from the
 	// API server (string -> *namespaceListing).
 	listed sync.Map
-	// earlyStartImage runs `ontime wait` in EarlyStart pods.
+	// earlyStartImage runs `ontime-wait` in EarlyStart pods.
 	earlyStartImage string
 	// defaults are the controller-wide defaults of warm-up.
 	defaults v1alpha1.ControllerDefaults

@@ -124,7 +124,7 @@ service account, then ~/.kube/config.`,
 	flags.DurationVar(&opts.standbyGrace, "standby-grace", controller.DefaultStandbyGrace,
 		"with --leader-elect, a replica that does not lead starts a run the leader has not started this long after its time (0: only the leader acts, and a dead leader delays runs until its Lease expires)")
 	flags.StringVar(&opts.earlyStartImage, "early-start-image", defaultImage(version),
-		"image whose \"ontime wait\" command holds the pods of EarlyStart warm-up runs until their scheduled time")
+		"image whose /ontime-wait holds the pods of EarlyStart warm-up runs until their scheduled time: ontime's image of the same release")
 	flags.StringVar(&opts.placeholderImage, "placeholder-image", v1alpha1.DefaultPlaceholderImage,
 		"image of placeholder pods whose owner names none (every annotated CronJob's): a mirror of the pause image where nodes cannot pull registry.k8s.io")
 	flags.StringVar(&opts.placeholderPriorityClass, "placeholder-priority-class", v1alpha1.DefaultPlaceholderPriorityClass,

@@ -11,10 +11,9 @@ import (
 	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 )
 
-// TestOntimeWaitIsEarlyWait: `ontime wait` hands its whole command line to
-// internal/earlywait (no cobra flag parsing in between, so `--` and the
-// command's own flags reach it as ontime-wait gets them) and makes its
-// usage errors the user's (exit 2).
+// TestOntimeWaitIsEarlyWait: `ontime wait` hands its command line to
+// internal/earlywait as ontime-wait gets it (a command only after --, its
+// own flags untouched) and makes its usage errors the user's (exit 2).
 func TestOntimeWaitIsEarlyWait(t *testing.T) {
 	for _, tc := range []struct {
 		args       []string
@@ -24,7 +23,8 @@ func TestOntimeWaitIsEarlyWait(t *testing.T) {
 	}{
 		{args: []string{"--until", "2026-11-22T09:00:00Z"}, wantStdout: "waiting until 2026-11-22T09:00:00Z (0s from now)\nreleased\n"},
 		{args: []string{"--until", "tomorrow"}, wantErr: `--until "tomorrow": not an RFC 3339 time`, wantInput: true},
-		{args: []string{"--until", "2026-11-22T09:00:00Z", "--no-such-flag"}, wantErr: "flag provided but not defined: -no-such-flag", wantInput: true},
+		{args: []string{"--until", "2026-11-22T09:00:00Z", "--no-such-flag"}, wantErr: "unknown flag: --no-such-flag"},
+		{args: []string{"--until", "2026-11-22T09:00:00Z", "--", "no-such-command-here", "--until", "x"}, wantErr: `command "no-such-command-here"`, wantInput: true},
 		{args: []string{"--until", "2026-11-22T09:00:00Z", "report"}, wantErr: "goes after --", wantInput: true},
 	} {
 		cmd := NewCommand(func() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) })
