@@ -70,6 +70,7 @@ the ScheduledJob's time zone).`,
 		},
 	}
 	cluster.Bind(cmd, "", "namespace of the ScheduledJob (default: the kubeconfig context's)")
+	cmd.ValidArgsFunction = completeScheduledJobs(&cluster)
 	flags := cmd.Flags()
 	flags.StringVar(&opts.from, "from", "", "the earliest time to run, included (RFC 3339, or a date)")
 	flags.StringVar(&opts.to, "to", "", "the latest time to run, included (RFC 3339, or a date); in the past")

@@ -52,6 +52,7 @@ with its warm-up: the lead, and for lead Auto how the controller chose it.`,
 	}
 	flags.register(cmd, true)
 	cluster.Bind(cmd, "", "the ScheduledJob's namespace, with sj/NAME (default: the context's)")
+	cmd.ValidArgsFunction = completeScheduledJobs(&cluster)
 	cmd.Flags().DurationVar(&lead, "lead", 0, "also show when warm-up begins, this long before each run (as spec.warmUp.lead)")
 	output.bind(cmd, "text", "json", "yaml")
 	return cmd

@@ -73,6 +73,7 @@ time zone and daylight-saving policy), with its fixed warm-up lead unless
 	// count before, and a script that still says -n 3 gets an error
 	// naming --count (namespaceOfASchedule).
 	cluster.Bind(cmd, "", "the ScheduledJob's namespace, with sj/NAME (default: the context's)")
+	cmd.ValidArgsFunction = completeScheduledJobs(&cluster)
 	cmd.Flags().StringVar(&from, "from", "", "start after this RFC 3339 time (default: now)")
 	cmd.Flags().IntVar(&count, "count", 5, "how many activation times to print")
 	output.bind(cmd, "text", "json", "yaml")

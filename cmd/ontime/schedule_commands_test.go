@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,18 @@ func TestCLI(t *testing.T) {
 		{"next with warm-up, json", []string{"next", "0 0 * * *", "--from", "2026-01-01T12:00:00Z", "--count", "1", "--lead", "90s", "-o", "json"},
 			"[\n  {\n    \"run\": \"2026-01-02T00:00:00Z\",\n    \"warmUp\": \"2026-01-01T23:58:30Z\"\n  }\n]\n", "", 0},
 		{"lead too short", []string{"next", "* * * * *", "--lead", "10s"}, "", "--lead 10s: must be from 30s to 24h0m0s", 2},
+		// kubectl's template forms of -o, wherever -o json is.
+		{"next -o jsonpath: a list's elements are .items", []string{"next", "0 0 * * *", "--from", "2026-01-01T12:00:00Z", "--count", "3", "-o", "jsonpath={.items[2]}"},
+			"2026-01-04T00:00:00Z", "", 0},
+		{"next -o go-template", []string{"next", "0 0 * * *", "--from", "2026-01-01T12:00:00Z", "--count", "2", "--lead", "90s", "-o", `go-template={{range .items}}{{.warmUp}} {{end}}`},
+			"2026-01-01T23:58:30Z 2026-01-02T23:58:30Z ", "", 0},
+		{"next -o custom-columns", []string{"next", "0 0 * * *", "--from", "2026-01-01T12:00:00Z", "--count", "2", "--lead", "90s", "-o", "custom-columns=RUN:.run,WARM-UP:.warmUp,NONE:.missing"},
+			"RUN                    WARM-UP                NONE\n2026-01-02T00:00:00Z   2026-01-01T23:58:30Z   <none>\n2026-01-03T00:00:00Z   2026-01-02T23:58:30Z   <none>\n", "", 0},
+		{"version -o jsonpath on an object", []string{"version", "-o", "jsonpath={.go}"}, runtime.Version(), "", 0},
+		{"-o jsonpath without its template", []string{"next", "* * * * *", "-o", "jsonpath"}, "", `-o "jsonpath": jsonpath needs its argument, as in -o jsonpath='{.items[0]}'`, 2},
+		{"-o jsonpath that does not parse", []string{"next", "* * * * *", "-o", "jsonpath={.items["}, "", `-o "jsonpath={.items[": error parsing jsonpath`, 2},
+		{"-o custom-columns without a path", []string{"next", "* * * * *", "-o", "custom-columns=RUN"}, "", `column "RUN": want HEADER:JSONPATH`, 2},
+		{"-o a format no command has", []string{"next", "* * * * *", "-o", "wide"}, "", `-o "wide": must be text, json, yaml, or jsonpath=, jsonpath-file=, go-template=, go-template-file=, custom-columns=`, 2},
 		{"next -n as the count, as scripts said before", []string{"next", "* * * * *", "-n", "3"}, "", "-n 3: -n is the namespace (of sj/NAME), as in kubectl; the number of times is --count: ontime next SCHEDULE --count 3", 2},
 		{"next -n with a schedule", []string{"next", "* * * * *", "-n", "team-a"}, "", "-n team-a: a schedule has no namespace", 2},
 		{"explain with warm-up", []string{"explain", "0 9 * * 1-5", "--lead", "15m"},

@@ -81,6 +81,7 @@ handling one request twice (after a crash) makes one.`,
 		},
 	}
 	cluster.Bind(cmd, "", "namespace of the ScheduledJob (default: the kubeconfig context's)")
+	cmd.ValidArgsFunction = completeScheduledJobs(&cluster)
 	cmd.Flags().BoolVar(&waitFor, "wait", false, "wait until the controller has started the Job or refused the run")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long --wait waits")
 	output.bind(cmd, "text", "name", "json", "yaml")

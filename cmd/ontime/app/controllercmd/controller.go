@@ -188,7 +188,7 @@ func runController(ctx context.Context, opts controllerOptions) error {
 			registration.LeaderLease = &lease
 		}
 	}
-	config, err := restConfig(opts.cluster)
+	config, err := restConfig(&opts.cluster)
 	if err != nil {
 		return err
 	}
@@ -335,9 +335,10 @@ func (opts controllerOptions) scope() (controller.Scope, error) {
 // restConfig loads the cluster's address and credentials.
 // In a pod, with no flag naming a kubeconfig or context, that is the
 // pod's service account (controller-runtime's order); otherwise kubectl's
-// loading rules with --kubeconfig, --context and --as.
-func restConfig(cluster cli.ClusterFlags) (*rest.Config, error) {
-	if cluster.Kubeconfig == "" && cluster.Context == "" && cluster.As == "" {
+// loading rules with kubectl's flags (--kubeconfig, --context, --server,
+// --as, …).
+func restConfig(cluster *cli.ClusterFlags) (*rest.Config, error) {
+	if !cluster.Named() {
 		config, err := ctrl.GetConfig()
 		if err != nil {
 			return nil, fmt.Errorf("finding the cluster (set --kubeconfig): %w", err)

@@ -1,0 +1,88 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/testenv"
+)
+
+// TestKubectlFlagsAndCompletion: against a real API server, the commands
+// that read a ScheduledJob take kubectl's flags (k8s.io/cli-runtime's
+// ConfigFlags: --server overrides the kubeconfig's, -n the context's
+// namespace), print through kubectl's templates, and complete sj/NAME
+// from the namespace -n names, -n from the cluster's namespaces and
+// --context from the kubeconfig.
+func TestKubectlFlagsAndCompletion(t *testing.T) {
+	c, config := startAPIServerConfig(t, "config/crd/bases")
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := testenv.WriteKubeconfig(config, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	podSpec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox:1.37.0"}}}
+	for _, key := range [][2]string{{"reports", "nightly"}, {"reports", "hourly"}, {"default", "elsewhere"}} {
+		if key[0] != "default" {
+			_ = c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: key[0]}})
+		}
+		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: key[0], Name: key[1]},
+			Spec: v1alpha1.ScheduledJobSpec{Schedule: "30 2 * * *", JobTemplate: batchv1.JobTemplateSpec{
+				Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: podSpec}}}}}
+		if err := c.Create(ctx, sj); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	stdout, stderr, code := runCLI(t, "next", "sj/nightly", "--kubeconfig", kubeconfig, "-n", "reports", "--count", "2",
+		"--from", "2026-11-29T00:00:00Z", "-o", "jsonpath={.items[1]}")
+	if code != 0 || stdout != "2026-11-30T02:30:00Z" {
+		t.Errorf("next -o jsonpath: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// --server is kubectl's: it overrides the kubeconfig's cluster.
+	if _, stderr, code := runCLI(t, "next", "sj/nightly", "--kubeconfig", kubeconfig, "-n", "reports", "--server", "https://127.0.0.1:1"); code == 0 || !strings.Contains(stderr, "127.0.0.1:1") {
+		t.Errorf("--server https://127.0.0.1:1: exit %d, stderr %q; want the request sent there", code, stderr)
+	}
+
+	// Each command line ends with the word being completed.
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"next", "-n", "reports", "sj/"}, []string{"sj/hourly", "sj/nightly"}},
+		{[]string{"explain", "-n", "reports", "sj/n"}, []string{"sj/nightly"}},
+		{[]string{"trigger", ""}, []string{"sj/elsewhere"}},
+		{[]string{"backfill", "--namespace", "reports", ""}, []string{"sj/hourly", "sj/nightly"}},
+		{[]string{"next", "sj/nightly", "-n", "rep"}, []string{"reports"}},
+		{[]string{"next", "sj/nightly", "--context", ""}, []string{"envtest"}},
+	} {
+		args := append([]string{"__complete", tc.args[0], "--kubeconfig", kubeconfig}, tc.args[1:]...)
+		stdout, stderr, code := runCLI(t, args...)
+		if got := completions(stdout); code != 0 || !slices.Equal(got, tc.want) {
+			t.Errorf("ontime %q: exit %d, completions %q (stderr %q), want %q", args, code, got, stderr, tc.want)
+		}
+	}
+}
+
+// completions reads cobra's __complete output: one candidate per line,
+// then the directive (":4"); the required flags cobra offers beside the
+// arguments are left out.
+func completions(stdout string) []string {
+	var got []string
+	for line := range strings.SplitSeq(strings.TrimSpace(stdout), "\n") {
+		if !strings.HasPrefix(line, ":") && !strings.HasPrefix(line, "-") && line != "" {
+			got = append(got, line)
+		}
+	}
+	slices.Sort(got)
+	return got
+}
