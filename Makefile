@@ -54,6 +54,13 @@ $(HELM_DOCS):
 	@echo "==> building helm-docs $(HELM_DOCS_VERSION) (first time only; cached in $(@D))"
 	cd hack/tools/helm-docs && GOBIN=$(@D) $(GO) install github.com/norwoodj/helm-docs/cmd/helm-docs
 
+CRD_REF_DOCS_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/elastic/crd-ref-docs" {print $$3}' hack/tools/crd-ref-docs/go.mod)
+CRD_REF_DOCS := $(ONTIME_CACHE_DIR)/crd-ref-docs-$(CRD_REF_DOCS_VERSION)/crd-ref-docs
+
+$(CRD_REF_DOCS):
+	@echo "==> building crd-ref-docs $(CRD_REF_DOCS_VERSION) (first time only; cached in $(@D))"
+	cd hack/tools/crd-ref-docs && GOBIN=$(@D) $(GO) install github.com/elastic/crd-ref-docs
+
 CYCLONEDX_GOMOD_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/CycloneDX/cyclonedx-gomod" {print $$3}' hack/tools/cyclonedx-gomod/go.mod)
 CYCLONEDX_GOMOD := $(ONTIME_CACHE_DIR)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)/cyclonedx-gomod
 
@@ -237,7 +244,7 @@ autoscaler: ## Build Karpenter's kwok provider, the local cluster's node autosca
 CONTROLLER_GEN = $(GO) run -modfile hack/tools/controller-gen/go.mod sigs.k8s.io/controller-tools/cmd/controller-gen
 
 .PHONY: generate
-generate: $(HELM_DOCS) ## Regenerate deepcopy code, CRDs, RBAC and webhook manifests from the markers.
+generate: $(HELM_DOCS) $(CRD_REF_DOCS) ## Regenerate deepcopy code, CRDs, RBAC and webhook manifests from the markers.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(GO) run ./hack/crd-complete config/crd/bases/*.yaml
@@ -245,8 +252,10 @@ generate: $(HELM_DOCS) ## Regenerate deepcopy code, CRDs, RBAC and webhook manif
 	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook
 	@# The references: the API's from the CRD, the CLI's from the commands.
 	@mkdir -p docs/reference
-	$(GO) run ./hack/apiref config/crd/bases/ontime.dev_scheduledjobs.yaml config/crd/bases/ontime.dev_backfills.yaml \
-		config/crd/bases/ontime.dev_concurrencygroups.yaml config/crd/bases/ontime.dev_clusterconcurrencygroups.yaml > docs/reference/api.md
+	$(CRD_REF_DOCS) --log-level ERROR --source-path ./api/v1alpha1 --config hack/crd-ref-docs/config.yaml --renderer markdown \
+		--output-path docs/reference/api.md.new
+	{ sed -n '1p' docs/reference/api.md.new; echo; cat hack/crd-ref-docs/header.md; sed '1d' docs/reference/api.md.new; } > docs/reference/api.md
+	rm docs/reference/api.md.new
 	$(GO) test -count=1 -run '^TestCLIReference$$' ./cmd/ontime/ -args -update-reference >/dev/null
 	@# The chart's values.schema.json and README (helm-docs' values table) from values.yaml.
 	$(GO) run ./hack/chartdoc charts/ontime
@@ -274,7 +283,7 @@ verify-generated: ## Fail if generated code or manifests are out of date.
 	@hack/verify-generated.sh
 
 .PHONY: tools
-tools: $(GOLANGCI_LINT) $(HELM) $(HELM4) $(CRANE) $(ACTIONLINT) $(CYCLONEDX_GOMOD) $(HELM_DOCS) ## Build the pinned golangci-lint, Helm 3 and 4, crane, actionlint, cyclonedx-gomod and helm-docs into the cache.
+tools: $(GOLANGCI_LINT) $(HELM) $(HELM4) $(CRANE) $(ACTIONLINT) $(CYCLONEDX_GOMOD) $(HELM_DOCS) $(CRD_REF_DOCS) ## Build the pinned golangci-lint, Helm 3 and 4, crane, actionlint, cyclonedx-gomod, helm-docs and crd-ref-docs into the cache.
 
 .PHONY: helm
 helm: $(HELM) ## Build the pinned Helm (hack/tools/helm) into the cache and print its path.
