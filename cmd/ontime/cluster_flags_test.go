@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/testenv"
 )
@@ -31,18 +33,27 @@ func TestKubectlFlagsAndCompletion(t *testing.T) {
 	}
 	ctx := context.Background()
 	podSpec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox:1.37.0"}}}
-	for _, key := range [][2]string{{"reports", "nightly"}, {"reports", "hourly"}, {"default", "elsewhere"}} {
-		if key[0] != "default" {
-			_ = c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: key[0]}})
+	for _, o := range [][3]string{{"reports", "nightly", "30 2 * * *"}, {"reports", "hourly", "0 * * * *"}, {"default", "elsewhere", "30 2 * * *"}, {"default", "paused", "* * * * *"}} {
+		if o[0] != "default" {
+			_ = c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o[0]}})
 		}
-		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: key[0], Name: key[1]},
-			Spec: v1alpha1.ScheduledJobSpec{Schedule: "30 2 * * *", JobTemplate: batchv1.JobTemplateSpec{
+		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: o[0], Name: o[1]},
+			Spec: v1alpha1.ScheduledJobSpec{Schedule: o[2], Suspend: ptr.To(o[1] == "paused"), JobTemplate: batchv1.JobTemplateSpec{
 				Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: podSpec}}}}}
 		if err := c.Create(ctx, sj); err != nil {
 			t.Fatal(err)
 		}
 	}
 
+	checkFlagsAndTemplates(t, kubeconfig)
+	checkEveryScheduledJob(t, kubeconfig)
+	checkCompletion(t, kubeconfig)
+}
+
+// checkFlagsAndTemplates: -n and a jsonpath template on sj/NAME; --server
+// overrides the kubeconfig's cluster.
+func checkFlagsAndTemplates(t *testing.T, kubeconfig string) {
+	t.Helper()
 	stdout, stderr, code := runCLI(t, "next", "sj/nightly", "--kubeconfig", kubeconfig, "-n", "reports", "--count", "2",
 		"--from", "2026-11-29T00:00:00Z", "-o", "jsonpath={.items[1]}")
 	if code != 0 || stdout != "2026-11-30T02:30:00Z" {
@@ -52,7 +63,33 @@ func TestKubectlFlagsAndCompletion(t *testing.T) {
 	if _, stderr, code := runCLI(t, "next", "sj/nightly", "--kubeconfig", kubeconfig, "-n", "reports", "--server", "https://127.0.0.1:1"); code == 0 || !strings.Contains(stderr, "127.0.0.1:1") {
 		t.Errorf("--server https://127.0.0.1:1: exit %d, stderr %q; want the request sent there", code, stderr)
 	}
+}
 
+// checkEveryScheduledJob: ontime next sj, -A and -o wide.
+func checkEveryScheduledJob(t *testing.T, kubeconfig string) {
+	t.Helper()
+	// sj alone: every ScheduledJob's next runs, merged; -A: of every
+	// namespace. A suspended one has none.
+	stdout, stderr, code := runCLI(t, "next", "sj", "--kubeconfig", kubeconfig, "-n", "reports", "--count", "3", "--from", "2026-11-29T00:00:00Z")
+	if want := "NAME      RUN                    WARM-UP FROM\nhourly    2026-11-29T01:00:00Z   -\nhourly    2026-11-29T02:00:00Z   -\nnightly   2026-11-29T02:30:00Z   -\n"; code != 0 || stdout != want {
+		t.Errorf("next sj -n reports: exit %d, stdout %q (stderr %q), want %q", code, stdout, stderr, want)
+	}
+	stdout, stderr, code = runCLI(t, "next", "sj", "--kubeconfig", kubeconfig, "-n", "reports", "--count", "1", "--from", "2026-11-29T00:00:00Z", "-o", "wide")
+	if want := "NAME     RUN                    WARM-UP FROM   SCHEDULE    TIME ZONE\nhourly   2026-11-29T01:00:00Z   -              0 * * * *   UTC\n"; code != 0 || stdout != want {
+		t.Errorf("next sj -o wide: exit %d, stdout %q (stderr %q), want %q", code, stdout, stderr, want)
+	}
+	stdout, stderr, code = runCLI(t, "next", "sj", "-A", "--kubeconfig", kubeconfig, "--count", "4", "--from", "2026-11-29T01:30:00Z",
+		"-o", `jsonpath={range .items[*]}{.namespace}/{.name} {.run}{"\n"}{end}`)
+	if want := "reports/hourly 2026-11-29T02:00:00Z\ndefault/elsewhere 2026-11-29T02:30:00Z\nreports/nightly 2026-11-29T02:30:00Z\nreports/hourly 2026-11-29T03:00:00Z\n"; code != 0 || stdout != want {
+		t.Errorf("next sj -A: exit %d, stdout %q (stderr %q), want %q", code, stdout, stderr, want)
+	}
+
+}
+
+// checkCompletion: sj/NAME from -n's namespace, -n from the cluster's
+// namespaces, --context from the kubeconfig.
+func checkCompletion(t *testing.T, kubeconfig string) {
+	t.Helper()
 	// Each command line ends with the word being completed.
 	for _, tc := range []struct {
 		args []string
@@ -60,7 +97,7 @@ func TestKubectlFlagsAndCompletion(t *testing.T) {
 	}{
 		{[]string{"next", "-n", "reports", "sj/"}, []string{"sj/hourly", "sj/nightly"}},
 		{[]string{"explain", "-n", "reports", "sj/n"}, []string{"sj/nightly"}},
-		{[]string{"trigger", ""}, []string{"sj/elsewhere"}},
+		{[]string{"trigger", ""}, []string{"sj/elsewhere", "sj/paused"}},
 		{[]string{"backfill", "--namespace", "reports", ""}, []string{"sj/hourly", "sj/nightly"}},
 		{[]string{"next", "sj/nightly", "-n", "rep"}, []string{"reports"}},
 		{[]string{"next", "sj/nightly", "--context", ""}, []string{"envtest"}},

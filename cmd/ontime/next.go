@@ -18,8 +18,9 @@ func newNextCommand() *cobra.Command {
 	var count int
 	var lead time.Duration
 	var cluster cli.ClusterFlags
+	var allNamespaces bool
 	cmd := &cobra.Command{
-		Use:   "next SCHEDULE | sj/NAME",
+		Use:   "next SCHEDULE | sj/NAME | sj",
 		Short: "Print a schedule's next activation times",
 		Long: `Print a schedule's next activation times, one RFC 3339 time per line in
 the schedule's time zone. The extended syntax (H, L, W, #, 7 for Sunday) is
@@ -28,30 +29,28 @@ warm-up for that run begins: the run's time minus the lead, in elapsed time,
 as the controller computes it. Given sj/NAME, read that ScheduledJob from the
 cluster and print its next runs as the controller runs them (its placement,
 time zone and daylight-saving policy), with its fixed warm-up lead unless
---lead is given.`,
+--lead is given. Given sj alone, print the next runs of every ScheduledJob
+of the namespace (of every namespace with -A), merged in time order: what
+runs next, and when its warm-up begins.`,
 		Example: `  ontime next '30 2 * * 1-5' --time-zone Europe/Amsterdam
   ontime next 'H/15 * * * *' --hash-key team-a/report --count 4
   ontime next '0 0 29 2 *' --from 2096-03-01T00:00:00Z --count 2 -o json
   ontime next '0 0 * * *' --lead 10m --count 2
-  ontime next sj/nightly-report -n reports --count 3`,
+  ontime next sj/nightly-report -n reports --count 3
+  ontime next sj -A --count 10`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			live := len(args) == 1 && liveObject.MatchString(args[0])
+			every := len(args) == 1 && everyScheduledJob.MatchString(args[0])
 			start, err := parseFrom(from)
 			if err != nil {
 				return err
 			}
-			if count < 1 || count > 100000 {
-				return cli.BadInput("--count %d: must be from 1 to 100000", count)
-			}
-			if !live && cmd.Flags().Changed("namespace") {
-				return namespaceOfASchedule(cluster.Namespace)
-			}
-			if err := output.check(); err != nil {
+			if err := checkNextFlags(cmd, count, lead, &output, allNamespaces, live, every, cluster.Namespace); err != nil {
 				return err
 			}
-			if err := checkLead(lead); err != nil {
-				return err
+			if every {
+				return nextOfEvery(cmd, &cluster, allNamespaces, start, count, &output)
 			}
 			if live {
 				err := nextLive(cmd, &cluster, args[0], start, count, lead, &output)
@@ -76,9 +75,32 @@ time zone and daylight-saving policy), with its fixed warm-up lead unless
 	cmd.ValidArgsFunction = completeScheduledJobs(&cluster)
 	cmd.Flags().StringVar(&from, "from", "", "start after this RFC 3339 time (default: now)")
 	cmd.Flags().IntVar(&count, "count", 5, "how many activation times to print")
-	output.bind(cmd, "text", "json", "yaml")
+	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "with sj alone: the ScheduledJobs of every namespace")
+	output.bind(cmd, "text", "wide", "json", "yaml")
 	cmd.Flags().DurationVar(&lead, "lead", 0, "also print when warm-up begins, this long before each run (as spec.warmUp.lead)")
 	return cmd
+}
+
+// checkNextFlags refuses flags that mean nothing for what args name: a
+// schedule (neither live nor every), sj/NAME (live) or the kind alone
+// (every).
+func checkNextFlags(cmd *cobra.Command, count int, lead time.Duration, output *outputFlag, allNamespaces, live, every bool, namespace string) error {
+	if count < 1 || count > 100000 {
+		return cli.BadInput("--count %d: must be from 1 to 100000", count)
+	}
+	if output.format == "wide" && !every {
+		return cli.BadInput("-o wide adds the schedule and time zone to the list of ontime next sj; a single schedule's output has none to add")
+	}
+	if allNamespaces && !every {
+		return cli.BadInput("-A lists the ScheduledJobs of every namespace: give the kind alone, as in ontime next sj -A")
+	}
+	if !live && !every && cmd.Flags().Changed("namespace") {
+		return namespaceOfASchedule(namespace)
+	}
+	if err := output.check(); err != nil {
+		return err
+	}
+	return checkLead(lead)
 }
 
 // nextLive prints the next runs of the ScheduledJob arg names, with when
