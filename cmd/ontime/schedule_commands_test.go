@@ -75,6 +75,7 @@ func TestCLI(t *testing.T) {
 		{"-o custom-columns without a path", []string{"next", "* * * * *", "-o", "custom-columns=RUN"}, "", `column "RUN": want HEADER:JSONPATH`, 2},
 		{"-o a format the command does not have", []string{"explain", "* * * * *", "-o", "wide"}, "", `-o "wide": must be text, json, yaml, or jsonpath=, jsonpath-file=, go-template=, go-template-file=, custom-columns=`, 2},
 		{"next -o wide of one schedule", []string{"next", "* * * * *", "-o", "wide"}, "", "-o wide adds the schedule and time zone to the list of ontime next sj", 2},
+		{"--as-group with a comma, as ontime's own flag took it", []string{"trigger", "sj/nightly", "--as-group", "ops,admins"}, "", `--as-group "ops,admins": one group per flag, as in kubectl: --as-group ops --as-group admins`, 2},
 		{"next -A with a schedule", []string{"next", "* * * * *", "-A"}, "", "-A lists the ScheduledJobs of every namespace: give the kind alone, as in ontime next sj -A", 2},
 		{"next -n as the count, as scripts said before", []string{"next", "* * * * *", "-n", "3"}, "", "-n 3: -n is the namespace (of sj/NAME), as in kubectl; the number of times is --count: ontime next SCHEDULE --count 3", 2},
 		{"next -n with a schedule", []string{"next", "* * * * *", "-n", "team-a"}, "", "-n team-a: a schedule has no namespace", 2},

@@ -114,6 +114,14 @@ func (f *ClusterFlags) Loader() clientcmd.ClientConfig {
 
 // RestConfig is the cluster's address and credentials.
 func (f *ClusterFlags) RestConfig() (*rest.Config, error) {
+	// ontime's own --as-group split its value at commas before it took
+	// kubectl's, which does not: a script's "--as-group a,b" would now
+	// act as one group named "a,b".
+	for _, group := range *f.config.ImpersonateGroup {
+		if strings.Contains(group, ",") {
+			return nil, BadInput("--as-group %q: one group per flag, as in kubectl: --as-group %s", group, strings.ReplaceAll(group, ",", " --as-group "))
+		}
+	}
 	config, err := f.config.ToRESTConfig()
 	if err != nil {
 		return nil, BadInput("loading the kubeconfig: %v", err)
