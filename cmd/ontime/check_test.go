@@ -31,11 +31,7 @@ var checkAt = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 // 0; with the webhook not answering, the leader gone, or the CRD missing
 // it exits 1 and names the check that failed, with what to do.
 func TestCheck(t *testing.T) {
-	c, config := startAPIServerConfig(t, "config/crd/bases")
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := testenv.WriteKubeconfig(config, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	c, kubeconfig := startAPIServerKubeconfig(t, "config/crd/bases")
 	ctx := context.Background()
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "ontime-system", Name: controllercmd.LeaderElectionID},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("ontime-controller-5d8f_0b6f7c1e"), LeaseDurationSeconds: ptr.To[int32](15),

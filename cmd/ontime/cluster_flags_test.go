@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/testenv"
 )
 
 // TestKubectlFlagsAndCompletion: against a real API server, the commands
@@ -26,11 +24,7 @@ import (
 // from the namespace -n names, -n from the cluster's namespaces and
 // --context from the kubeconfig.
 func TestKubectlFlagsAndCompletion(t *testing.T) {
-	c, config := startAPIServerConfig(t, "config/crd/bases")
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := testenv.WriteKubeconfig(config, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	c, kubeconfig := startAPIServerKubeconfig(t, "config/crd/bases")
 	ctx := context.Background()
 	podSpec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox:1.37.0"}}}
 	for _, o := range [][3]string{{"reports", "nightly", "30 2 * * *"}, {"reports", "hourly", "0 * * * *"}, {"default", "elsewhere", "30 2 * * *"}, {"default", "paused", "* * * * *"}} {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -73,6 +74,18 @@ func startAPIServerConfig(t *testing.T, crdDirs ...string) (client.Client, *rest
 		t.Fatal(err)
 	}
 	return c, config
+}
+
+// startAPIServerKubeconfig is startAPIServer with a kubeconfig for it,
+// for the commands' --kubeconfig.
+func startAPIServerKubeconfig(t *testing.T, crdDirs ...string) (client.Client, string) {
+	t.Helper()
+	c, config := startAPIServerConfig(t, crdDirs...)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := testenv.WriteKubeconfig(config, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	return c, kubeconfig
 }
 
 // crowdedLedger creates a group's ConfigMap with every member at minute 7.

@@ -46,11 +46,7 @@ import (
 func TestUndecodableScheduledJobStopsNothing(t *testing.T) {
 	// Its own API server and processes, no package state: beside the others.
 	t.Parallel()
-	c, config := startAPIServerConfig(t, unboundedCRD(t))
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := testenv.WriteKubeconfig(config, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	c, kubeconfig := startAPIServerKubeconfig(t, unboundedCRD(t))
 	ctx := context.Background()
 	storeUndecodable(t, c, "broken")
 
