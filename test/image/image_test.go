@@ -266,15 +266,7 @@ func checkImage(t *testing.T, oci ociLayout, desc descriptor) {
 	if config.OS != desc.Platform.OS || config.Architecture != desc.Platform.Architecture {
 		t.Errorf("config says %s/%s, the index %s/%s", config.OS, config.Architecture, desc.Platform.OS, desc.Platform.Architecture)
 	}
-	labels := config.Config.Labels
-	for _, name := range []string{"title", "version", "revision", "created", "source", "licenses"} {
-		if labels["org.opencontainers.image."+name] == "" {
-			t.Errorf("no label org.opencontainers.image.%s: %v", name, labels)
-		}
-	}
-	if labels["org.opencontainers.image.version"] != testVersion {
-		t.Errorf("version label %q, want %q", labels["org.opencontainers.image.version"], testVersion)
-	}
+	checkLabels(t, config.Config.Labels)
 	if len(manifest.Layers) != 1 {
 		t.Fatalf("%d layers, want 1", len(manifest.Layers))
 	}
@@ -301,6 +293,20 @@ func checkImage(t *testing.T, oci ociLayout, desc descriptor) {
 	info, err := exec.Command("go", "version", "-m", path).CombinedOutput()
 	if err != nil || !strings.Contains(string(info), "-tags=timetzdata") {
 		t.Errorf("the binary was not built with -tags timetzdata: %s (%v)", info, err)
+	}
+}
+
+// checkLabels: the image has every org.opencontainers.image label
+// docs/install.md lists, its version the build's.
+func checkLabels(t *testing.T, labels map[string]string) {
+	t.Helper()
+	for _, name := range []string{"title", "version", "revision", "created", "source", "licenses"} {
+		if labels["org.opencontainers.image."+name] == "" {
+			t.Errorf("no label org.opencontainers.image.%s: %v", name, labels)
+		}
+	}
+	if labels["org.opencontainers.image.version"] != testVersion {
+		t.Errorf("version label %q, want %q", labels["org.opencontainers.image.version"], testVersion)
 	}
 }
 
