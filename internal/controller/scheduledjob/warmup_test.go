@@ -257,7 +257,8 @@ func TestEarlyStartJob(t *testing.T) {
 	}
 	pod := created[0].Spec.Template
 	wait := pod.Spec.InitContainers[0]
-	if wait.Name != warmup.WaitContainerName || wait.Image != testEarlyStartImage || strings.Join(wait.Args, " ") != "wait --until "+run.UTC().Format(time.RFC3339) {
+	if wait.Name != warmup.WaitContainerName || wait.Image != testEarlyStartImage || strings.Join(wait.Command, " ") != warmup.WaitCommand ||
+		strings.Join(wait.Args, " ") != "--until "+run.UTC().Format(time.RFC3339) {
 		t.Errorf("wait container %+v", wait)
 	}
 	if pod.Labels[v1alpha1.WarmUpLabel] != v1alpha1.WarmUpEarlyStartPod {
