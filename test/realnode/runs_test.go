@@ -34,9 +34,11 @@ const earlyStarts = 5
 const earlyStartP99Bound = 2 * time.Second
 
 // installBound is how long an EarlyStart pod's ontime-wait init container
-// may run to install ontime-wait (10m of CPU): with the 57 MB ontime binary
-// it took 16 to 28 s of the lead on this node, measured 2026-11-29.
-const installBound = 5 * time.Second
+// may run to install ontime-wait (10m of CPU), by the pod's status (whole
+// seconds): with the 57 MB ontime binary it took 16 to 28 s of the lead on
+// this node; with ontime-wait 1.8 to 3.2 s by the kubelet's clock and up
+// to 4 s by the status beside make test's other work (2026-11-30).
+const installBound = 10 * time.Second
 
 // heldStartBound is what this test holds an EarlyStart pod held in its
 // init container to: its container starts after the kubelet notices the
