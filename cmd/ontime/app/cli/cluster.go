@@ -27,6 +27,8 @@ type ClusterFlags struct {
 	Namespace string
 	config    *genericclioptions.ConfigFlags
 	flags     *pflag.FlagSet
+	// connection names the flags ConfigFlags added, but -n.
+	connection []string
 }
 
 // Bind adds the flags to cmd; namespaceDefault and namespaceHelp say what
@@ -39,36 +41,58 @@ func (f *ClusterFlags) Bind(cmd *cobra.Command, namespaceDefault, namespaceHelp 
 		f.config.Namespace = &f.Namespace
 	}
 	f.flags = cmd.Flags()
+	before := map[string]bool{}
+	f.flags.VisitAll(func(flag *pflag.Flag) { before[flag.Name] = true })
 	f.config.AddFlags(f.flags)
+	f.flags.VisitAll(func(flag *pflag.Flag) {
+		if !before[flag.Name] && flag.Name != "namespace" {
+			f.connection = append(f.connection, flag.Name)
+		}
+	})
 	if namespaceHelp != "" {
 		f.flags.Lookup("namespace").Usage = namespaceHelp
-		_ = cmd.RegisterFlagCompletionFunc("namespace", f.completeNamespaces)
+		_ = cmd.RegisterFlagCompletionFunc("namespace", f.CompleteFrom(listNamespaces))
 	}
 	_ = cmd.RegisterFlagCompletionFunc("context", f.completeContexts)
 	// ontime reads no discovery: kubectl's cache directory means nothing.
 	_ = f.flags.MarkHidden("cache-dir")
 }
 
-// completeNamespaces completes -n with the cluster's namespaces, as
-// kubectl does; nothing when they cannot be read.
-func (f *ClusterFlags) completeNamespaces(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	c, _, err := f.Client()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
+// CompletionTimeout bounds the cluster read behind a completion: the shell
+// waits on it.
+const CompletionTimeout = 5 * time.Second
+
+// CompleteFrom completes with the names list reads from the cluster, in
+// the flags' namespace, that start with what is typed, as kubectl
+// completes names; nothing (and no file names) when the cluster cannot be
+// read.
+func (f *ClusterFlags) CompleteFrom(list func(ctx context.Context, c client.Client, namespace string) ([]string, error)) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		c, namespace, err := f.Client()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), CompletionTimeout)
+		defer cancel()
+		names, err := list(ctx, c, namespace)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return matching(names, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+}
+
+// listNamespaces is the cluster's namespaces, for -n.
+func listNamespaces(ctx context.Context, c client.Client, _ string) ([]string, error) {
 	var list corev1.NamespaceList
 	if err := c.List(ctx, &list); err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
+		return nil, err
 	}
-	var names []cobra.Completion
+	var names []string
 	for _, ns := range list.Items {
-		if strings.HasPrefix(ns.Name, toComplete) {
-			names = append(names, ns.Name)
-		}
+		names = append(names, ns.Name)
 	}
-	return names, cobra.ShellCompDirectiveNoFileComp
+	return names, nil
 }
 
 // completeContexts completes --context with the kubeconfig's contexts.
@@ -77,34 +101,30 @@ func (f *ClusterFlags) completeContexts(_ *cobra.Command, _ []string, toComplete
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	var names []cobra.Completion
+	var names []string
 	for name := range raw.Contexts {
-		if strings.HasPrefix(name, toComplete) {
-			names = append(names, name)
-		}
+		names = append(names, name)
 	}
 	slices.Sort(names)
-	return names, cobra.ShellCompDirectiveNoFileComp
+	return matching(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+// matching keeps the names that start with prefix.
+func matching(names []string, prefix string) []cobra.Completion {
+	var kept []cobra.Completion
+	for _, name := range names {
+		if strings.HasPrefix(name, prefix) {
+			kept = append(kept, name)
+		}
+	}
+	return kept
 }
 
 // Named reports whether a flag names the cluster or the credentials,
 // rather than leaving them to the kubeconfig's current context (the
 // controller then uses its pod's service account).
 func (f *ClusterFlags) Named() bool {
-	named := false
-	f.flags.Visit(func(flag *pflag.Flag) {
-		if flag.Name != "namespace" && f.isConnectionFlag(flag.Name) {
-			named = true
-		}
-	})
-	return named
-}
-
-// isConnectionFlag says whether name is one of ConfigFlags' flags.
-func (f *ClusterFlags) isConnectionFlag(name string) bool {
-	set := pflag.NewFlagSet("", pflag.ContinueOnError)
-	genericclioptions.NewConfigFlags(false).AddFlags(set)
-	return set.Lookup(name) != nil
+	return slices.ContainsFunc(f.connection, f.flags.Changed)
 }
 
 // Loader follows kubectl's loading rules with the flags' overrides.
