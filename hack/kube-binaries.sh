@@ -8,6 +8,8 @@
 # Usage: hack/kube-binaries.sh            build what is missing, print the dir
 #        hack/kube-binaries.sh --node     also the kubelet and kube-proxy of
 #                                         the real node (hack/real-node.sh)
+#        hack/kube-binaries.sh --envtest  only etcd and kube-apiserver,
+#                                         what the envtest suites run
 #        hack/kube-binaries.sh --print    print the dir only
 set -euo pipefail
 
@@ -80,12 +82,16 @@ kube_ldflags="-s -w \
 targets=(
   "etcd|$tools/etcd|go.etcd.io/etcd/server/v3"
   "kube-apiserver|$tools/kube|k8s.io/kubernetes/cmd/kube-apiserver"
-  "kube-controller-manager|$tools/kube|k8s.io/kubernetes/cmd/kube-controller-manager"
-  "kube-scheduler|$tools/kube|k8s.io/kubernetes/cmd/kube-scheduler"
-  "kubectl|$tools/kube|k8s.io/kubernetes/cmd/kubectl"
-  "kwok||sigs.k8s.io/kwok/cmd/kwok@$kwok_version"
-  "kwokctl||sigs.k8s.io/kwok/cmd/kwokctl@$kwok_version"
 )
+if [[ ${1:-} != --envtest ]]; then
+  targets+=(
+    "kube-controller-manager|$tools/kube|k8s.io/kubernetes/cmd/kube-controller-manager"
+    "kube-scheduler|$tools/kube|k8s.io/kubernetes/cmd/kube-scheduler"
+    "kubectl|$tools/kube|k8s.io/kubernetes/cmd/kubectl"
+    "kwok||sigs.k8s.io/kwok/cmd/kwok@$kwok_version"
+    "kwokctl||sigs.k8s.io/kwok/cmd/kwokctl@$kwok_version"
+  )
+fi
 if [[ ${1:-} == --node ]]; then
   targets+=(
     "kubelet|$tools/kube|k8s.io/kubernetes/cmd/kubelet"
