@@ -303,6 +303,16 @@ type ScheduledJobStatus struct {
 	// +optional
 	LastRunStart *RunStart `json:"lastRunStart,omitempty"`
 
+	// recentRunStarts are the latest scheduled runs whose start was
+	// measured, newest first (the first is lastRunStart), at most
+	// MaxRecentRunStarts: enough to tell one late run from a pattern,
+	// small enough to keep the object small. Every run is also in the
+	// ontime_run_start_phase_seconds histogram.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=5
+	RecentRunStarts []RunStart `json:"recentRunStarts,omitempty"`
+
 	// failures counts the runs that failed in a row, with
 	// spec.suspendAfterFailures: since the last run that succeeded, or the
 	// last resume. Unset without spec.suspendAfterFailures.
@@ -386,6 +396,7 @@ type CatchUpStatus struct {
 // +kubebuilder:printcolumn:name="Last Schedule",type=date,JSONPath=`.status.lastScheduleTime`
 // +kubebuilder:printcolumn:name="Next Schedule",type=string,JSONPath=`.status.nextScheduleTime`
 // +kubebuilder:printcolumn:name="Next Warm-Up",type=string,JSONPath=`.status.nextWarmUpTime`,priority=1
+// +kubebuilder:printcolumn:name="Lateness",type=string,JSONPath=`.status.lastRunStart.lateness`,priority=1,description="How late the last measured run started: from its scheduled time to its first container running"
 // +kubebuilder:printcolumn:name="Capacity",type=string,JSONPath=`.status.conditions[?(@.type=="CapacityReady")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1

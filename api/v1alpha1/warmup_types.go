@@ -179,7 +179,11 @@ type WarmUpStatus struct {
 	Lead *LeadStatus `json:"lead,omitempty"`
 }
 
-// RunStart says when a run actually started.
+// MaxRecentRunStarts is how many runs' starts a status keeps
+// (recentRunStarts).
+const MaxRecentRunStarts = 5
+
+// RunStart says when a run actually started, and where its lateness went.
 type RunStart struct {
 	// scheduledTime is the run's scheduled time.
 	ScheduledTime metav1.Time `json:"scheduledTime"`
@@ -191,6 +195,75 @@ type RunStart struct {
 	// the time the run lost to Job creation, scheduling, node provisioning
 	// and container start. Whole seconds, as the pod reports them.
 	Lateness metav1.Duration `json:"lateness"`
+
+	// phases split lateness by where it went, in the order a run goes
+	// through them; only phases that took time are listed, and they add up
+	// to lateness. Taken from the timestamps the Job, its first-started pod
+	// and (when that pod waited for one) its node record, which are whole
+	// seconds: a phase under a second may show as 0s or 1s. Unset for a run
+	// measured before ontime split lateness.
+	// +optional
+	// +listType=atomic
+	Phases []RunPhase `json:"phases,omitempty"`
+}
+
+// RunPhaseName names a phase of a run's start.
+// +kubebuilder:validation:Enum=Controller;ConcurrencyGroup;JobController;Node;Scheduling;PodSandbox;ImagePull;InitContainers
+type RunPhaseName string
+
+const (
+	// PhaseController is the wait for the run's Job to be created, from its
+	// scheduled time, by ontime (or, for a CronJob, kube-controller-manager):
+	// a controller down or busy, or a crowded minute.
+	PhaseController RunPhaseName = "Controller"
+	// PhaseConcurrencyGroup is the wait of a Job created suspended until
+	// its concurrency group admitted it (the Job's status.startTime).
+	PhaseConcurrencyGroup RunPhaseName = "ConcurrencyGroup"
+	// PhaseJobController is the Job controller's time to create the pod,
+	// from the Job's creation or admission.
+	PhaseJobController RunPhaseName = "JobController"
+	// PhaseNode is the pod's wait for a node that was created after the
+	// pod: from the pod's creation until that node was Ready.
+	PhaseNode RunPhaseName = "Node"
+	// PhaseScheduling is the rest of the pod's wait to be scheduled: with
+	// a node already there, or after the new node was Ready.
+	PhaseScheduling RunPhaseName = "Scheduling"
+	// PhasePodSandbox is the kubelet's start of the pod, until its sandbox
+	// and network were ready (the pod's PodReadyToStartContainers
+	// condition; counted in ImagePull where the condition is absent).
+	PhasePodSandbox RunPhaseName = "PodSandbox"
+	// PhaseImagePull is the rest of the kubelet's time before the first
+	// container ran, besides running init containers: pulling images, and
+	// creating containers, which takes well under a second. The pods'
+	// status records no pull times, so a slow pull shows here.
+	PhaseImagePull RunPhaseName = "ImagePull"
+	// PhaseInitContainers is the time init containers ran, one after
+	// another, before the first container started.
+	PhaseInitContainers RunPhaseName = "InitContainers"
+)
+
+// RunPhases lists every phase, in the order a run goes through them.
+var RunPhases = []RunPhaseName{PhaseController, PhaseConcurrencyGroup, PhaseJobController, PhaseNode,
+	PhaseScheduling, PhasePodSandbox, PhaseImagePull, PhaseInitContainers}
+
+// Spent returns how much of the run's lateness went to phase: 0 when it
+// is not listed.
+func (s RunStart) Spent(phase RunPhaseName) time.Duration {
+	for _, p := range s.Phases {
+		if p.Name == phase {
+			return p.Duration.Duration
+		}
+	}
+	return 0
+}
+
+// RunPhase is the part of a run's lateness spent in one phase.
+type RunPhase struct {
+	// name is the phase.
+	Name RunPhaseName `json:"name"`
+
+	// duration is how much of the run's lateness it took, such as "42s".
+	Duration metav1.Duration `json:"duration"`
 }
 
 // CronJobWarmUpState is what ontime records of an annotated CronJob's
@@ -205,6 +278,16 @@ type CronJobWarmUpState struct {
 	// lastRunStart is the latest run whose start was measured.
 	// +optional
 	LastRunStart *RunStart `json:"lastRunStart,omitempty"`
+
+	// recentRunStarts are the latest scheduled runs whose start was
+	// measured, newest first (the first is lastRunStart), at most
+	// MaxRecentRunStarts: enough to tell one late run from a pattern,
+	// small enough to keep the object small. Every run is also in the
+	// ontime_run_start_phase_seconds histogram.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=5
+	RecentRunStarts []RunStart `json:"recentRunStarts,omitempty"`
 
 	// problem is why the CronJob's warm-up or group annotations or its
 	// schedule cannot be followed; reported by one WarmUpFailed or

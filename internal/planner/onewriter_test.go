@@ -32,6 +32,7 @@ var statusWriters = map[string]string{
 	"WarmUp":             "setWarmUp",
 	"NextWarmUpTime":     "setWarmUp",
 	"LastRunStart":       "setLastRunStart",
+	"RecentRunStarts":    "setLastRunStart",
 	"Failures":           "setFailures",
 	"CatchUp":            "setCatchUp",
 	// Conditions is never assigned: each condition has its writer, which

@@ -57,8 +57,10 @@ type Input struct {
 	// has lead Auto: the newest provisioning time any of them measured
 	// sets the next lead.
 	LeadPeers []warmup.Peer
-	// RunPods are the pods of the Job RunToMeasure named, if any.
+	// RunPods are the pods of the Job RunToMeasure named, if any, and
+	// RunNode the node warmup.NodeToRead named among them, if read.
 	RunPods []*corev1.Pod
+	RunNode *corev1.Node
 	// Placement is where a Balanced spread placed the ScheduledJob in its
 	// group, for its current schedule; nil under Hash.
 	Placement *v1alpha1.SpreadStatus
@@ -276,9 +278,9 @@ func Decide(in Input) Plan {
 	plan.RequeueAfter = wakeup.Delay(in.Now, wake...)
 	plan.beforeActions = Outcome{Status: status, Events: events, Missed: missed, WarmUp: warm.strategy,
 		CapacityReadyAfter: warm.ReadyAfter, WarmUpLate: warm.Late, SuspendedAfterFailures: suspending}
-	if start, ok := warmup.MeasureStart(RunToMeasure(sj, in.Jobs, in.Now), in.RunPods); ok {
+	if start, ok := warmup.MeasureStart(RunToMeasure(sj, in.Jobs, in.Now), in.RunPods, in.RunNode); ok {
 		setLastRunStart(&plan.beforeActions.Status, start)
-		plan.beforeActions.StartLateness = &start.Lateness.Duration
+		plan.beforeActions.Started = start
 	}
 	return plan
 }

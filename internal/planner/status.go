@@ -75,9 +75,11 @@ func setWarmUp(status *v1alpha1.ScheduledJobStatus, state *v1alpha1.WarmUpStatus
 	}
 }
 
-// setLastRunStart records the latest run whose start was measured.
+// setLastRunStart records the latest run whose start was measured, first
+// among the recent ones.
 func setLastRunStart(status *v1alpha1.ScheduledJobStatus, start *v1alpha1.RunStart) {
 	status.LastRunStart = start
+	status.RecentRunStarts = warmup.RecordRunStart(status.RecentRunStarts, *start)
 }
 
 // setWaiting writes a concurrency group member's Waiting condition: True,
@@ -255,9 +257,9 @@ type Outcome struct {
 	Missed map[MissReason]int
 	// WarmUp is the warm-up strategy, or "none", for the metrics' labels.
 	WarmUp string
-	// StartLateness is set when a run's start was first seen: scheduled
-	// time to its first container running.
-	StartLateness *time.Duration
+	// Started is set when a run's start was first seen: scheduled time to
+	// its first container running, and where that time went.
+	Started *v1alpha1.RunStart
 	// CapacityReadyAfter is set when a warm-up's capacity became ready:
 	// how long after the warm-up began. WarmUpLate is set when a run
 	// started before its capacity was ready.

@@ -146,7 +146,8 @@ func refusedByGroup(group *v1alpha1.ConcurrencyGroupRef, namespace string) capac
 // RunToMeasure returns the Job of the latest scheduled run whose start
 // status.lastRunStart does not record yet, once that Job reports a pod
 // ready or finished; nil when there is none. The reconciler reads that
-// Job's pods for Input.RunPods.
+// Job's pods for Input.RunPods, and the node warmup.NodeToRead names for
+// Input.RunNode.
 func RunToMeasure(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, now time.Time) *batchv1.Job {
 	var measured time.Time
 	if s := sj.Status.LastRunStart; s != nil {

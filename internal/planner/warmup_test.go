@@ -10,6 +10,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -477,11 +478,14 @@ func TestStartLatenessIsMeasuredOnce(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
 		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(mustTime("2026-11-24T10:00:04Z"))}}}}}}
 	out := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{job}, RunPods: []*corev1.Pod{pod}, Now: now}).Finish()
-	if out.StartLateness == nil || *out.StartLateness != 4*time.Second || out.WarmUp != "none" {
-		t.Fatalf("lateness %v (warm-up %s), want 4s without warm-up", out.StartLateness, out.WarmUp)
+	if out.Started == nil || out.Started.Lateness.Duration != 4*time.Second || out.WarmUp != "none" {
+		t.Fatalf("start %+v (warm-up %s), want 4s late without warm-up", out.Started, out.WarmUp)
 	}
 	if s := out.Status.LastRunStart; s == nil || s.Lateness.Duration != 4*time.Second || !s.ScheduledTime.Time.Equal(mustTime("2026-11-24T10:00:00Z")) {
 		t.Errorf("lastRunStart %+v", s)
+	}
+	if r := out.Status.RecentRunStarts; len(r) != 1 || !equality.Semantic.DeepEqual(r[0], *out.Status.LastRunStart) {
+		t.Errorf("recentRunStarts %+v, want lastRunStart alone", r)
 	}
 	sj.Status = out.Status
 	if RunToMeasure(sj, []*batchv1.Job{job}, now) != nil {

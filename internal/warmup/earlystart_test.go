@@ -173,7 +173,7 @@ func TestMeasureStartOfAWaitingContainer(t *testing.T) {
 		{run.Add(-20 * time.Second), run, 0},
 		{run.Add(3 * time.Second), run.Add(3 * time.Second), 3 * time.Second},
 	} {
-		got, ok := MeasureStart(job, []*corev1.Pod{pod(test.started)})
+		got, ok := MeasureStart(job, []*corev1.Pod{pod(test.started)}, nil)
 		if !ok || !got.StartTime.Time.Equal(test.wantStart) || got.Lateness.Duration != test.wantLateness {
 			t.Errorf("container started %v: MeasureStart = %+v, %v; want start %v, %v late", test.started, got, ok, test.wantStart, test.wantLateness)
 		}

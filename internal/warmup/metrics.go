@@ -20,6 +20,14 @@ var (
 		Help:    "Time from a run's scheduled time to its first pod's first container running, by warm-up strategy (none without warm-up) and owner kind.",
 		Buckets: []float64{0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 600, 1800},
 	}, []string{"warm_up", "kind"})
+	// StartPhase splits StartLateness by phase (v1alpha1.RunPhases): each
+	// run adds one observation to every phase, 0 for those it did not wait
+	// in, so that a phase's sum over its count is its mean share.
+	StartPhase = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "ontime_run_start_phase_seconds",
+		Help:    "Time a run's start spent in each phase (Controller, ConcurrencyGroup, JobController, Node, Scheduling, PodSandbox, ImagePull, InitContainers) between its scheduled time and its first container running; the phases of a run add up to its ontime_run_start_lateness_seconds.",
+		Buckets: []float64{0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 600, 1800},
+	}, []string{"phase", "warm_up", "kind"})
 	// CapacityReady is warm-up start to every warm-up pod having a node.
 	CapacityReady = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "ontime_warm_up_capacity_ready_seconds",
@@ -34,14 +42,20 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(StartLateness, CapacityReady, Late)
+	metrics.Registry.MustRegister(StartLateness, StartPhase, CapacityReady, Late)
 	// Every strategy and kind is exported from the start, at 0, so that
 	// alerts see the first late run as an increase and dashboards have
 	// every series ("none" is a run without warm-up).
 	for _, kind := range []string{"ScheduledJob", "CronJob"} {
 		StartLateness.WithLabelValues("none", kind)
+		for _, phase := range v1alpha1.RunPhases {
+			StartPhase.WithLabelValues(string(phase), "none", kind)
+		}
 		for _, strategy := range []string{string(v1alpha1.WarmUpPlaceholder), string(v1alpha1.WarmUpEarlyStart), string(v1alpha1.WarmUpCapacityBuffer)} {
 			StartLateness.WithLabelValues(strategy, kind)
+			for _, phase := range v1alpha1.RunPhases {
+				StartPhase.WithLabelValues(string(phase), strategy, kind)
+			}
 			CapacityReady.WithLabelValues(strategy, kind)
 			Late.WithLabelValues(strategy, kind)
 		}
@@ -59,16 +73,19 @@ type Observation struct {
 	// long after it began. Late is set when a run started before it.
 	CapacityReadyAfter *time.Duration
 	Late               bool
-	// StartLateness is set when a run's start was first seen: scheduled
-	// time to its first container running.
-	StartLateness *time.Duration
+	// Started is set when a run's start was first seen: scheduled time to
+	// its first container running, and its phases.
+	Started *v1alpha1.RunStart
 }
 
 // Observe records an observation in the metrics: the one place for every
 // kind of owner, called once the owner's state recording it is written.
 func Observe(o Observation) {
-	if d := o.StartLateness; d != nil {
-		StartLateness.WithLabelValues(o.Strategy, o.Kind).Observe(d.Seconds())
+	if s := o.Started; s != nil {
+		StartLateness.WithLabelValues(o.Strategy, o.Kind).Observe(s.Lateness.Seconds())
+		for _, phase := range v1alpha1.RunPhases {
+			StartPhase.WithLabelValues(string(phase), o.Strategy, o.Kind).Observe(s.Spent(phase).Seconds())
+		}
 	}
 	if d := o.CapacityReadyAfter; d != nil {
 		CapacityReady.WithLabelValues(o.Strategy, o.Kind).Observe(d.Seconds())

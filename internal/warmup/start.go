@@ -14,22 +14,46 @@ import (
 // running (init containers do not count: an EarlyStart pod's wait is not
 // its start), in whole seconds as the pods report it.
 func FirstStart(pods []*corev1.Pod) (time.Time, bool) {
+	_, first, ok := firstStarted(pods)
+	return first, ok
+}
+
+// firstStarted returns the pod whose container started running first, and
+// when.
+func firstStarted(pods []*corev1.Pod) (*corev1.Pod, time.Time, bool) {
 	var first time.Time
+	var firstPod *corev1.Pod
 	for _, pod := range pods {
-		for _, status := range pod.Status.ContainerStatuses {
-			var started time.Time
-			switch state := status.State; {
-			case state.Running != nil:
-				started = state.Running.StartedAt.Time
-			case state.Terminated != nil:
-				started = state.Terminated.StartedAt.Time
-			}
-			if !started.IsZero() && (first.IsZero() || started.Before(first)) {
-				first = started
-			}
+		if started, ok := containersStarted(pod); ok && (first.IsZero() || started.Before(first)) {
+			first, firstPod = started, pod
+		}
+	}
+	return firstPod, first, firstPod != nil
+}
+
+// containersStarted returns when the first of pod's containers started
+// running.
+func containersStarted(pod *corev1.Pod) (time.Time, bool) {
+	var first time.Time
+	for _, status := range pod.Status.ContainerStatuses {
+		started := startedAt(status)
+		if !started.IsZero() && (first.IsZero() || started.Before(first)) {
+			first = started
 		}
 	}
 	return first, !first.IsZero()
+}
+
+// startedAt is when a container started running, running still or
+// finished; zero if it has not.
+func startedAt(status corev1.ContainerStatus) time.Time {
+	switch state := status.State; {
+	case state.Running != nil:
+		return state.Running.StartedAt.Time
+	case state.Terminated != nil:
+		return state.Terminated.StartedAt.Time
+	}
+	return time.Time{}
 }
 
 // startMeasureWindow bounds how long after a run's scheduled time its
@@ -60,11 +84,13 @@ func RunToMeasure(jobs []*batchv1.Job, measured, now time.Time) *batchv1.Job {
 }
 
 // MeasureStart says when the run of job started, from its pods (those the
-// Job controls among pods), and how late that was. A run never starts
-// before its scheduled time: an EarlyStart container that waits in `ontime
-// wait` is running during the lead, and its command starts when the wait
-// execs it, at the scheduled time, which is what is recorded then.
-func MeasureStart(job *batchv1.Job, pods []*corev1.Pod) (*v1alpha1.RunStart, bool) {
+// Job controls among pods), how late that was, and where the lateness went
+// (Phases; node is the first-started pod's node when NodeToRead named one,
+// or nil). A run never starts before its scheduled time: an EarlyStart
+// container that waits in ontime-wait is running during the lead, and its
+// command starts when the wait execs it, at the scheduled time, which is
+// what is recorded then.
+func MeasureStart(job *batchv1.Job, pods []*corev1.Pod, node *corev1.Node) (*v1alpha1.RunStart, bool) {
 	if job == nil {
 		return nil, false
 	}
@@ -72,13 +98,7 @@ func MeasureStart(job *batchv1.Job, pods []*corev1.Pod) (*v1alpha1.RunStart, boo
 	if !ok {
 		return nil, false
 	}
-	var own []*corev1.Pod
-	for _, pod := range pods {
-		if metav1.IsControlledBy(pod, job) {
-			own = append(own, pod)
-		}
-	}
-	started, ok := FirstStart(own)
+	pod, started, ok := firstStarted(ownPods(job, pods))
 	if !ok {
 		return nil, false
 	}
@@ -86,5 +106,32 @@ func MeasureStart(job *batchv1.Job, pods []*corev1.Pod) (*v1alpha1.RunStart, boo
 		started = scheduled
 	}
 	return &v1alpha1.RunStart{ScheduledTime: metav1.NewTime(scheduled), StartTime: metav1.NewTime(started),
-		Lateness: metav1.Duration{Duration: started.Sub(scheduled)}}, true
+		Lateness: metav1.Duration{Duration: started.Sub(scheduled)}, Phases: Phases(scheduled, job, pod, node)}, true
+}
+
+// ownPods returns the pods among pods that job controls.
+func ownPods(job *batchv1.Job, pods []*corev1.Pod) []*corev1.Pod {
+	var own []*corev1.Pod
+	for _, pod := range pods {
+		if metav1.IsControlledBy(pod, job) {
+			own = append(own, pod)
+		}
+	}
+	return own
+}
+
+// RecordRunStart returns recent (a status's recentRunStarts, newest
+// first) with start in front, at most v1alpha1.MaxRecentRunStarts long; a
+// run measured again replaces its entry.
+func RecordRunStart(recent []v1alpha1.RunStart, start v1alpha1.RunStart) []v1alpha1.RunStart {
+	out := []v1alpha1.RunStart{start}
+	for _, r := range recent {
+		if len(out) == v1alpha1.MaxRecentRunStarts {
+			break
+		}
+		if !r.ScheduledTime.Equal(&start.ScheduledTime) {
+			out = append(out, r)
+		}
+	}
+	return out
 }

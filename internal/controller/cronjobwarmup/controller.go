@@ -77,6 +77,7 @@ func (c *Controller) Name() string { return "cronjob.warmup" }
 // +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // Register adds the controller to mgr.
@@ -138,6 +139,7 @@ type gathered struct {
 	// measured is the run whose start is measured now, if any, and its pods.
 	measured *batchv1.Job
 	runPods  []*corev1.Pod
+	runNode  *corev1.Node
 	now      time.Time
 }
 
@@ -169,7 +171,7 @@ func (c *Controller) gather(ctx context.Context, cj *batchv1.CronJob, now time.T
 		}
 	}
 	if in.measured != nil {
-		in.runPods, err = jobcontrol.RunPods(ctx, c.apiReader, in.measured)
+		in.runPods, in.runNode, err = jobcontrol.RunPods(ctx, c.apiReader, in.measured)
 	}
 	return in, err
 }

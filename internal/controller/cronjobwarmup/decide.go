@@ -19,10 +19,10 @@ type warmUpPlan struct {
 	events  []warmup.Event
 	wake    []time.Time
 	// strategy labels the metrics.
-	strategy      string
-	readyAfter    *time.Duration
-	late          bool
-	startLateness *time.Duration
+	strategy   string
+	readyAfter *time.Duration
+	late       bool
+	started    *v1alpha1.RunStart
 }
 
 // decide is a pure function of what was gathered, at in.now. Without
@@ -36,7 +36,7 @@ func decide(in gathered) warmUpPlan {
 	if settings == nil || in.cj.DeletionTimestamp != nil {
 		d.changes = warmup.RemoveAll(in.pods, in.buffers, in.api)
 		if len(d.changes.DeleteBuffers) == 0 {
-			d.state.WarmUp, d.state.LastRunStart = nil, nil
+			d.state.WarmUp, d.state.LastRunStart, d.state.RecentRunStarts = nil, nil, nil
 		}
 		return d
 	}
@@ -45,8 +45,9 @@ func decide(in gathered) warmUpPlan {
 	d.state.WarmUp = warm.State
 	d.strategy, d.readyAfter, d.late = string(settings.Strategy), warm.ReadyAfter, warm.Late
 	if in.measured != nil {
-		if start, ok := warmup.MeasureStart(in.measured, in.runPods); ok {
-			d.state.LastRunStart, d.startLateness = start, &start.Lateness.Duration
+		if start, ok := warmup.MeasureStart(in.measured, in.runPods, in.runNode); ok {
+			d.state.LastRunStart, d.started = start, start
+			d.state.RecentRunStarts = warmup.RecordRunStart(d.state.RecentRunStarts, *start)
 		}
 	}
 	return d
@@ -99,5 +100,5 @@ func warmUpInput(in gathered, settings v1alpha1.WarmUpSettings) warmup.Input {
 // the same metrics as a ScheduledJob's, labeled kind="CronJob".
 func (d warmUpPlan) observe() {
 	warmup.Observe(warmup.Observation{Kind: kind, Strategy: d.strategy,
-		CapacityReadyAfter: d.readyAfter, Late: d.late, StartLateness: d.startLateness})
+		CapacityReadyAfter: d.readyAfter, Late: d.late, Started: d.started})
 }

@@ -124,3 +124,33 @@ func TestCronJobInAGroupWarmsBeforeItsPredictedStart(t *testing.T) {
 		t.Errorf("refused by its group: %d placeholders, want none", len(plan.changes.CreatePods))
 	}
 }
+
+// TestCronJobRunStartIsRecorded: an annotated CronJob's measured run is
+// recorded in its state as a ScheduledJob's is: the last start with its
+// phases, first among the recent ones.
+func TestCronJobRunStartIsRecorded(t *testing.T) {
+	run := mustTime("2026-11-24T10:00:00Z")
+	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "report", UID: "cj-uid",
+		Annotations: map[string]string{v1alpha1.WarmUpLeadAnnotation: "10m"}}, Spec: batchv1.CronJobSpec{Schedule: "0 * * * *"}}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "report-29400000", UID: "job-uid", CreationTimestamp: metav1.NewTime(run.Add(time.Second)),
+		Annotations: map[string]string{v1alpha1.ScheduledTimestampAnnotation: run.Format(time.RFC3339)}}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "report-29400000-x", CreationTimestamp: metav1.NewTime(run.Add(2 * time.Second)),
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(run.Add(9 * time.Second))}}}}}}
+	earlier := v1alpha1.RunStart{ScheduledTime: metav1.NewTime(run.Add(-time.Hour))}
+	in := gathered{cj: cj, meaning: meaningOf(cj, v1alpha1.ControllerDefaults{}), jobs: []*batchv1.Job{job}, measured: job, runPods: []*corev1.Pod{pod},
+		state: v1alpha1.CronJobWarmUpState{LastRunStart: &earlier, RecentRunStarts: []v1alpha1.RunStart{earlier}}, now: run.Add(10 * time.Second)}
+	d := decide(in)
+	start := d.state.LastRunStart
+	want := []v1alpha1.RunPhase{{Name: v1alpha1.PhaseController, Duration: metav1.Duration{Duration: time.Second}},
+		{Name: v1alpha1.PhaseJobController, Duration: metav1.Duration{Duration: time.Second}}, {Name: v1alpha1.PhaseImagePull, Duration: metav1.Duration{Duration: 7 * time.Second}}}
+	if start == nil || start.Lateness.Duration != 9*time.Second || !slices.EqualFunc(start.Phases, want, func(a, b v1alpha1.RunPhase) bool { return a == b }) {
+		t.Fatalf("lastRunStart %+v, want 9s late: %v", start, want)
+	}
+	if r := d.state.RecentRunStarts; len(r) != 2 || !r[0].ScheduledTime.Equal(&start.ScheduledTime) || !r[1].ScheduledTime.Equal(&earlier.ScheduledTime) {
+		t.Errorf("recentRunStarts %+v, want this run, then the earlier one", r)
+	}
+	if d.started != start {
+		t.Errorf("the metrics observe %+v, want the start recorded", d.started)
+	}
+}

@@ -128,13 +128,29 @@ func Pointers[T any](items []T) []*T {
 
 // RunPods reads the pods of a run's Job from the API server: the cache
 // holds warm-up pods only, so a run's pods are read once, when the Job
-// says one is ready or finished.
-func RunPods(ctx context.Context, apiReader client.Reader, job *batchv1.Job) ([]*corev1.Pod, error) {
+// says one is ready or finished. It also reads the node warmup.NodeToRead
+// names, when the first pod waited seconds to be scheduled: a second
+// request for some runs, none for the others. A node it may not read (a
+// namespaced install without the nodes permission) or gone is nil: that
+// wait then counts as scheduling.
+func RunPods(ctx context.Context, apiReader client.Reader, job *batchv1.Job) ([]*corev1.Pod, *corev1.Node, error) {
 	var pods corev1.PodList
 	if err := apiReader.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return Pointers(pods.Items), nil
+	runPods := Pointers(pods.Items)
+	name := warmup.NodeToRead(job, runPods)
+	if name == "" {
+		return runPods, nil, nil
+	}
+	node := &corev1.Node{}
+	if err := apiReader.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+			return runPods, nil, nil
+		}
+		return nil, nil, err
+	}
+	return runPods, node, nil
 }
 
 // Emit records events on obj.

@@ -56,7 +56,7 @@ func (c *Controller) gather(ctx context.Context, sj *v1alpha1.ScheduledJob, now 
 		return in, err
 	}
 	if job := planner.RunToMeasure(sj, in.Jobs, now); job != nil {
-		in.RunPods, err = jobcontrol.RunPods(ctx, c.apiReader, job)
+		in.RunPods, in.RunNode, err = jobcontrol.RunPods(ctx, c.apiReader, job)
 	}
 	return in, err
 }

@@ -46,7 +46,7 @@ func recordMetrics(outcome planner.Outcome) {
 		suspendedAfterFailures.Inc()
 	}
 	warmup.Observe(warmup.Observation{Kind: "ScheduledJob", Strategy: outcome.WarmUp,
-		CapacityReadyAfter: outcome.CapacityReadyAfter, Late: outcome.WarmUpLate, StartLateness: outcome.StartLateness})
+		CapacityReadyAfter: outcome.CapacityReadyAfter, Late: outcome.WarmUpLate, Started: outcome.Started})
 }
 
 func init() {

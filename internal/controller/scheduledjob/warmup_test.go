@@ -10,6 +10,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -277,7 +278,9 @@ func TestEarlyStartJob(t *testing.T) {
 }
 
 // TestStartLateness: when the run's Job reports a ready pod, its first
-// container start is recorded as the run's start.
+// container start is recorded as the run's start, split into phases by
+// the pod's conditions (its node read from the API server, as the pod
+// waited to be scheduled), among the recent starts.
 func TestStartLateness(t *testing.T) {
 	ns := newNamespace(t)
 	sj := newScheduledJob(ns, "measured", "* * * * *")
@@ -286,15 +289,24 @@ func TestStartLateness(t *testing.T) {
 	run := firstRun(sj)
 	reconcileAt(t, sj, run.Add(100*time.Millisecond))
 	job := jobs(t, ns)[0]
+	// A node that was there before the pod: its wait is Scheduling.
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-node"}}
+	create(t, node)
+	t.Cleanup(func() { _ = env.Live.Delete(env.Ctx, node) })
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-pod", Namespace: ns, Labels: map[string]string{batchv1.ControllerUidLabel: string(job.UID)},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(&job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
 		Spec: *job.Spec.Template.Spec.DeepCopy(),
 	}
+	pod.Spec.NodeName = node.Name
 	create(t, pod)
 	pod.Status.Phase = corev1.PodRunning
+	pod.Status.Conditions = []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(run.Add(70 * time.Second))},
+		{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(run.Add(71 * time.Second))},
+	}
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", Image: "busybox", Ready: true,
-		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(run.Add(3 * time.Second))}}}}
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(run.Add(73 * time.Second))}}}}
 	if err := env.Live.Status().Update(env.Ctx, pod); err != nil {
 		t.Fatal(err)
 	}
@@ -302,10 +314,26 @@ func TestStartLateness(t *testing.T) {
 	if err := env.Live.Status().Update(env.Ctx, &job); err != nil {
 		t.Fatal(err)
 	}
-	reconcileAt(t, sj, run.Add(5*time.Second))
-	start := get(t, sj).Status.LastRunStart
-	if start == nil || start.Lateness.Duration != 3*time.Second || !start.ScheduledTime.Time.Equal(run) {
-		t.Errorf("lastRunStart %+v, want the run 3s late", start)
+	reconcileAt(t, sj, run.Add(75*time.Second))
+	status := get(t, sj).Status
+	start := status.LastRunStart
+	if start == nil || start.Lateness.Duration != 73*time.Second || !start.ScheduledTime.Time.Equal(run) {
+		t.Fatalf("lastRunStart %+v, want the run 73s late", start)
+	}
+	// The Job and the pod were created by this machine's clock, which is
+	// before the run's time unless the test began a second before a
+	// minute: the phases before scheduling take the rest of 70 s.
+	spent := map[v1alpha1.RunPhaseName]time.Duration{}
+	for _, p := range start.Phases {
+		spent[p.Name] = p.Duration.Duration
+	}
+	beforeBinding := spent[v1alpha1.PhaseController] + spent[v1alpha1.PhaseConcurrencyGroup] + spent[v1alpha1.PhaseJobController] + spent[v1alpha1.PhaseScheduling]
+	if spent[v1alpha1.PhaseScheduling] < 60*time.Second || beforeBinding != 70*time.Second || spent[v1alpha1.PhaseNode] != 0 ||
+		spent[v1alpha1.PhasePodSandbox] != time.Second || spent[v1alpha1.PhaseImagePull] != 2*time.Second {
+		t.Errorf("phases %+v, want Scheduling about 70s (its node was there before it), PodSandbox 1s, ImagePull 2s", start.Phases)
+	}
+	if len(status.RecentRunStarts) != 1 || !equality.Semantic.DeepEqual(status.RecentRunStarts[0], *start) {
+		t.Errorf("recentRunStarts %+v, want lastRunStart alone", status.RecentRunStarts)
 	}
 }
 
