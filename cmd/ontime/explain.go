@@ -68,6 +68,8 @@ type explanation struct {
 	// LeadChoice says how the controller chose the lead under lead Auto.
 	LeadChoice string         `json:"leadChoice,omitempty"`
 	Next       []explainedRun `json:"next"`
+	// RecentRuns are a live ScheduledJob's latest measured starts.
+	RecentRuns []explainedStart `json:"recentRuns,omitempty"`
 }
 
 // explainedRun is one coming run, and when its warm-up begins.
@@ -131,4 +133,5 @@ func printExplanation(out io.Writer, e explanation) {
 		}
 		fmt.Fprintln(out)
 	}
+	printStarts(out, e.RecentRuns)
 }

@@ -19,7 +19,8 @@ var liveObject = regexp.MustCompile(`^(?i:sj|scheduledjobs?(\.ontime\.dev)?)/[a-
 // explainScheduledJob explains a live ScheduledJob at now: its schedule as
 // the controller runs it (its placement under a Balanced spread, its time
 // zone and daylight-saving policy), its next runs, and its warm-up's lead
-// as the controller chose it (status.warmUp.lead, status.nextWarmUpTime).
+// as the controller chose it (status.warmUp.lead, status.nextWarmUpTime),
+// and where its recent runs' lateness went (status.recentRunStarts).
 func explainScheduledJob(sj *v1alpha1.ScheduledJob, at time.Time) (explanation, error) {
 	m, err := meaningOfLive(sj)
 	if err != nil {
@@ -37,6 +38,7 @@ func explainScheduledJob(sj *v1alpha1.ScheduledJob, at time.Time) (explanation, 
 	if w := m.WarmUp; w != nil {
 		explainLead(&e, sj, w, m.Location)
 	}
+	e.RecentRuns = explainStarts(sj, m)
 	return e, nil
 }
 

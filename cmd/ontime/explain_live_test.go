@@ -130,3 +130,83 @@ func TestNextRunsOfAScheduledJob(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainRecentStarts: explain lists the recent runs' starts with
+// their phases and, for a run late by a phase of 5 s or more, the change
+// that would have prevented it, which depends on the phase and the spec.
+func TestExplainRecentStarts(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
+	run := func(minutes int, phases ...v1alpha1.RunPhase) v1alpha1.RunStart {
+		scheduled := at.Add(time.Duration(-minutes) * time.Minute)
+		var late time.Duration
+		for _, p := range phases {
+			late += p.Duration.Duration
+		}
+		return v1alpha1.RunStart{ScheduledTime: metav1.NewTime(scheduled), StartTime: metav1.NewTime(scheduled.Add(late)),
+			Lateness: metav1.Duration{Duration: late}, Phases: phases}
+	}
+	phase := func(name v1alpha1.RunPhaseName, seconds int) v1alpha1.RunPhase {
+		return v1alpha1.RunPhase{Name: name, Duration: metav1.Duration{Duration: time.Duration(seconds) * time.Second}}
+	}
+	for _, tc := range []struct {
+		name   string
+		warmUp *v1alpha1.WarmUp
+		group  *v1alpha1.ConcurrencyGroupRef
+		start  v1alpha1.RunStart
+		want   string // in the advice; "" for none
+	}{
+		{"on time", nil, nil, run(1, phase(v1alpha1.PhaseJobController, 1), phase(v1alpha1.PhaseImagePull, 2)), ""},
+		{"a new node without warm-up", nil, nil, run(1, phase(v1alpha1.PhaseNode, 62), phase(v1alpha1.PhaseImagePull, 1)),
+			"waited 1m2s for a new node: warm-up is off; spec.warmUp with lead Auto"},
+		{"a new node after too short a lead", &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(30 * time.Second)}, nil, run(1, phase(v1alpha1.PhaseNode, 40)),
+			"its node took about 1m10s to come up; set spec.warmUp.lead to at least 1m10s, or to Auto"},
+		{"a new node beyond maxLead", &v1alpha1.WarmUp{Lead: v1alpha1.Lead{Auto: true}, MaxLead: &metav1.Duration{Duration: time.Minute}}, nil, run(1, phase(v1alpha1.PhaseNode, 40)),
+			"more than maxLead (1m0s); raise spec.warmUp.maxLead"},
+		{"a full group", nil, &v1alpha1.ConcurrencyGroupRef{Kind: v1alpha1.KindConcurrencyGroup, Name: "warehouse"}, run(1, phase(v1alpha1.PhaseConcurrencyGroup, 90)),
+			`waited 1m30s in ConcurrencyGroup "warehouse", at its limit`},
+		{"a crowded minute", nil, nil, run(1, phase(v1alpha1.PhaseController, 8)), `"H * * * *" gives it a minute of its own`},
+		{"an image pull", nil, nil, run(1, phase(v1alpha1.PhaseImagePull, 47)), "47s went to pulling images"},
+		{"init containers", nil, nil, run(1, phase(v1alpha1.PhaseInitContainers, 20)), "its init containers ran 20s after its time"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "reports", Name: "nightly", CreationTimestamp: metav1.NewTime(at.Add(-time.Hour))},
+				Spec:   v1alpha1.ScheduledJobSpec{Schedule: "0 * * * *", WarmUp: tc.warmUp, ConcurrencyGroup: tc.group},
+				Status: v1alpha1.ScheduledJobStatus{LastRunStart: &tc.start, RecentRunStarts: []v1alpha1.RunStart{tc.start}}}
+			if tc.warmUp != nil && !tc.warmUp.Lead.Auto {
+				sj.Status.WarmUp = &v1alpha1.WarmUpStatus{ScheduledTime: tc.start.ScheduledTime, Lead: &v1alpha1.LeadStatus{Lead: metav1.Duration{Duration: 30 * time.Second}}}
+			}
+			e, err := explainScheduledJob(sj, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(e.RecentRuns) != 1 {
+				t.Fatalf("recent runs %+v, want one", e.RecentRuns)
+			}
+			got := e.RecentRuns[0]
+			if tc.want == "" && got.Advice != "" || !strings.Contains(got.Advice, tc.want) {
+				t.Errorf("advice %q, want it to say %q", got.Advice, tc.want)
+			}
+			var out bytes.Buffer
+			printExplanation(&out, e)
+			if !strings.Contains(out.String(), "Recent runs, when they started:\n  2026-11-30T09:29:00Z  "+tc.start.Lateness.Duration.String()+" late") {
+				t.Errorf("printed:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// TestExplainStartsOfAnOlderController: a status written before phases
+// were recorded (lastRunStart only) is still shown, without phases.
+func TestExplainStartsOfAnOlderController(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
+	start := v1alpha1.RunStart{ScheduledTime: metav1.NewTime(at.Add(-30 * time.Minute)), StartTime: metav1.NewTime(at.Add(-29 * time.Minute)), Lateness: metav1.Duration{Duration: time.Minute}}
+	sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "reports", Name: "nightly"},
+		Spec: v1alpha1.ScheduledJobSpec{Schedule: "0 * * * *"}, Status: v1alpha1.ScheduledJobStatus{LastRunStart: &start}}
+	e, err := explainScheduledJob(sj, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.RecentRuns) != 1 || e.RecentRuns[0].Lateness != "1m0s" || e.RecentRuns[0].Phases != nil || e.RecentRuns[0].Advice != "" {
+		t.Errorf("recent runs %+v, want the one run, 1m0s late, without phases", e.RecentRuns)
+	}
+}

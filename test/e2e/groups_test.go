@@ -318,6 +318,38 @@ func TestGroupCountsRunsMadeWhileOntimeIsDown(t *testing.T) {
 	if w.countedBypass == 0 {
 		t.Errorf("the group's status never counted the CronJob's run while the ScheduledJob's waited")
 	}
+	if w.done("sj-") {
+		checkLateStartPhases(t, c, due)
+	}
+}
+
+// checkLateStartPhases: the ScheduledJob's run, created only when the
+// replicas came back (T+6 s) and then held by the group while the
+// CronJob's 40 s run ran, has its lateness split between the controller
+// and the group, adding up.
+func checkLateStartPhases(t *testing.T, c client.Client, due time.Time) {
+	t.Helper()
+	var start *v1alpha1.RunStart
+	framework.Eventually(t, time.Minute, "the ScheduledJob's run's start to be measured", func() bool {
+		sj := &v1alpha1.ScheduledJob{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "sj"}, sj); err != nil {
+			t.Fatal(err)
+		}
+		start = sj.Status.LastRunStart
+		return start != nil && start.ScheduledTime.Time.Equal(due)
+	})
+	var sum time.Duration
+	for _, p := range start.Phases {
+		sum += p.Duration.Duration
+	}
+	controller, group := start.Spent(v1alpha1.PhaseController), start.Spent(v1alpha1.PhaseConcurrencyGroup)
+	t.Logf("the ScheduledJob's run started %s late: %v", start.Lateness.Duration, start.Phases)
+	if sum != start.Lateness.Duration {
+		t.Errorf("phases %v add up to %s, lateness %s", start.Phases, sum, start.Lateness.Duration)
+	}
+	if controller < 5*time.Second || group < 20*time.Second {
+		t.Errorf("phases %v: want Controller ≥ 5s (the replicas were down until T+6s) and ConcurrencyGroup ≥ 20s (the CronJob's 40 s run held the group)", start.Phases)
+	}
 }
 
 // createMembersOfOne creates the group "one" of maxActive 1, a

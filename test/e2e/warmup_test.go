@@ -322,9 +322,36 @@ func checkStarts(t *testing.T, c client.Client, run time.Time) {
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: name}, sj); err != nil {
 			t.Fatal(err)
 		}
-		if s := sj.Status.LastRunStart; s == nil || !s.ScheduledTime.Time.Equal(run) {
+		s := sj.Status.LastRunStart
+		if s == nil || !s.ScheduledTime.Time.Equal(run) {
 			t.Errorf("%s: status.lastRunStart %+v, want the run at %s", name, s, run.Format(time.TimeOnly))
+			continue
 		}
+		checkPhases(t, name, *s)
+	}
+}
+
+// checkPhases: a run's phases add up to its lateness, the cold run's
+// lateness went to waiting for the node Karpenter brought up for it, and a
+// warmed run waited for no node.
+func checkPhases(t *testing.T, name string, s v1alpha1.RunStart) {
+	t.Helper()
+	var sum time.Duration
+	for _, p := range s.Phases {
+		sum += p.Duration.Duration
+	}
+	if sum != s.Lateness.Duration {
+		t.Errorf("%s: phases %v add up to %s, lateness %s", name, s.Phases, sum, s.Lateness.Duration)
+	}
+	node := s.Spent(v1alpha1.PhaseNode)
+	switch {
+	case name == "cold" && node < provisionDelay/2:
+		t.Errorf("cold: %s late, %s of it waiting for a node (phases %v), want at least %s: the wait for the node Karpenter brought up was not attributed",
+			s.Lateness.Duration, node, s.Phases, provisionDelay/2)
+	case name != "cold" && node > 0:
+		t.Errorf("%s: %s of its start waiting for a node (phases %v), want none with warm-up", name, node, s.Phases)
+	default:
+		t.Logf("%s: %s late: %v", name, s.Lateness.Duration, s.Phases)
 	}
 }
 

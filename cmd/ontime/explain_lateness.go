@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/validation"
+)
+
+// lateForAdvice is how long a run's dominant phase must have taken for
+// explain to name the change that would have prevented it: a start within
+// a few seconds is what creating a Job and a pod costs anyway.
+const lateForAdvice = 5 * time.Second
+
+// explainedStart is one measured run's start, where its lateness went,
+// and for a late run the change that would have prevented it.
+type explainedStart struct {
+	Run      string                `json:"run"`
+	Lateness string                `json:"lateness"`
+	Phases   []phaseShare          `json:"phases,omitempty"`
+	Dominant v1alpha1.RunPhaseName `json:"dominant,omitempty"`
+	Advice   string                `json:"advice,omitempty"`
+}
+
+// phaseShare is the time a run's start spent in one phase.
+type phaseShare struct {
+	Phase    v1alpha1.RunPhaseName `json:"phase"`
+	Duration string                `json:"duration"`
+}
+
+// explainStarts explains the ScheduledJob's recent runs' starts, newest
+// first (status.recentRunStarts, or lastRunStart as an older controller
+// wrote it).
+func explainStarts(sj *v1alpha1.ScheduledJob, m v1alpha1.Meaning) []explainedStart {
+	starts := sj.Status.RecentRunStarts
+	if len(starts) == 0 && sj.Status.LastRunStart != nil {
+		starts = []v1alpha1.RunStart{*sj.Status.LastRunStart}
+	}
+	var out []explainedStart
+	for _, start := range starts {
+		e := explainedStart{Run: start.ScheduledTime.In(m.Location).Format(time.RFC3339), Lateness: start.Lateness.Duration.String()}
+		for _, p := range start.Phases {
+			e.Phases = append(e.Phases, phaseShare{Phase: p.Name, Duration: p.Duration.Duration.String()})
+		}
+		if dominant, ok := dominantPhase(start.Phases); ok {
+			e.Dominant = dominant.Name
+			if dominant.Duration.Duration >= lateForAdvice {
+				e.Advice = advice(sj, m, start, dominant)
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// dominantPhase is the phase a run's start spent the longest in.
+func dominantPhase(phases []v1alpha1.RunPhase) (v1alpha1.RunPhase, bool) {
+	if len(phases) == 0 {
+		return v1alpha1.RunPhase{}, false
+	}
+	return slices.MaxFunc(phases, func(a, b v1alpha1.RunPhase) int { return int(a.Duration.Duration - b.Duration.Duration) }), true
+}
+
+// advice names the one change that would have prevented a run's start
+// from being late by its dominant phase.
+func advice(sj *v1alpha1.ScheduledJob, m v1alpha1.Meaning, start v1alpha1.RunStart, dominant v1alpha1.RunPhase) string {
+	took := dominant.Duration.Duration
+	switch dominant.Name {
+	case v1alpha1.PhaseController:
+		if m.Schedule != nil && len(m.Schedule.HashTerms()) == 0 && sj.Spec.Schedule != "" {
+			return fmt.Sprintf("its Job was created %s late: ontime was down, failing over or busy. If many jobs start in the same minute, %q gives it a minute of its own (docs/spreading.md)",
+				took, validation.ProposeH(sj.Spec.Schedule))
+		}
+		return fmt.Sprintf("its Job was created %s late: ontime was down, failing over or busy (its logs and ontime_reconcile metrics say which)", took)
+	case v1alpha1.PhaseConcurrencyGroup:
+		group := "its concurrency group"
+		if g := sj.Spec.ConcurrencyGroup; g != nil {
+			group = fmt.Sprintf("%s %q", g.Kind, g.Name)
+		}
+		return fmt.Sprintf("it waited %s in %s, at its limit: raise the group's maxActive, give this ScheduledJob a higher priority, or move its schedule away from the group's busy minutes", took, group)
+	case v1alpha1.PhaseJobController:
+		return fmt.Sprintf("the Job controller took %s to create its pod: kube-controller-manager or the API server was slow or down", took)
+	case v1alpha1.PhaseNode:
+		return nodeAdvice(sj, m, start, took)
+	case v1alpha1.PhaseScheduling:
+		return fmt.Sprintf("it waited %s to be scheduled with no new node for it: the cluster had no room and no autoscaler added a node, or its constraints did not fit (with warm-up, a placeholder holds the room; where ontime may not read nodes, a wait for a new node is counted here)", took)
+	case v1alpha1.PhasePodSandbox:
+		return fmt.Sprintf("the kubelet took %s to set up the pod's sandbox and network (the container runtime or the CNI plugin was slow)", took)
+	case v1alpha1.PhaseImagePull:
+		return fmt.Sprintf("%s went to pulling images and creating containers, most likely an image not cached on the node: a smaller or pre-pulled image, or warm-up strategy EarlyStart, which pulls it during the lead", took)
+	case v1alpha1.PhaseInitContainers:
+		return fmt.Sprintf("its init containers ran %s after its time: that work is part of every start; move it into the container, or give the containers a command so that EarlyStart can start them early (docs/warmup.md)", took)
+	}
+	return ""
+}
+
+// nodeAdvice is the advice for a run that waited for a new node: warm-up,
+// or a longer lead.
+func nodeAdvice(sj *v1alpha1.ScheduledJob, m v1alpha1.Meaning, start v1alpha1.RunStart, took time.Duration) string {
+	w := m.WarmUp
+	if w == nil {
+		return fmt.Sprintf("it waited %s for a new node: warm-up is off; spec.warmUp with lead Auto brings the node up before the run's time (docs/warmup.md)", took)
+	}
+	lead := w.Lead
+	if last := sj.Status.WarmUp; last != nil && last.ScheduledTime.Equal(&start.ScheduledTime) && last.Lead != nil {
+		lead = last.Lead.Lead.Duration
+	}
+	needed := lead + took
+	if w.AutoLead {
+		if needed > w.MaxLead {
+			return fmt.Sprintf("it waited %s for a new node after a warm-up begun %s ahead: its node took about %s to come up, more than maxLead (%s); raise spec.warmUp.maxLead", took, lead, needed, w.MaxLead)
+		}
+		return fmt.Sprintf("it waited %s for a new node after a warm-up begun %s ahead: its node took about %s to come up; lead Auto learns that from this run", took, lead, needed)
+	}
+	return fmt.Sprintf("it waited %s for a new node after a warm-up begun %s ahead: its node took about %s to come up; set spec.warmUp.lead to at least %s, or to Auto", took, lead, needed, needed)
+}
+
+// printStarts prints the recent runs' starts under explain's other lines.
+func printStarts(out io.Writer, starts []explainedStart) {
+	if len(starts) == 0 {
+		return
+	}
+	fmt.Fprintln(out, "Recent runs, when they started:")
+	for _, s := range starts {
+		var phases []string
+		for _, p := range s.Phases {
+			phases = append(phases, fmt.Sprintf("%s %s", p.Phase, p.Duration))
+		}
+		fmt.Fprintf(out, "  %s  %s late", s.Run, s.Lateness)
+		if len(phases) > 0 {
+			fmt.Fprintf(out, ": %s", strings.Join(phases, ", "))
+		}
+		fmt.Fprintln(out)
+		if s.Advice != "" {
+			fmt.Fprintf(out, "    %s.\n", s.Advice)
+		}
+	}
+}
