@@ -102,6 +102,7 @@ func (e *env) checkRuns(t *testing.T) {
 		t.Errorf("EarlyStart lateness of a pod held in its init container %v, want ≤ %v", worst, heldStartBound)
 	}
 	e.checkNoRunLost(t, "ontime-plain", first, second)
+	e.checkRecordedStarts(t, first, second)
 	e.checkControllersHealthy(t, killed)
 
 	framework.Progress("ontime trigger sj/ontime-plain")
@@ -177,6 +178,49 @@ func (e *env) checkHeldEarlyStartRun(t *testing.T, at time.Time) time.Duration {
 	e.checkRunPod(t, pod, "main")
 	e.checkWaitContainer(t, pod, "released\n")
 	return e.containerStarted(t, pod, "main").Sub(at)
+}
+
+// checkRecordedStarts: the runs' starts are recorded in status with phases
+// that add up to their lateness, by the kubelet's own timestamps; the
+// EarlyStart run held in its init container, whose pod was created and
+// scheduled during the lead, spent its lateness on the node only (the
+// init container, creating the container).
+func (e *env) checkRecordedStarts(t *testing.T, runs ...time.Time) {
+	t.Helper()
+	onTheNode := []v1alpha1.RunPhaseName{v1alpha1.PhasePodSandbox, v1alpha1.PhaseInitContainers, v1alpha1.PhaseImagePull}
+	for _, name := range []string{"ontime-plain", "ontime-early-held", "ontime-placeholder"} {
+		var recorded map[time.Time]v1alpha1.RunStart
+		framework.Eventually(t, time.Minute, name+"'s runs' starts to be recorded", func() bool {
+			sj := &v1alpha1.ScheduledJob{}
+			if err := e.client.Get(context.Background(), client.ObjectKey{Namespace: workloads, Name: name}, sj); err != nil {
+				t.Fatal(err)
+			}
+			recorded = map[time.Time]v1alpha1.RunStart{}
+			for _, s := range sj.Status.RecentRunStarts {
+				recorded[s.ScheduledTime.Time] = s
+			}
+			_, ok := recorded[runs[len(runs)-1]]
+			return ok
+		})
+		for _, at := range runs {
+			s, ok := recorded[at]
+			if !ok {
+				t.Errorf("%s: no recorded start of the run at %s", name, at.Format(time.TimeOnly))
+				continue
+			}
+			var sum time.Duration
+			for _, p := range s.Phases {
+				sum += p.Duration.Duration
+				if name == "ontime-early-held" && !slices.Contains(onTheNode, p.Name) {
+					t.Errorf("%s at %s: %s in %s, want only %v (its pod was created during the lead)", name, at.Format(time.TimeOnly), p.Duration.Duration, p.Name, onTheNode)
+				}
+			}
+			if sum != s.Lateness.Duration {
+				t.Errorf("%s at %s: phases %v add up to %s, lateness %s", name, at.Format(time.TimeOnly), s.Phases, sum, s.Lateness.Duration)
+			}
+			framework.Progress("%s at %s: %s late: %v", name, at.Format(time.TimeOnly), s.Lateness.Duration, s.Phases)
+		}
+	}
 }
 
 // checkWaitContainer checks that an EarlyStart pod's init container
