@@ -3,9 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 	"github.com/ontime-dev/ontime/pkg/cron"
@@ -17,20 +20,27 @@ func newExplainCommand() *cobra.Command {
 	var lead time.Duration
 	var output outputFlag
 	cmd := &cobra.Command{
-		Use:   "explain SCHEDULE | sj/NAME",
+		Use:   "explain SCHEDULE | sj/NAME | cj/NAME",
 		Short: "Describe a schedule, or a ScheduledJob's, in English and show its next 5 runs",
 		Long: `Describe a schedule in English and show its next 5 runs. Given sj/NAME, read
 that ScheduledJob from the cluster and describe its schedule as the
 controller runs it (its placement, time zone and daylight-saving policy),
-with its warm-up: the lead, and for lead Auto how the controller chose it.`,
+with its warm-up: the lead, and for lead Auto how the controller chose it;
+then its last 5 runs' lateness by phase (docs/observability.md) and, for a
+late one, the change that would have prevented it. Given cj/NAME, the same
+for a CronJob with ontime's warm-up annotations.`,
 		Example: `  ontime explain '30 2 * * 1-5' --time-zone Europe/Amsterdam
   ontime explain '0 0 L * *'
   ontime explain '0 9 * * 1-5' --time-zone Europe/Amsterdam --lead 15m
-  ontime explain sj/nightly-report -n reports`,
+  ontime explain sj/nightly-report -n reports
+  ontime explain cj/backup -n reports`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 && liveObject.MatchString(args[0]) {
 				return explainLive(cmd, &cluster, args[0], &output)
+			}
+			if len(args) == 1 && liveCronJob.MatchString(args[0]) {
+				return explainLiveCronJob(cmd, &cluster, args[0], &output)
 			}
 			spec, err := flags.parse(args)
 			if err != nil {
@@ -51,7 +61,7 @@ with its warm-up: the lead, and for lead Auto how the controller chose it.`,
 		},
 	}
 	flags.register(cmd, true)
-	cluster.Bind(cmd, "", "the ScheduledJob's namespace, with sj/NAME (default: the context's)")
+	cluster.Bind(cmd, "", "the namespace of sj/NAME or cj/NAME (default: the context's)")
 	cmd.ValidArgsFunction = completeScheduledJobs(&cluster)
 	cmd.Flags().DurationVar(&lead, "lead", 0, "also show when warm-up begins, this long before each run (as spec.warmUp.lead)")
 	output.bind(cmd, "text", "json", "yaml")
@@ -60,8 +70,9 @@ with its warm-up: the lead, and for lead Auto how the controller chose it.`,
 
 // explanation is what explain prints; -o json and yaml print it as is.
 type explanation struct {
-	// ScheduledJob and TimeZone are set for a live ScheduledJob.
+	// ScheduledJob (or CronJob) and TimeZone are set for a live object.
 	ScheduledJob string `json:"scheduledJob,omitempty"`
+	CronJob      string `json:"cronJob,omitempty"`
 	TimeZone     string `json:"timeZone,omitempty"`
 	Description  string `json:"description"`
 	Lead         string `json:"lead,omitempty"`
@@ -114,9 +125,38 @@ func explainLive(cmd *cobra.Command, cluster *cli.ClusterFlags, arg string, outp
 	return nil
 }
 
+// explainLiveCronJob explains the annotated CronJob named by arg
+// (cj/NAME).
+func explainLiveCronJob(cmd *cobra.Command, cluster *cli.ClusterFlags, arg string, output *outputFlag) error {
+	if err := output.check(); err != nil {
+		return err
+	}
+	c, ns, err := cluster.Client()
+	if err != nil {
+		return err
+	}
+	_, name, _ := strings.Cut(arg, "/")
+	cj := &batchv1.CronJob{}
+	if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: name}, cj); err != nil {
+		return err
+	}
+	explanation, err := explainCronJob(cj, now())
+	if err != nil {
+		return err
+	}
+	if output.structured() {
+		return output.write(cmd.OutOrStdout(), explanation)
+	}
+	printExplanation(cmd.OutOrStdout(), explanation)
+	return nil
+}
+
 func printExplanation(out io.Writer, e explanation) {
 	if e.ScheduledJob != "" {
 		fmt.Fprintf(out, "ScheduledJob %s, in %s:\n", e.ScheduledJob, e.TimeZone)
+	}
+	if e.CronJob != "" {
+		fmt.Fprintf(out, "CronJob %s, in %s:\n", e.CronJob, e.TimeZone)
 	}
 	fmt.Fprintln(out, e.Description)
 	switch {

@@ -32,14 +32,22 @@ type phaseShare struct {
 	Duration string                `json:"duration"`
 }
 
-// explainStarts explains the ScheduledJob's recent runs' starts, newest
-// first (status.recentRunStarts, or lastRunStart as an older controller
-// wrote it).
-func explainStarts(sj *v1alpha1.ScheduledJob, m v1alpha1.Meaning) []explainedStart {
-	starts := sj.Status.RecentRunStarts
-	if len(starts) == 0 && sj.Status.LastRunStart != nil {
-		starts = []v1alpha1.RunStart{*sj.Status.LastRunStart}
-	}
+// lateRunOwner is what the advice for a late run reads of its owner, a
+// ScheduledJob or an annotated CronJob.
+type lateRunOwner struct {
+	// schedule is the owner's schedule as written; hashable whether it may
+	// use H (a ScheduledJob's; a CronJob's is read by the CronJob
+	// controller, which has no H).
+	schedule string
+	hashable bool
+	group    *v1alpha1.ConcurrencyGroupRef
+	// lastWarmUp is the owner's last warm-up (status.warmUp, or a
+	// CronJob's state).
+	lastWarmUp *v1alpha1.WarmUpStatus
+}
+
+// explainStarts explains an owner's recent runs' starts, newest first.
+func explainStarts(starts []v1alpha1.RunStart, owner lateRunOwner, m v1alpha1.Meaning) []explainedStart {
 	var out []explainedStart
 	for _, start := range starts {
 		e := explainedStart{Run: start.ScheduledTime.In(m.Location).Format(time.RFC3339), Lateness: start.Lateness.Duration.String()}
@@ -49,12 +57,21 @@ func explainStarts(sj *v1alpha1.ScheduledJob, m v1alpha1.Meaning) []explainedSta
 		if dominant, ok := dominantPhase(start.Phases); ok {
 			e.Dominant = dominant.Name
 			if dominant.Duration.Duration >= lateForAdvice {
-				e.Advice = advice(sj, m, start, dominant)
+				e.Advice = advice(owner, m, start, dominant)
 			}
 		}
 		out = append(out, e)
 	}
 	return out
+}
+
+// recentStarts are the starts a status or state recorded: recentRunStarts,
+// or lastRunStart as a controller before 2026-11-30 wrote it.
+func recentStarts(recent []v1alpha1.RunStart, last *v1alpha1.RunStart) []v1alpha1.RunStart {
+	if len(recent) == 0 && last != nil {
+		return []v1alpha1.RunStart{*last}
+	}
+	return recent
 }
 
 // dominantPhase is the phase a run's start spent the longest in.
@@ -67,25 +84,21 @@ func dominantPhase(phases []v1alpha1.RunPhase) (v1alpha1.RunPhase, bool) {
 
 // advice names the one change that would have prevented a run's start
 // from being late by its dominant phase.
-func advice(sj *v1alpha1.ScheduledJob, m v1alpha1.Meaning, start v1alpha1.RunStart, dominant v1alpha1.RunPhase) string {
+func advice(owner lateRunOwner, m v1alpha1.Meaning, start v1alpha1.RunStart, dominant v1alpha1.RunPhase) string {
 	took := dominant.Duration.Duration
 	switch dominant.Name {
 	case v1alpha1.PhaseController:
-		if m.Schedule != nil && len(m.Schedule.HashTerms()) == 0 && sj.Spec.Schedule != "" {
-			return fmt.Sprintf("its Job was created %s late: ontime was down, failing over or busy. If many jobs start in the same minute, %q gives it a minute of its own (docs/spreading.md)",
-				took, validation.ProposeH(sj.Spec.Schedule))
-		}
-		return fmt.Sprintf("its Job was created %s late: ontime was down, failing over or busy (its logs and ontime_reconcile metrics say which)", took)
+		return controllerAdvice(owner, m, took)
 	case v1alpha1.PhaseConcurrencyGroup:
 		group := "its concurrency group"
-		if g := sj.Spec.ConcurrencyGroup; g != nil {
+		if g := owner.group; g != nil {
 			group = fmt.Sprintf("%s %q", g.Kind, g.Name)
 		}
-		return fmt.Sprintf("it waited %s in %s, at its limit: raise the group's maxActive, give this ScheduledJob a higher priority, or move its schedule away from the group's busy minutes", took, group)
+		return fmt.Sprintf("it waited %s in %s, at its limit: raise the group's maxActive, give this job a higher priority, or move its schedule away from the group's busy minutes", took, group)
 	case v1alpha1.PhaseJobController:
 		return fmt.Sprintf("the Job controller took %s to create its pod: kube-controller-manager or the API server was slow or down", took)
 	case v1alpha1.PhaseNode:
-		return nodeAdvice(sj, m, start, took)
+		return nodeAdvice(owner, m, start, took)
 	case v1alpha1.PhaseScheduling:
 		return fmt.Sprintf("it waited %s to be scheduled with no new node for it: the cluster had no room and no autoscaler added a node, or its constraints did not fit (with warm-up, a placeholder holds the room; where ontime may not read nodes, a wait for a new node is counted here)", took)
 	case v1alpha1.PhasePodSandbox:
@@ -98,25 +111,38 @@ func advice(sj *v1alpha1.ScheduledJob, m v1alpha1.Meaning, start v1alpha1.RunSta
 	return ""
 }
 
+// controllerAdvice is the advice for a run whose Job was created late: a
+// crowded minute's H form, where the schedule has none.
+func controllerAdvice(owner lateRunOwner, m v1alpha1.Meaning, took time.Duration) string {
+	late := fmt.Sprintf("its Job was created %s late: the controller that creates it was down, failing over or busy", took)
+	if m.Schedule == nil || len(m.Schedule.HashTerms()) > 0 || owner.schedule == "" {
+		return late + " (its logs and metrics say which)"
+	}
+	if !owner.hashable {
+		return late + fmt.Sprintf(". If many jobs start in the same minute, a ScheduledJob with %q gives it a minute of its own (docs/spreading.md)", validation.ProposeH(owner.schedule))
+	}
+	return late + fmt.Sprintf(". If many jobs start in the same minute, %q gives it a minute of its own (docs/spreading.md)", validation.ProposeH(owner.schedule))
+}
+
 // nodeAdvice is the advice for a run that waited for a new node: warm-up,
 // or a longer lead.
-func nodeAdvice(sj *v1alpha1.ScheduledJob, m v1alpha1.Meaning, start v1alpha1.RunStart, took time.Duration) string {
+func nodeAdvice(owner lateRunOwner, m v1alpha1.Meaning, start v1alpha1.RunStart, took time.Duration) string {
 	w := m.WarmUp
 	if w == nil {
 		return fmt.Sprintf("it waited %s for a new node: warm-up is off; spec.warmUp with lead Auto brings the node up before the run's time (docs/warmup.md)", took)
 	}
 	lead := w.Lead
-	if last := sj.Status.WarmUp; last != nil && last.ScheduledTime.Equal(&start.ScheduledTime) && last.Lead != nil {
+	if last := owner.lastWarmUp; last != nil && last.ScheduledTime.Equal(&start.ScheduledTime) && last.Lead != nil {
 		lead = last.Lead.Lead.Duration
 	}
 	needed := lead + took
 	if w.AutoLead {
 		if needed > w.MaxLead {
-			return fmt.Sprintf("it waited %s for a new node after a warm-up begun %s ahead: its node took about %s to come up, more than maxLead (%s); raise spec.warmUp.maxLead", took, lead, needed, w.MaxLead)
+			return fmt.Sprintf("it waited %s for a new node after a warm-up begun %s ahead: its node took about %s to come up, more than maxLead (%s); raise the warm-up's maxLead", took, lead, needed, w.MaxLead)
 		}
 		return fmt.Sprintf("it waited %s for a new node after a warm-up begun %s ahead: its node took about %s to come up; lead Auto learns that from this run", took, lead, needed)
 	}
-	return fmt.Sprintf("it waited %s for a new node after a warm-up begun %s ahead: its node took about %s to come up; set spec.warmUp.lead to at least %s, or to Auto", took, lead, needed, needed)
+	return fmt.Sprintf("it waited %s for a new node after a warm-up begun %s ahead: its node took about %s to come up; set the warm-up's lead to at least %s, or to Auto", took, lead, needed, needed)
 }
 
 // printStarts prints the recent runs' starts under explain's other lines.

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -159,9 +161,9 @@ func TestExplainRecentStarts(t *testing.T) {
 		{"a new node without warm-up", nil, nil, run(1, phase(v1alpha1.PhaseNode, 62), phase(v1alpha1.PhaseImagePull, 1)),
 			"waited 1m2s for a new node: warm-up is off; spec.warmUp with lead Auto"},
 		{"a new node after too short a lead", &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(30 * time.Second)}, nil, run(1, phase(v1alpha1.PhaseNode, 40)),
-			"its node took about 1m10s to come up; set spec.warmUp.lead to at least 1m10s, or to Auto"},
+			"its node took about 1m10s to come up; set the warm-up's lead to at least 1m10s, or to Auto"},
 		{"a new node beyond maxLead", &v1alpha1.WarmUp{Lead: v1alpha1.Lead{Auto: true}, MaxLead: &metav1.Duration{Duration: time.Minute}}, nil, run(1, phase(v1alpha1.PhaseNode, 40)),
-			"more than maxLead (1m0s); raise spec.warmUp.maxLead"},
+			"more than maxLead (1m0s); raise the warm-up's maxLead"},
 		{"a full group", nil, &v1alpha1.ConcurrencyGroupRef{Kind: v1alpha1.KindConcurrencyGroup, Name: "warehouse"}, run(1, phase(v1alpha1.PhaseConcurrencyGroup, 90)),
 			`waited 1m30s in ConcurrencyGroup "warehouse", at its limit`},
 		{"a crowded minute", nil, nil, run(1, phase(v1alpha1.PhaseController, 8)), `"H * * * *" gives it a minute of its own`},
@@ -208,5 +210,45 @@ func TestExplainStartsOfAnOlderController(t *testing.T) {
 	}
 	if len(e.RecentRuns) != 1 || e.RecentRuns[0].Lateness != "1m0s" || e.RecentRuns[0].Phases != nil || e.RecentRuns[0].Advice != "" {
 		t.Errorf("recent runs %+v, want the one run, 1m0s late, without phases", e.RecentRuns)
+	}
+}
+
+// TestExplainCronJob: an annotated CronJob is explained from its schedule
+// (the CronJob controller's dialect), its warm-up annotation and its state
+// annotation, with its recent runs' phases; the advice for a crowded minute
+// names a ScheduledJob's H form (a CronJob has no H). A CronJob without the
+// warm-up annotation is refused, naming it.
+func TestExplainCronJob(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
+	run := at.Add(-30 * time.Minute)
+	start := v1alpha1.RunStart{ScheduledTime: metav1.NewTime(run), StartTime: metav1.NewTime(run.Add(12 * time.Second)), Lateness: metav1.Duration{Duration: 12 * time.Second},
+		Phases: []v1alpha1.RunPhase{{Name: v1alpha1.PhaseController, Duration: metav1.Duration{Duration: 11 * time.Second}}, {Name: v1alpha1.PhaseImagePull, Duration: metav1.Duration{Duration: time.Second}}}}
+	state, err := json.Marshal(v1alpha1.CronJobWarmUpState{LastRunStart: &start, RecentRunStarts: []v1alpha1.RunStart{start}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "reports", Name: "backup", CreationTimestamp: metav1.NewTime(at.Add(-24 * time.Hour)),
+		Annotations: map[string]string{v1alpha1.WarmUpLeadAnnotation: "5m", v1alpha1.WarmUpStateAnnotation: string(state)}},
+		Spec: batchv1.CronJobSpec{Schedule: "0 * * * *"}}
+	e, err := explainCronJob(cj, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	printExplanation(&out, e)
+	for _, want := range []string{
+		"CronJob reports/backup, in UTC:",
+		"Warm-up begins 5m0s before each run.",
+		"2026-11-30T10:00:00Z  Mon  warm-up from 2026-11-30T09:55:00Z",
+		"2026-11-30T09:00:00Z  12s late: Controller 11s, ImagePull 1s",
+		`a ScheduledJob with "H * * * *" gives it a minute of its own`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("lacks %q:\n%s", want, out.String())
+		}
+	}
+	delete(cj.Annotations, v1alpha1.WarmUpLeadAnnotation)
+	if _, err := explainCronJob(cj, at); err == nil || !strings.Contains(err.Error(), "has no "+v1alpha1.WarmUpLeadAnnotation+" annotation") {
+		t.Errorf("without warm-up: %v, want a refusal naming the annotation", err)
 	}
 }
