@@ -11,8 +11,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
@@ -42,6 +42,30 @@ func TestKubectlFlagsAndCompletion(t *testing.T) {
 	checkFlagsAndTemplates(t, kubeconfig)
 	checkEveryScheduledJob(t, kubeconfig)
 	checkCompletion(t, kubeconfig)
+	checkExplainCronJob(t, c, kubeconfig)
+}
+
+// checkExplainCronJob: explain cj/NAME reads an annotated CronJob from the
+// cluster, with -n, and prints its recorded starts; -o jsonpath reads them.
+func checkExplainCronJob(t *testing.T, c client.Client, kubeconfig string) {
+	t.Helper()
+	start := `{"lastRunStart":{"scheduledTime":"2026-11-29T02:00:00Z","startTime":"2026-11-29T02:01:05Z","lateness":"1m5s",` +
+		`"phases":[{"name":"Node","duration":"1m3s"},{"name":"ImagePull","duration":"2s"}]}}`
+	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "reports", Name: "backup",
+		Annotations: map[string]string{v1alpha1.WarmUpLeadAnnotation: "30s", v1alpha1.WarmUpStateAnnotation: start}},
+		Spec: batchv1.CronJobSpec{Schedule: "0 2 * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox:1.37.0"}}}}}}}}
+	if err := c.Create(context.Background(), cj); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runCLI(t, "explain", "cj/backup", "--kubeconfig", kubeconfig, "-n", "reports")
+	if want := "2026-11-29T02:00:00Z  1m5s late: Node 1m3s, ImagePull 2s\n    it waited 1m3s for a new node after a warm-up begun 30s ahead: its node took about 1m33s to come up"; code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("explain cj/backup: exit %d, stdout %q (stderr %q), want it to contain %q", code, stdout, stderr, want)
+	}
+	stdout, stderr, code = runCLI(t, "explain", "cronjob/backup", "--kubeconfig", kubeconfig, "-n", "reports", "-o", "jsonpath={.recentRuns[0].dominant}")
+	if code != 0 || stdout != "Node" {
+		t.Errorf("explain cronjob/backup -o jsonpath: exit %d, stdout %q (stderr %q), want Node", code, stdout, stderr)
+	}
 }
 
 // checkFlagsAndTemplates: -n and a jsonpath template on sj/NAME; --server

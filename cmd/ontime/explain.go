@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -36,11 +37,8 @@ for a CronJob with ontime's warm-up annotations.`,
   ontime explain cj/backup -n reports`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 && liveObject.MatchString(args[0]) {
+			if len(args) == 1 && (liveObject.MatchString(args[0]) || liveCronJob.MatchString(args[0])) {
 				return explainLive(cmd, &cluster, args[0], &output)
-			}
-			if len(args) == 1 && liveCronJob.MatchString(args[0]) {
-				return explainLiveCronJob(cmd, &cluster, args[0], &output)
 			}
 			spec, err := flags.parse(args)
 			if err != nil {
@@ -105,16 +103,13 @@ func explain(spec *cron.Spec, lead time.Duration) explanation {
 	return e
 }
 
-// explainLive explains the ScheduledJob named by arg (sj/NAME).
+// explainLive explains the ScheduledJob (sj/NAME) or annotated CronJob
+// (cj/NAME) arg names, read from the cluster.
 func explainLive(cmd *cobra.Command, cluster *cli.ClusterFlags, arg string, output *outputFlag) error {
 	if err := output.check(); err != nil {
 		return err
 	}
-	sj, err := getScheduledJob(cmd.Context(), cluster, arg)
-	if err != nil {
-		return err
-	}
-	explanation, err := explainScheduledJob(sj, now())
+	explanation, err := explainObject(cmd.Context(), cluster, arg)
 	if err != nil {
 		return err
 	}
@@ -125,30 +120,25 @@ func explainLive(cmd *cobra.Command, cluster *cli.ClusterFlags, arg string, outp
 	return nil
 }
 
-// explainLiveCronJob explains the annotated CronJob named by arg
-// (cj/NAME).
-func explainLiveCronJob(cmd *cobra.Command, cluster *cli.ClusterFlags, arg string, output *outputFlag) error {
-	if err := output.check(); err != nil {
-		return err
+// explainObject reads and explains the object arg names.
+func explainObject(ctx context.Context, cluster *cli.ClusterFlags, arg string) (explanation, error) {
+	if liveObject.MatchString(arg) {
+		sj, err := getScheduledJob(ctx, cluster, arg)
+		if err != nil {
+			return explanation{}, err
+		}
+		return explainScheduledJob(sj, now())
 	}
 	c, ns, err := cluster.Client()
 	if err != nil {
-		return err
+		return explanation{}, err
 	}
 	_, name, _ := strings.Cut(arg, "/")
 	cj := &batchv1.CronJob{}
-	if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: name}, cj); err != nil {
-		return err
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cj); err != nil {
+		return explanation{}, err
 	}
-	explanation, err := explainCronJob(cj, now())
-	if err != nil {
-		return err
-	}
-	if output.structured() {
-		return output.write(cmd.OutOrStdout(), explanation)
-	}
-	printExplanation(cmd.OutOrStdout(), explanation)
-	return nil
+	return explainCronJob(cj, now())
 }
 
 func printExplanation(out io.Writer, e explanation) {
