@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -66,7 +67,7 @@ func explainStarts(starts []v1alpha1.RunStart, owner lateRunOwner, m v1alpha1.Me
 }
 
 // recentStarts are the starts a status or state recorded: recentRunStarts,
-// or lastRunStart as a controller before 2026-11-30 wrote it.
+// or lastRunStart alone as ontime 0.1.0's controller writes it.
 func recentStarts(recent []v1alpha1.RunStart, last *v1alpha1.RunStart) []v1alpha1.RunStart {
 	if len(recent) == 0 && last != nil {
 		return []v1alpha1.RunStart{*last}
@@ -79,7 +80,7 @@ func dominantPhase(phases []v1alpha1.RunPhase) (v1alpha1.RunPhase, bool) {
 	if len(phases) == 0 {
 		return v1alpha1.RunPhase{}, false
 	}
-	return slices.MaxFunc(phases, func(a, b v1alpha1.RunPhase) int { return int(a.Duration.Duration - b.Duration.Duration) }), true
+	return slices.MaxFunc(phases, func(a, b v1alpha1.RunPhase) int { return cmp.Compare(a.Duration.Duration, b.Duration.Duration) }), true
 }
 
 // advice names the one change that would have prevented a run's start
