@@ -257,6 +257,16 @@ func (s RunStart) Spent(phase RunPhaseName) time.Duration {
 	return 0
 }
 
+// PhasesTotal returns the time the run's phases add up to: its lateness,
+// for a run measured with phases.
+func (s RunStart) PhasesTotal() time.Duration {
+	var total time.Duration
+	for _, p := range s.Phases {
+		total += p.Duration.Duration
+	}
+	return total
+}
+
 // RunPhase is the part of a run's lateness spent in one phase.
 type RunPhase struct {
 	// name is the phase.

@@ -153,7 +153,7 @@ func TestPhases(t *testing.T) {
 			if !reflect.DeepEqual(start.Phases, tc.want) {
 				t.Errorf("phases %v, want %v", start.Phases, tc.want)
 			}
-			if sum := sumPhases(start.Phases); sum != start.Lateness.Duration {
+			if sum := start.PhasesTotal(); sum != start.Lateness.Duration {
 				t.Errorf("phases add up to %s, lateness %s", sum, start.Lateness.Duration)
 			}
 		})
@@ -188,18 +188,10 @@ func TestPhasesAddUp(t *testing.T) {
 				t.Fatalf("case %d %+v: phase %s of %s", i, times, p.Name, p.Duration.Duration)
 			}
 		}
-		if sum := sumPhases(start.Phases); sum != start.Lateness.Duration {
+		if sum := start.PhasesTotal(); sum != start.Lateness.Duration {
 			t.Fatalf("case %d %+v: phases %v add up to %s, lateness %s", i, times, start.Phases, sum, start.Lateness.Duration)
 		}
 	}
-}
-
-func sumPhases(phases []v1alpha1.RunPhase) time.Duration {
-	var sum time.Duration
-	for _, p := range phases {
-		sum += p.Duration.Duration
-	}
-	return sum
 }
 
 // TestNodeToRead: the node is read only for a pod that waited seconds to

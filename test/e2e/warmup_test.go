@@ -336,11 +336,7 @@ func checkStarts(t *testing.T, c client.Client, run time.Time) {
 // warmed run waited for no node.
 func checkPhases(t *testing.T, name string, s v1alpha1.RunStart) {
 	t.Helper()
-	var sum time.Duration
-	for _, p := range s.Phases {
-		sum += p.Duration.Duration
-	}
-	if sum != s.Lateness.Duration {
+	if sum := s.PhasesTotal(); sum != s.Lateness.Duration {
 		t.Errorf("%s: phases %v add up to %s, lateness %s", name, s.Phases, sum, s.Lateness.Duration)
 	}
 	node := s.Spent(v1alpha1.PhaseNode)
