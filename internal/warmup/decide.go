@@ -380,10 +380,8 @@ func placedPods(pods []*corev1.Pod) (int32, time.Time) {
 // scheduledAt is when the pod was bound to its node: its PodScheduled
 // condition's transition (whole seconds), else its creation.
 func scheduledAt(pod *corev1.Pod) time.Time {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
-			return c.LastTransitionTime.Time
-		}
+	if at, ok := conditionTrueAt(pod.Status.Conditions, corev1.PodScheduled); ok {
+		return at
 	}
 	return pod.CreationTimestamp.Time
 }

@@ -48,24 +48,19 @@ func NodeToRead(job *batchv1.Job, pods []*corev1.Pod) string {
 }
 
 // Phases splits the lateness of the run scheduled at scheduled, whose Job
-// is job and whose first container ran in pod, into phases (see RunPhaseName),
-// in order; only those that took time are returned. node is pod's node, or
-// nil when it was not read: a wait for a node is then counted as
-// Scheduling.
-func Phases(scheduled time.Time, job *batchv1.Job, pod *corev1.Pod, node *corev1.Node) []v1alpha1.RunPhase {
-	ends := phaseEnds(job, pod, node)
-	if len(ends) == 0 {
-		return nil
-	}
+// is job and whose first container ran in pod at started, into phases (see
+// RunPhaseName), in order; only those that took time are returned. node is
+// pod's node, or nil when it was not read: a wait for a node is then
+// counted as Scheduling.
+func Phases(scheduled, started time.Time, job *batchv1.Job, pod *corev1.Pod, node *corev1.Node) []v1alpha1.RunPhase {
+	ends := phaseEnds(started, job, pod, node)
 	boundEachByTheNext(ends)
+	// Every end is at most started, so the cursor passes started only when
+	// the run started before its time (EarlyStart), and nothing is spent.
 	spent := map[v1alpha1.RunPhaseName]time.Duration{}
-	started := ends[len(ends)-1].at
 	cursor := scheduled
 	for _, end := range ends {
 		at := latest(end.at, cursor)
-		if at.After(started) {
-			at = latest(started, cursor)
-		}
 		spent[end.phase] += at.Sub(cursor)
 		cursor = at
 	}
@@ -79,14 +74,10 @@ func Phases(scheduled time.Time, job *batchv1.Job, pod *corev1.Pod, node *corev1
 }
 
 // phaseEnds lists the instants ending each phase of pod's start, in the
-// order they happen; the last is its first container running. Instants
-// the objects do not record (an absent condition, a node that was there
-// before the pod) end their phase where the one before it ended.
-func phaseEnds(job *batchv1.Job, pod *corev1.Pod, node *corev1.Node) []phaseEnd {
-	started, ok := containersStarted(pod)
-	if !ok {
-		return nil
-	}
+// order they happen; the last is its first container running (started).
+// Instants the objects do not record (an absent condition, a node that was
+// there before the pod) end their phase where the one before it ended.
+func phaseEnds(started time.Time, job *batchv1.Job, pod *corev1.Pod, node *corev1.Node) []phaseEnd {
 	created := job.CreationTimestamp.Time
 	admitted := created
 	if s := job.Status.StartTime; s != nil {

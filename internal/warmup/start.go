@@ -102,11 +102,12 @@ func MeasureStart(job *batchv1.Job, pods []*corev1.Pod, node *corev1.Node) (*v1a
 	if !ok {
 		return nil, false
 	}
+	phases := Phases(scheduled, started, job, pod, node)
 	if started.Before(scheduled) {
 		started = scheduled
 	}
 	return &v1alpha1.RunStart{ScheduledTime: metav1.NewTime(scheduled), StartTime: metav1.NewTime(started),
-		Lateness: metav1.Duration{Duration: started.Sub(scheduled)}, Phases: Phases(scheduled, job, pod, node)}, true
+		Lateness: metav1.Duration{Duration: started.Sub(scheduled)}, Phases: phases}, true
 }
 
 // ownPods returns the pods among pods that job controls.
