@@ -398,7 +398,7 @@ IDLE := nice -n 19
 # the autoscaler were the floor of a warm run (make e2e-lead; the
 # learning itself is checked by TestAutoLeadAdapts and, on envtest,
 # TestAutoLeadSharedInItsPool).
-test: kube-binaries node-binaries autoscaler compat-binaries $(HELM) $(HELM4) $(CRANE) ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image and its SBOM, e2e, the real node, a short chaos run.
+test: kube-binaries node-binaries autoscaler $(HELM) $(HELM4) $(CRANE) ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image and its SBOM, e2e, the real node, a short chaos run.
 	@# Before anything reads config/ and charts/: make generate rewrites them.
 	@$(MAKE) --no-print-directory verify-generated
 	@echo "==> compiling the end-to-end, real-node and chaos tests and the ontime binary once, for the background tests"
@@ -411,7 +411,14 @@ test: kube-binaries node-binaries autoscaler compat-binaries $(HELM) $(HELM4) $(
 	@# 40 minutes: on a cold machine its image compiles for two platforms
 	@# beside the foreground's first compile; on 2026-11-29 a cold run was
 	@# still in its first subtest 16 minutes in (9 minutes warm).
-	@hack/background.sh start $(BACKGROUND_DIR) real-node --after e2e $(GO) test -tags realnode -count=1 -timeout 40m -v ./test/realnode/
+	@echo "==> in the background at the lowest CPU priority, [compat]: the envtest suites once more, on Kubernetes $(COMPAT_OLDEST), the oldest release of the matrix (make compat runs every one); on a new machine its control plane is built first, in e2e's idle time"
+	@# Not beside the real node: its etcd writes to disk, which no nice
+	@# level holds back, made containerd start EarlyStart containers 3 to
+	@# 18 s late (2026-11-29); so the real node waits for it too. Beside
+	@# e2e it takes CPU e2e leaves idle (a cold build of 1.34's
+	@# kube-apiserver up front cost cold CI about 5 minutes).
+	@hack/background.sh start $(BACKGROUND_DIR) compat $(IDLE) hack/compat.sh --envtest-only $(COMPAT_OLDEST)
+	@hack/background.sh start $(BACKGROUND_DIR) real-node --after e2e,compat $(GO) test -tags realnode -count=1 -timeout 40m -v ./test/realnode/
 	@echo "==> in the background once [real-node] has ended, [chaos] short: leader killed every 30 s, kube-apiserver and etcd killed once; 0 duplicated and 0 lost runs (about 5 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) chaos --after real-node $(GO) test -tags chaos -count=1 -timeout 20m -v -run '^(TestForbidStart|TestForbidOverlaps|TestChaos)$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0
 	@echo "==> meanwhile, at the lowest CPU priority: lint, unit and envtest, chart"
@@ -425,13 +432,8 @@ test: kube-binaries node-binaries autoscaler compat-binaries $(HELM) $(HELM4) $(
 	@hack/background.sh wait $(BACKGROUND_DIR) e2e
 	@echo "==> timing: the burst test, where its order of events means something (-short skips it)"
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh --print)" $(GO) test -tags integration -count=1 -run '^TestBurstCreatesJobsBeforeStatus$$' ./internal/controller/scheduledjob/
-	@echo "==> waiting for [chaos], [real-node] and [image]"
-	@hack/background.sh wait $(BACKGROUND_DIR) chaos real-node image
-	@# Last, alone: its control planes' etcd writes to disk, which no nice
-	@# level holds back; beside the real node's measured minutes it made
-	@# containerd start EarlyStart containers 3 to 18 s late (2026-11-29).
-	@echo "==> the envtest suites once more, on Kubernetes $(COMPAT_OLDEST) (make compat runs every release of the matrix)"
-	hack/compat.sh --envtest-only $(COMPAT_OLDEST)
+	@echo "==> waiting for [compat], [chaos], [real-node] and [image]"
+	@hack/background.sh wait $(BACKGROUND_DIR) compat chaos real-node image
 
 .PHONY: e2e
 e2e: kube-binaries autoscaler ## Only the end-to-end tests (kwok clusters, side by side; about 10 minutes).
