@@ -324,6 +324,8 @@ chart: $(HELM) $(HELM4) ## helm lint and helm template over the values matrix (c
 	@$(HELM) template ontime charts/ontime --kube-version $(CHART_KUBE_VERSION) --set controller.logLevel=2 --set resources.limits.cpu=1 --set metrics.dashboard.labels.team=a >/dev/null
 	@echo "==> Prometheus rules and dashboard (hack/tools/promcheck)"
 	@cd hack/tools/promcheck && $(GO) run . -rules $(abspath config/prometheus/rules.yaml) -dashboard $(abspath config/prometheus/dashboard.json)
+	@echo "==> the start objective's burn-rate alerts, evaluated on example series (hack/tools/promcheck's rule tests)"
+	@cd hack/tools/promcheck && $(GO) test -count=1 ./...
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) $(ACTIONLINT) ## golangci-lint with .golangci.yml (gofmt, goimports, errorlint, gocyclo, revive, misspell, …); actionlint over .github/workflows.

@@ -46,6 +46,10 @@ const (
 	// in a row, and the controller suspended the ScheduledJob (Ready's
 	// reason, and the event naming the failed Jobs).
 	ReasonSuspendedAfterFailures = "SuspendedAfterFailures"
+	// ReasonLateStart: a run started later than spec.startObjective.within
+	// after its time, or had not started a minute after that (a Warning
+	// event naming where most of its time went).
+	ReasonLateStart = "LateStart"
 	// ReasonInvalidSchedule: spec.schedule cannot run: it never fires or
 	// runs less than a minute apart (the condition's reason also when it
 	// does not parse; the event then says UnparseableSchedule).

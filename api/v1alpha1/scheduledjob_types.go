@@ -181,6 +181,15 @@ type ScheduledJobSpec struct {
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	SuspendAfterFailures *int32 `json:"suspendAfterFailures,omitempty"`
+
+	// startObjective, when set, is what share of runs should start within
+	// a time of their scheduled time, such as 99 % within 30s over 7 days.
+	// status.startObjective counts how the runs met it, a run late beyond
+	// it gets a LateStart event naming where its time went, and the
+	// ontime_start_objective_* metrics feed the chart's burn-rate alerts.
+	// Unset: runs are measured (status.lastRunStart) but not judged.
+	// +optional
+	StartObjective *StartObjective `json:"startObjective,omitempty"`
 }
 
 // CatchUp says how many missed runs to start after an outage.
@@ -312,6 +321,11 @@ type ScheduledJobStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=5
 	RecentRunStarts []RunStart `json:"recentRunStarts,omitempty"`
+
+	// startObjective is how the runs met spec.startObjective over its
+	// window. Unset without spec.startObjective.
+	// +optional
+	StartObjective *StartObjectiveStatus `json:"startObjective,omitempty"`
 
 	// failures counts the runs that failed in a row, with
 	// spec.suspendAfterFailures: since the last run that succeeded, or the

@@ -267,6 +267,19 @@ func (s RunStart) PhasesTotal() time.Duration {
 	return total
 }
 
+// Dominant returns the phase the run's start spent most time in (the
+// first of equals, in RunPhases order); false for a run measured without
+// phases.
+func (s RunStart) Dominant() (RunPhase, bool) {
+	var dominant RunPhase
+	for _, p := range s.Phases {
+		if p.Duration.Duration > dominant.Duration.Duration {
+			dominant = p
+		}
+	}
+	return dominant, dominant.Name != ""
+}
+
 // RunPhase is the part of a run's lateness spent in one phase.
 type RunPhase struct {
 	// name is the phase.

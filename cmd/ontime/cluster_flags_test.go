@@ -5,8 +5,10 @@ package main
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +45,72 @@ func TestKubectlFlagsAndCompletion(t *testing.T) {
 	checkEveryScheduledJob(t, kubeconfig)
 	checkCompletion(t, kubeconfig)
 	checkExplainCronJob(t, c, kubeconfig)
+	checkReport(t, c, kubeconfig)
+}
+
+// checkReport: ontime report ranks the ScheduledJobs with a start
+// objective, worst first (those without one are left out), names the
+// dominant phase of the latest late start, and exits 1 when one misses
+// its objective; -A adds the namespace; a namespace where every one meets
+// it exits 0.
+func checkReport(t *testing.T, c client.Client, kubeconfig string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, ns := range []string{"slo", "slo-ok"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	late := v1alpha1.RunStart{ScheduledTime: metav1.NewTime(time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)), StartTime: metav1.NewTime(time.Date(2026, 11, 29, 2, 1, 34, 0, time.UTC)),
+		Lateness: metav1.Duration{Duration: 94 * time.Second}, Phases: []v1alpha1.RunPhase{
+			{Name: v1alpha1.PhaseConcurrencyGroup, Duration: metav1.Duration{Duration: 80 * time.Second}},
+			{Name: v1alpha1.PhaseImagePull, Duration: metav1.Duration{Duration: 14 * time.Second}}}}
+	for _, o := range []struct {
+		namespace, name string
+		runs, onTime    int32
+		recent          []v1alpha1.RunStart
+	}{
+		{"slo", "comfortable", 200, 200, nil},
+		{"slo", "missing", 100, 90, []v1alpha1.RunStart{late}},
+		{"slo", "close", 100, 99, nil},
+		{"slo", "new", 0, 0, nil},
+		{"slo-ok", "fine", 10, 10, nil},
+	} {
+		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: o.namespace, Name: o.name},
+			Spec: v1alpha1.ScheduledJobSpec{Schedule: "0 * * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+				Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox:1.37.0"}}}}}},
+				StartObjective: &v1alpha1.StartObjective{Within: metav1.Duration{Duration: 30 * time.Second}, Percent: "99"}}}
+		if err := c.Create(ctx, sj); err != nil {
+			t.Fatal(err)
+		}
+		if o.runs > 0 {
+			attained := float64(o.onTime) / float64(o.runs)
+			sj.Status.StartObjective = &v1alpha1.StartObjectiveStatus{Runs: o.runs, OnTime: o.onTime,
+				Attainment: strconv.FormatFloat(100*attained, 'f', 2, 64), Met: attained >= 0.99}
+			sj.Status.RecentRunStarts = o.recent
+			if err := c.Status().Update(ctx, sj); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	stdout, stderr, code := runCLI(t, "report", "--kubeconfig", kubeconfig, "-n", "slo")
+	want := `NAME          OBJECTIVE                ATTAINMENT   RUNS   LATE   MET   LAST LATE START
+missing       99% within 30s over 7d   90.00%       100    10     no    1m34s (ConcurrencyGroup 1m20s)
+close         99% within 30s over 7d   99.00%       100    1      yes   -
+comfortable   99% within 30s over 7d   100.00%      200    0      yes   -
+new           99% within 30s over 7d   -            0      0      yes   -
+1 of 4 ScheduledJobs with a start objective miss it (4 listed).
+`
+	if code != 1 || stdout != want || !strings.Contains(stderr, "misses its start objective: 1 of 4") {
+		t.Errorf("report -n slo: exit %d, stdout\n%s\nstderr %q; want exit 1 and\n%s", code, stdout, stderr, want)
+	}
+	stdout, _, code = runCLI(t, "report", "-A", "--kubeconfig", kubeconfig, "-o", `jsonpath={range .items[*]}{.namespace}/{.name} {.met}{"\n"}{end}`)
+	if want := "slo/missing false\nslo/close true\nslo/comfortable true\nslo-ok/fine true\nslo/new true\n"; code != 1 || stdout != want {
+		t.Errorf("report -A -o jsonpath: exit %d, stdout %q, want %q", code, stdout, want)
+	}
+	if stdout, stderr, code := runCLI(t, "report", "--kubeconfig", kubeconfig, "-n", "slo-ok"); code != 0 || !strings.Contains(stdout, "0 of 1 ScheduledJobs with a start objective miss it") {
+		t.Errorf("report -n slo-ok: exit %d, stdout %q, stderr %q; want exit 0", code, stdout, stderr)
+	}
 }
 
 // checkExplainCronJob: explain cj/NAME reads an annotated CronJob from the

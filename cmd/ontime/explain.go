@@ -79,6 +79,18 @@ type explanation struct {
 	Next       []explainedRun `json:"next"`
 	// RecentRuns are a live ScheduledJob's latest measured starts.
 	RecentRuns []explainedStart `json:"recentRuns,omitempty"`
+	// StartObjective is how a live ScheduledJob's runs met its
+	// spec.startObjective over its window.
+	StartObjective *explainedObjective `json:"startObjective,omitempty"`
+}
+
+// explainedObjective is a start objective and its attainment.
+type explainedObjective struct {
+	Objective  string `json:"objective"`
+	Runs       int32  `json:"runs"`
+	OnTime     int32  `json:"onTime"`
+	Attainment string `json:"attainment,omitempty"`
+	Met        bool   `json:"met"`
 }
 
 // explainedRun is one coming run, and when its warm-up begins.
@@ -163,5 +175,21 @@ func printExplanation(out io.Writer, e explanation) {
 		}
 		fmt.Fprintln(out)
 	}
+	printObjective(out, e.StartObjective)
 	printStarts(out, e.RecentRuns)
+}
+
+// printObjective prints a start objective's attainment over its window.
+func printObjective(out io.Writer, o *explainedObjective) {
+	switch {
+	case o == nil:
+	case o.Runs == 0:
+		fmt.Fprintf(out, "Start objective %s: no run counted yet.\n", o.Objective)
+	default:
+		verdict := "met"
+		if !o.Met {
+			verdict = "missed"
+		}
+		fmt.Fprintf(out, "Start objective %s: %s%% of %d runs on time, %s.\n", o.Objective, o.Attainment, o.Runs, verdict)
+	}
 }

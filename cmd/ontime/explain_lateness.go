@@ -1,10 +1,8 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -55,7 +53,7 @@ func explainStarts(starts []v1alpha1.RunStart, owner lateRunOwner, m v1alpha1.Me
 		for _, p := range start.Phases {
 			e.Phases = append(e.Phases, phaseShare{Phase: p.Name, Duration: p.Duration.Duration.String()})
 		}
-		if dominant, ok := dominantPhase(start.Phases); ok {
+		if dominant, ok := start.Dominant(); ok {
 			e.Dominant = dominant.Name
 			if dominant.Duration.Duration >= lateForAdvice {
 				e.Advice = advice(owner, m, start, dominant)
@@ -73,14 +71,6 @@ func recentStarts(recent []v1alpha1.RunStart, last *v1alpha1.RunStart) []v1alpha
 		return []v1alpha1.RunStart{*last}
 	}
 	return recent
-}
-
-// dominantPhase is the phase a run's start spent the longest in.
-func dominantPhase(phases []v1alpha1.RunPhase) (v1alpha1.RunPhase, bool) {
-	if len(phases) == 0 {
-		return v1alpha1.RunPhase{}, false
-	}
-	return slices.MaxFunc(phases, func(a, b v1alpha1.RunPhase) int { return cmp.Compare(a.Duration.Duration, b.Duration.Duration) }), true
 }
 
 // advice names the one change that would have prevented a run's start

@@ -43,6 +43,12 @@ func explainScheduledJob(sj *v1alpha1.ScheduledJob, at time.Time) (explanation, 
 	}
 	owner := lateRunOwner{schedule: sj.Spec.Schedule, hashable: true, group: sj.Spec.ConcurrencyGroup, lastWarmUp: sj.Status.WarmUp}
 	e.RecentRuns = explainStarts(recentStarts(sj.Status.RecentRunStarts, sj.Status.LastRunStart), owner, m)
+	if o := sj.Spec.StartObjective; o != nil {
+		e.StartObjective = &explainedObjective{Objective: o.String(), Met: true}
+		if s := sj.Status.StartObjective; s != nil {
+			e.StartObjective.Runs, e.StartObjective.OnTime, e.StartObjective.Attainment, e.StartObjective.Met = s.Runs, s.OnTime, s.Attainment, s.Met
+		}
+	}
 	return e, nil
 }
 

@@ -252,3 +252,33 @@ func TestExplainCronJob(t *testing.T) {
 		t.Errorf("without warm-up: %v, want a refusal naming the annotation", err)
 	}
 }
+
+// TestExplainStartObjective: explain sj/NAME says how the runs met the
+// start objective, or that none is counted yet.
+func TestExplainStartObjective(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
+	objective := &v1alpha1.StartObjective{Within: metav1.Duration{Duration: 30 * time.Second}, Percent: "99.5", WindowDays: 14}
+	for name, tc := range map[string]struct {
+		status *v1alpha1.StartObjectiveStatus
+		want   string
+	}{
+		"missed":     {&v1alpha1.StartObjectiveStatus{Runs: 144, OnTime: 142, Attainment: "98.61"}, "Start objective 99.5% within 30s over 14d: 98.61% of 144 runs on time, missed.\n"},
+		"met":        {&v1alpha1.StartObjectiveStatus{Runs: 10, OnTime: 10, Attainment: "100.00", Met: true}, "Start objective 99.5% within 30s over 14d: 100.00% of 10 runs on time, met.\n"},
+		"no run yet": {nil, "Start objective 99.5% within 30s over 14d: no run counted yet.\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "reports", Name: "nightly", CreationTimestamp: metav1.NewTime(at.Add(-time.Hour))},
+				Spec:   v1alpha1.ScheduledJobSpec{Schedule: "0 * * * *", StartObjective: objective},
+				Status: v1alpha1.ScheduledJobStatus{StartObjective: tc.status}}
+			e, err := explainScheduledJob(sj, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			printExplanation(&out, e)
+			if !strings.Contains(out.String(), tc.want) {
+				t.Errorf("explain printed\n%s\nwant it to contain %q", out.String(), tc.want)
+			}
+		})
+	}
+}

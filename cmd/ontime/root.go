@@ -91,6 +91,7 @@ operator (ontime controller) and offline tools for cron schedules.`,
 		newConvertCommand(),
 		newUninstallPreviewCommand(),
 		newCheckCommand(),
+		newReportCommand(),
 	)
 	for _, cmd := range root.Commands() {
 		cmd.Args = wrapArgs(cmd.Args)

@@ -35,6 +35,7 @@ var statusWriters = map[string]string{
 	"RecentRunStarts":    "setLastRunStart",
 	"Failures":           "setFailures",
 	"CatchUp":            "setCatchUp",
+	"StartObjective":     "Plan.countObjective",
 	// Conditions is never assigned: each condition has its writer, which
 	// sets it through setCondition (the one caller of
 	// meta.SetStatusCondition) or removes it.

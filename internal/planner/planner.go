@@ -135,6 +135,9 @@ type Plan struct {
 	// the actions' results change.
 	readiness readiness
 	capacity  capacity
+	// objective is what Finish counts against spec.startObjective, with
+	// the actions' missed runs.
+	objective objectiveInput
 	// now and generation stamp the conditions Finish sets.
 	now        time.Time
 	generation int64
@@ -275,13 +278,16 @@ func Decide(in Input) Plan {
 		events = slices.DeleteFunc(events, func(e Event) bool { return e.Reason == v1alpha1.ReasonMissingJob })
 	}
 
-	plan.RequeueAfter = wakeup.Delay(in.Now, wake...)
 	plan.beforeActions = Outcome{Status: status, Events: events, Missed: missed, WarmUp: warm.strategy,
 		CapacityReadyAfter: warm.ReadyAfter, WarmUpLate: warm.Late, SuspendedAfterFailures: suspending}
-	if start, ok := warmup.MeasureStart(RunToMeasure(sj, in.Jobs, in.Now), in.RunPods, in.RunNode); ok {
+	measuring := RunToMeasure(sj, in.Jobs, in.Now)
+	if start, ok := warmup.MeasureStart(measuring, in.RunPods, in.RunNode); ok {
 		setLastRunStart(&plan.beforeActions.Status, start)
 		plan.beforeActions.Started = start
 	}
+	var objectiveWake time.Time
+	plan.objective, objectiveWake = decideObjective(sj, in, measuring, plan.beforeActions.Started)
+	plan.RequeueAfter = wakeup.Delay(in.Now, append(wake, objectiveWake)...)
 	return plan
 }
 

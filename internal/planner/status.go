@@ -268,6 +268,10 @@ type Outcome struct {
 	// SuspendedAfterFailures is set when a failure streak suspended the
 	// ScheduledJob (spec.suspendAfterFailures).
 	SuspendedAfterFailures bool
+	// ObjectiveRuns and ObjectiveLate are how many runs were counted
+	// against spec.startObjective, and how many of them late
+	// (status.startObjective).
+	ObjectiveRuns, ObjectiveLate int
 }
 
 // Result is what became of one action of a Plan. The reconciler reports one
@@ -387,6 +391,7 @@ func (p Plan) Finish(results ...Result) Outcome {
 	}
 	ready.write(&out.Status, p.generation, p.now)
 	capacity.write(&out.Status, p.generation, p.now)
+	p.countObjective(&out)
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/objective"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
@@ -148,10 +149,27 @@ func refusedByGroup(group *v1alpha1.ConcurrencyGroupRef, namespace string) capac
 // ready or finished; nil when there is none. The reconciler reads that
 // Job's pods for Input.RunPods, and the node warmup.NodeToRead names for
 // Input.RunNode.
+//
+// With spec.startObjective, it also names the latest run not yet counted
+// once it is overdue (objective.Overdue) though its Job reports no pod
+// ready: a container may run without its pod being ready, and its pods
+// say whether the run started (measured then) or not (counted late).
 func RunToMeasure(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, now time.Time) *batchv1.Job {
-	var measured time.Time
-	if s := sj.Status.LastRunStart; s != nil {
-		measured = s.ScheduledTime.Time
+	measured := lastMeasured(sj)
+	if job := warmup.RunToMeasure(jobs, measured, now); job != nil {
+		return job
 	}
-	return warmup.RunToMeasure(jobs, measured, now)
+	if job, due := objective.Overdue(sj.Spec.StartObjective, sj.Status.StartObjective, measured, jobs, now); job != nil && !now.Before(due) {
+		return job
+	}
+	return nil
+}
+
+// lastMeasured is the scheduled time of the last run whose start was
+// measured (zero: none).
+func lastMeasured(sj *v1alpha1.ScheduledJob) time.Time {
+	if s := sj.Status.LastRunStart; s != nil {
+		return s.ScheduledTime.Time
+	}
+	return time.Time{}
 }

@@ -68,6 +68,7 @@ func validate(sj, old *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, meaningE
 	errs = append(errs, validateMaxActive(sj.Spec, spec.Child("maxActive"))...)
 	errs = append(errs, validateCatchUp(sj.Spec, spec.Child("catchUp"))...)
 	errs = append(errs, validateConcurrencyGroup(sj.Spec, spec.Child("concurrencyGroup"))...)
+	errs = append(errs, validateStartObjective(sj.Spec.StartObjective, spec.Child("startObjective"))...)
 	return errs, warnings
 }
 
@@ -128,6 +129,31 @@ func validateSuspendAfterFailures(spec v1alpha1.ScheduledJobSpec, path *field.Pa
 		return nil, []string{fmt.Sprintf("%s: with failedJobsHistoryLimit 0 the failed Jobs are deleted as they fail; the suspension names them, but their pods and logs are gone", path)}
 	}
 	return nil, nil
+}
+
+// MaxObjectiveWithin bounds spec.startObjective.within: a run is measured
+// only within an hour of its time (startMeasureWindow), and a start a day
+// late is not a start objective.
+const MaxObjectiveWithin = time.Hour
+
+// validateStartObjective checks within, percent and windowDays, each with
+// its path and value (the CRD checks percent's form and windowDays' bounds
+// too; this also reports a spec stored without admission).
+func validateStartObjective(objective *v1alpha1.StartObjective, path *field.Path) field.ErrorList {
+	if objective == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if within := objective.Within.Duration; within <= 0 || within > MaxObjectiveWithin {
+		errs = append(errs, field.Invalid(path.Child("within"), within.String(), fmt.Sprintf("must be more than 0 and at most %s", MaxObjectiveWithin)))
+	}
+	if _, err := objective.Ratio(); err != nil {
+		errs = append(errs, field.Invalid(path.Child("percent"), objective.Percent, "must be a number more than 0 and less than 100, such as \"99\" or \"99.5\""))
+	}
+	if days := objective.WindowDays; days != 0 && (days < 1 || days > v1alpha1.MaxObjectiveWindowDays) {
+		errs = append(errs, field.Invalid(path.Child("windowDays"), days, fmt.Sprintf("must be between 1 and %d", v1alpha1.MaxObjectiveWindowDays)))
+	}
+	return errs
 }
 
 // validateName checks a new ScheduledJob's name, which every run's Job name

@@ -3,6 +3,7 @@ package validation
 import (
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -88,6 +89,37 @@ func TestMaxActive(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			errs := validateMaxActive(v1alpha1.ScheduledJobSpec{MaxActive: tc.n, ConcurrencyPolicy: tc.policy}, path)
 			if got := errs.ToAggregate(); (got == nil) != (tc.refused == "") || (got != nil && got.Error() != tc.refused) {
+				t.Errorf("errors %v, want %q", got, tc.refused)
+			}
+		})
+	}
+}
+
+// TestStartObjective: within, percent and windowDays out of their bounds
+// are each refused with the field's path and value.
+func TestStartObjective(t *testing.T) {
+	path := field.NewPath("spec", "startObjective")
+	objective := func(within time.Duration, percent string, days int32) *v1alpha1.StartObjective {
+		return &v1alpha1.StartObjective{Within: metav1.Duration{Duration: within}, Percent: percent, WindowDays: days}
+	}
+	for name, tc := range map[string]struct {
+		objective *v1alpha1.StartObjective
+		refused   string
+	}{
+		"unset":                 {},
+		"99% within 30s":        {objective: objective(30*time.Second, "99", 0)},
+		"99.95% within 1h, 31d": {objective: objective(time.Hour, "99.95", 31)},
+		"within 0":              {objective: objective(0, "99", 7), refused: `spec.startObjective.within: Invalid value: "0s": must be more than 0 and at most 1h0m0s`},
+		"within 2h":             {objective: objective(2*time.Hour, "99", 7), refused: `spec.startObjective.within: Invalid value: "2h0m0s": must be more than 0 and at most 1h0m0s`},
+		"percent 100":           {objective: objective(time.Minute, "100", 7), refused: `spec.startObjective.percent: Invalid value: "100": must be a number more than 0 and less than 100, such as "99" or "99.5"`},
+		"percent 0":             {objective: objective(time.Minute, "0.0", 7), refused: `spec.startObjective.percent: Invalid value: "0.0": must be a number`},
+		"percent with a % sign": {objective: objective(time.Minute, "99%", 7), refused: `spec.startObjective.percent: Invalid value: "99%": must be a number`},
+		"windowDays 32":         {objective: objective(time.Minute, "99", 32), refused: "spec.startObjective.windowDays: Invalid value: 32: must be between 1 and 31"},
+		"windowDays below 1":    {objective: objective(time.Minute, "99", -1), refused: "spec.startObjective.windowDays: Invalid value: -1: must be between 1 and 31"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := validateStartObjective(tc.objective, path).ToAggregate()
+			if (got == nil) != (tc.refused == "") || (got != nil && !strings.HasPrefix(got.Error(), tc.refused)) {
 				t.Errorf("errors %v, want %q", got, tc.refused)
 			}
 		})

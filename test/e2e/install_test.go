@@ -160,7 +160,7 @@ func checkMonitoring(t *testing.T, replicas ...*framework.Controller) {
 	args := []string{"-c", `cd hack/tools/promcheck && go run . "$@"`, "promcheck",
 		"-rules", filepath.Join(root, "config/prometheus/rules.yaml"),
 		"-dashboard", filepath.Join(root, "config/prometheus/dashboard.json"),
-		"-metrics", strings.Join(urls, ","), "-may-be-absent", "ontime_concurrency_group_,ontime_backfill_"}
+		"-metrics", strings.Join(urls, ","), "-may-be-absent", "ontime_concurrency_group_,ontime_backfill_,ontime_start_objective_"}
 	out, err := framework.CommandErr(nil, "bash", args...)
 	if err != nil {
 		t.Error(err)

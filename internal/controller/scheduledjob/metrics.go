@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/planner"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
@@ -32,13 +33,41 @@ var (
 	})
 )
 
+// The start objective's series (spec.startObjective), one per ScheduledJob
+// that has one: the burn-rate alerts of config/prometheus/rules.yaml divide
+// late runs by runs over their windows and compare with the target. Only
+// ScheduledJobs with an objective have series, and a ScheduledJob's go
+// with its objective or with it (forgetObjective).
+var (
+	objectiveRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ontime_start_objective_runs_total",
+		Help: "Runs counted against a ScheduledJob's spec.startObjective: measured, reported missed, or not started a minute after the objective's within.",
+	}, []string{"namespace", "name"})
+	objectiveLateRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ontime_start_objective_late_runs_total",
+		Help: "Runs counted against a ScheduledJob's spec.startObjective that did not start within its within: late, missed, or not started.",
+	}, []string{"namespace", "name"})
+	objectiveTarget = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ontime_start_objective_target_ratio",
+		Help: "A ScheduledJob's spec.startObjective.percent as a ratio (0.99 for 99): the share of runs that should start within the objective's within.",
+	}, []string{"namespace", "name"})
+	objectiveAttainment = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ontime_start_objective_attainment_ratio",
+		Help: "The share of a ScheduledJob's runs in its objective's window (status.startObjective) that started within spec.startObjective.within; absent while no run is counted.",
+	}, []string{"namespace", "name"})
+)
+
 // recordMetrics records what a reconcile's outcome measured and the runs
 // it found missed: the one place the metrics of an outcome are recorded,
 // once its status is written (or deferred, to be written by the next
 // reconcile). A reconcile that finds the status written already (a repeat
 // from a stale cache), or that fails to write it, counts nothing; its
 // retry counts the outcome once, when it writes.
-func recordMetrics(outcome planner.Outcome) {
+func recordMetrics(sj *v1alpha1.ScheduledJob, outcome planner.Outcome) {
+	if outcome.ObjectiveRuns > 0 {
+		objectiveRuns.WithLabelValues(sj.Namespace, sj.Name).Add(float64(outcome.ObjectiveRuns))
+		objectiveLateRuns.WithLabelValues(sj.Namespace, sj.Name).Add(float64(outcome.ObjectiveLate))
+	}
 	for reason, n := range outcome.Missed {
 		missedRuns.WithLabelValues(string(reason)).Add(float64(n))
 	}
@@ -49,8 +78,38 @@ func recordMetrics(outcome planner.Outcome) {
 		CapacityReadyAfter: outcome.CapacityReadyAfter, Late: outcome.WarmUpLate, Started: outcome.Started})
 }
 
+// exportObjective sets a ScheduledJob's objective gauges from its spec and
+// the status a reconcile planned, on every reconcile (a new leader exports
+// them at its first), and starts its counters at 0 so that alerts see the
+// first late run as an increase; without an objective, it removes them.
+func exportObjective(sj *v1alpha1.ScheduledJob, status *v1alpha1.StartObjectiveStatus) {
+	o := sj.Spec.StartObjective
+	if o == nil || status == nil {
+		forgetObjective(sj.Namespace, sj.Name)
+		return
+	}
+	objectiveRuns.WithLabelValues(sj.Namespace, sj.Name)
+	objectiveLateRuns.WithLabelValues(sj.Namespace, sj.Name)
+	if target, err := o.Ratio(); err == nil {
+		objectiveTarget.WithLabelValues(sj.Namespace, sj.Name).Set(target)
+	}
+	if status.Runs > 0 {
+		objectiveAttainment.WithLabelValues(sj.Namespace, sj.Name).Set(float64(status.OnTime) / float64(status.Runs))
+	} else {
+		objectiveAttainment.DeleteLabelValues(sj.Namespace, sj.Name)
+	}
+}
+
+// forgetObjective removes a ScheduledJob's objective series.
+func forgetObjective(namespace, name string) {
+	for _, vec := range []*prometheus.MetricVec{objectiveRuns.MetricVec, objectiveLateRuns.MetricVec, objectiveTarget.MetricVec, objectiveAttainment.MetricVec} {
+		vec.DeleteLabelValues(namespace, name)
+	}
+}
+
 func init() {
-	metrics.Registry.MustRegister(jobCreationSkew, missedRuns, suspendedAfterFailures)
+	metrics.Registry.MustRegister(jobCreationSkew, missedRuns, suspendedAfterFailures,
+		objectiveRuns, objectiveLateRuns, objectiveTarget, objectiveAttainment)
 	// Every reason is exported from the start, at 0, so that an alert on
 	// increase() sees the first miss (a series born at 1 shows no increase).
 	for _, reason := range []planner.MissReason{planner.MissDeadline, planner.MissSkipped, planner.MissConflict} {

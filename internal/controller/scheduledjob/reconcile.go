@@ -127,6 +127,7 @@ func (kind) New() *v1alpha1.ScheduledJob { return &v1alpha1.ScheduledJob{} }
 func (k kind) Forget(ctx context.Context, key types.NamespacedName) error {
 	k.known.forget(key)
 	k.undecodable.forget(key)
+	forgetObjective(key.Namespace, key.Name)
 	return k.ledgers.ForgetDeleted(ctx, key)
 }
 
@@ -430,8 +431,9 @@ func (p *runPlan) Record(ctx context.Context, warm warmup.Applied, failed error)
 	c.emit(p.sj, outcome.Events)
 	c.known.undefer(p.key)
 	if written {
-		recordMetrics(outcome)
+		recordMetrics(p.sj, outcome)
 	}
+	exportObjective(p.sj, outcome.Status.StartObjective)
 	// The status just written records every run whose Job goes now.
 	cleaned := c.deleteHistory(ctx, p.sj, plan)
 	c.emit(p.sj, plan.ResultEvents(cleaned...))
@@ -584,7 +586,8 @@ const statusDeferral = time.Second
 // it is counted.
 func (c *Controller) deferStatus(sj *v1alpha1.ScheduledJob, outcome planner.Outcome) {
 	c.known.deferStatus(sj, outcome.Status)
-	recordMetrics(outcome)
+	recordMetrics(sj, outcome)
+	exportObjective(sj, outcome.Status.StartObjective)
 }
 
 // emit records events on the ScheduledJob.
