@@ -7,6 +7,9 @@ const (
 	// ConditionCapacityReady, with spec.warmUp, says whether the capacity
 	// for the coming (or just started) run has arrived.
 	ConditionCapacityReady = "CapacityReady"
+	// ConditionDeadlineAtRisk, with spec.deadline, is True while the latest
+	// run is predicted to succeed after its deadline, or has missed it.
+	ConditionDeadlineAtRisk = "DeadlineAtRisk"
 )
 
 // Reasons of the CapacityReady condition.
@@ -50,6 +53,19 @@ const (
 	// after its time, or had not started a minute after that (a Warning
 	// event naming where most of its time went).
 	ReasonLateStart = "LateStart"
+	// ReasonDeadlineAtRisk: under spec.deadline, the latest run is
+	// predicted to succeed after its deadline (DeadlineAtRisk's reason, and
+	// an event once per run).
+	ReasonDeadlineAtRisk = "DeadlineAtRisk"
+	// ReasonDeadlineMissed: the latest run's deadline passed before it
+	// succeeded (DeadlineAtRisk's reason, and an event once per run).
+	ReasonDeadlineMissed = "DeadlineMissed"
+	// ReasonOnTrack: the latest run succeeded, or is predicted to succeed,
+	// by its deadline (DeadlineAtRisk False).
+	ReasonOnTrack = "OnTrack"
+	// ReasonRunSucceeded: the latest run succeeded; the message says
+	// whether by its deadline (DeadlineAtRisk False).
+	ReasonRunSucceeded = "RunSucceeded"
 	// ReasonInvalidSchedule: spec.schedule cannot run: it never fires or
 	// runs less than a minute apart (the condition's reason also when it
 	// does not parse; the event then says UnparseableSchedule).

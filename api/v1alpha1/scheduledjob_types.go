@@ -190,6 +190,16 @@ type ScheduledJobSpec struct {
 	// Unset: runs are measured (status.lastRunStart) but not judged.
 	// +optional
 	StartObjective *StartObjective `json:"startObjective,omitempty"`
+
+	// deadline, when set, is when each run must have succeeded: after a
+	// time past its scheduled time, or at a time of day. The controller
+	// learns the runs' times from the Jobs that succeeded
+	// (status.deadline), predicts when the latest run will succeed, and
+	// sets the DeadlineAtRisk condition, with an event, as soon as that
+	// prediction passes the deadline, and again (reason DeadlineMissed)
+	// once the deadline passes without success.
+	// +optional
+	Deadline *Deadline `json:"deadline,omitempty"`
 }
 
 // CatchUp says how many missed runs to start after an outage.
@@ -321,6 +331,11 @@ type ScheduledJobStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=5
 	RecentRunStarts []RunStart `json:"recentRunStarts,omitempty"`
+
+	// deadline is, under spec.deadline, the runs' learned times and the
+	// prediction for the latest run. Unset without spec.deadline.
+	// +optional
+	Deadline *DeadlineStatus `json:"deadline,omitempty"`
 
 	// startObjective is how the runs met spec.startObjective over its
 	// window. Unset without spec.startObjective.

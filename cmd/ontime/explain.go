@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -82,6 +83,17 @@ type explanation struct {
 	// StartObjective is how a live ScheduledJob's runs met its
 	// spec.startObjective over its window.
 	StartObjective *explainedObjective `json:"startObjective,omitempty"`
+	// Deadline is a live ScheduledJob's spec.deadline and what the
+	// controller says of its latest run (the DeadlineAtRisk condition).
+	Deadline *explainedDeadline `json:"deadline,omitempty"`
+}
+
+// explainedDeadline is a deadline and the controller's verdict on the
+// latest run.
+type explainedDeadline struct {
+	Deadline string `json:"deadline"`
+	Reason   string `json:"reason,omitempty"`
+	Message  string `json:"message,omitempty"`
 }
 
 // explainedObjective is a start objective and its attainment.
@@ -176,6 +188,9 @@ func printExplanation(out io.Writer, e explanation) {
 		fmt.Fprintln(out)
 	}
 	printObjective(out, e.StartObjective)
+	if d := e.Deadline; d != nil {
+		fmt.Fprintf(out, "Deadline %s: %s.\n", d.Deadline, cmp.Or(d.Message, "no run watched yet"))
+	}
 	printStarts(out, e.RecentRuns)
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -43,6 +44,12 @@ func explainScheduledJob(sj *v1alpha1.ScheduledJob, at time.Time) (explanation, 
 	}
 	owner := lateRunOwner{schedule: sj.Spec.Schedule, hashable: true, group: sj.Spec.ConcurrencyGroup, lastWarmUp: sj.Status.WarmUp}
 	e.RecentRuns = explainStarts(recentStarts(sj.Status.RecentRunStarts, sj.Status.LastRunStart), owner, m)
+	if d := sj.Spec.Deadline; d != nil {
+		e.Deadline = &explainedDeadline{Deadline: d.String()}
+		if c := meta.FindStatusCondition(sj.Status.Conditions, v1alpha1.ConditionDeadlineAtRisk); c != nil {
+			e.Deadline.Reason, e.Deadline.Message = c.Reason, c.Message
+		}
+	}
 	if o := sj.Spec.StartObjective; o != nil {
 		e.StartObjective = &explainedObjective{Objective: o.String(), Met: true}
 		if s := sj.Status.StartObjective; s != nil {

@@ -282,3 +282,27 @@ func TestExplainStartObjective(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainDeadline: explain sj/NAME says the deadline and the
+// controller's verdict on the latest run.
+func TestExplainDeadline(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
+	sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "reports", Name: "nightly", CreationTimestamp: metav1.NewTime(at.Add(-time.Hour))},
+		Spec: v1alpha1.ScheduledJobSpec{Schedule: "0 2 * * *", Deadline: &v1alpha1.Deadline{At: "07:00"}},
+		Status: v1alpha1.ScheduledJobStatus{Conditions: []metav1.Condition{{Type: v1alpha1.ConditionDeadlineAtRisk, Status: metav1.ConditionTrue,
+			Reason: v1alpha1.ReasonDeadlineAtRisk, Message: "the run of 2026-11-30T02:00:00Z is predicted to succeed at 2026-11-30T07:20:00Z, after its deadline"}}}}
+	e, err := explainScheduledJob(sj, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	printExplanation(&out, e)
+	if want := "Deadline by 07:00: the run of 2026-11-30T02:00:00Z is predicted to succeed at 2026-11-30T07:20:00Z, after its deadline.\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("explain printed\n%s\nwant it to contain %q", out.String(), want)
+	}
+	sj.Status.Conditions = nil
+	e, _ = explainScheduledJob(sj, at)
+	if e.Deadline == nil || e.Deadline.Message != "" {
+		t.Errorf("deadline %+v without a condition", e.Deadline)
+	}
+}

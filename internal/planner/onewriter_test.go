@@ -36,13 +36,15 @@ var statusWriters = map[string]string{
 	"Failures":           "setFailures",
 	"CatchUp":            "setCatchUp",
 	"StartObjective":     "Plan.countObjective",
+	"Deadline":           "setDeadline",
 	// Conditions is never assigned: each condition has its writer, which
 	// sets it through setCondition (the one caller of
 	// meta.SetStatusCondition) or removes it.
-	"Conditions":              "",
-	"condition Ready":         "readiness.write",
-	"condition CapacityReady": "capacity.write",
-	"condition Waiting":       "setWaiting",
+	"Conditions":               "",
+	"condition Ready":          "readiness.write",
+	"condition CapacityReady":  "capacity.write",
+	"condition Waiting":        "setWaiting",
+	"condition DeadlineAtRisk": "setDeadline",
 }
 
 // TestOneWriterPerStatusField reads the planner's and the controllers'

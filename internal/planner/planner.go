@@ -287,7 +287,8 @@ func Decide(in Input) Plan {
 	}
 	var objectiveWake time.Time
 	plan.objective, objectiveWake = decideObjective(sj, in, measuring, plan.beforeActions.Started)
-	plan.RequeueAfter = wakeup.Delay(in.Now, append(wake, objectiveWake)...)
+	deadlineWake := decideDeadline(&plan, in, spec.loc)
+	plan.RequeueAfter = wakeup.Delay(in.Now, append(wake, objectiveWake, deadlineWake)...)
 	return plan
 }
 

@@ -69,6 +69,8 @@ func validate(sj, old *v1alpha1.ScheduledJob, meaning v1alpha1.Meaning, meaningE
 	errs = append(errs, validateCatchUp(sj.Spec, spec.Child("catchUp"))...)
 	errs = append(errs, validateConcurrencyGroup(sj.Spec, spec.Child("concurrencyGroup"))...)
 	errs = append(errs, validateStartObjective(sj.Spec.StartObjective, spec.Child("startObjective"))...)
+	runDeadlineErrs, runDeadlineWarnings := validateRunDeadline(sj.Spec, spec.Child("deadline"))
+	errs, warnings = append(errs, runDeadlineErrs...), append(warnings, runDeadlineWarnings...)
 	return errs, warnings
 }
 
@@ -154,6 +156,30 @@ func validateStartObjective(objective *v1alpha1.StartObjective, path *field.Path
 		errs = append(errs, field.Invalid(path.Child("windowDays"), days, fmt.Sprintf("must be between 1 and %d", v1alpha1.MaxObjectiveWindowDays)))
 	}
 	return errs
+}
+
+// validateRunDeadline checks spec.deadline: exactly one of after (more
+// than 0, at most a week) and at (HH:MM); and warns when
+// startingDeadlineSeconds lets a run start when no time is left before it.
+func validateRunDeadline(spec v1alpha1.ScheduledJobSpec, path *field.Path) (field.ErrorList, []string) {
+	d := spec.Deadline
+	if d == nil {
+		return nil, nil
+	}
+	switch {
+	case (d.After == nil) == (d.At == ""):
+		return field.ErrorList{field.Invalid(path, d.String(), "must set exactly one of after (such as 4h) and at (such as 07:00)")}, nil
+	case d.After != nil && (d.After.Duration <= 0 || d.After.Duration > v1alpha1.MaxDeadlineAfter):
+		return field.ErrorList{field.Invalid(path.Child("after"), d.After.Duration.String(), fmt.Sprintf("must be more than 0 and at most %s", v1alpha1.MaxDeadlineAfter))}, nil
+	case d.At != "":
+		if _, err := time.Parse("15:04", d.At); err != nil || len(d.At) != len("15:04") {
+			return field.ErrorList{field.Invalid(path.Child("at"), d.At, "must be a time of day as HH:MM, such as 07:00")}, nil
+		}
+	}
+	if s := spec.StartingDeadlineSeconds; d.After != nil && s != nil && time.Duration(*s)*time.Second >= d.After.Duration {
+		return nil, []string{fmt.Sprintf("%s: startingDeadlineSeconds %d lets a run start %s after its time, when its deadline (%s) has passed: such a run cannot succeed in time", path.Child("after"), *s, time.Duration(*s)*time.Second, d)}
+	}
+	return nil, nil
 }
 
 // validateName checks a new ScheduledJob's name, which every run's Job name

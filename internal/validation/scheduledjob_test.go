@@ -125,3 +125,41 @@ func TestStartObjective(t *testing.T) {
 		})
 	}
 }
+
+// TestRunDeadline: one of after and at, each in bounds, refused with the
+// field's path and value; a starting deadline that leaves no time warned
+// about.
+func TestRunDeadline(t *testing.T) {
+	path := field.NewPath("spec", "deadline")
+	after := func(d time.Duration) *v1alpha1.Deadline {
+		return &v1alpha1.Deadline{After: &metav1.Duration{Duration: d}}
+	}
+	for name, tc := range map[string]struct {
+		deadline *v1alpha1.Deadline
+		starting *int64
+		refused  string
+		warned   string
+	}{
+		"unset":           {},
+		"4h after":        {deadline: after(4 * time.Hour)},
+		"by 07:00":        {deadline: &v1alpha1.Deadline{At: "07:00"}},
+		"neither":         {deadline: &v1alpha1.Deadline{}, refused: "spec.deadline: Invalid value: \"by \": must set exactly one of after (such as 4h) and at (such as 07:00)"},
+		"both":            {deadline: &v1alpha1.Deadline{After: &metav1.Duration{Duration: time.Hour}, At: "07:00"}, refused: "must set exactly one of after"},
+		"after 0":         {deadline: after(0), refused: `spec.deadline.after: Invalid value: "0s": must be more than 0 and at most 168h0m0s`},
+		"after 8 days":    {deadline: after(192 * time.Hour), refused: `spec.deadline.after: Invalid value: "192h0m0s": must be more than 0`},
+		"at 24:00":        {deadline: &v1alpha1.Deadline{At: "24:00"}, refused: `spec.deadline.at: Invalid value: "24:00": must be a time of day as HH:MM, such as 07:00`},
+		"at 7:00":         {deadline: &v1alpha1.Deadline{At: "7:00"}, refused: `spec.deadline.at: Invalid value: "7:00": must be a time of day as HH:MM`},
+		"starting later":  {deadline: after(time.Hour), starting: ptr.To[int64](3600), warned: "spec.deadline.after: startingDeadlineSeconds 3600 lets a run start 1h0m0s after its time"},
+		"starting before": {deadline: after(time.Hour), starting: ptr.To[int64](600)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			errs, warnings := validateRunDeadline(v1alpha1.ScheduledJobSpec{Deadline: tc.deadline, StartingDeadlineSeconds: tc.starting}, path)
+			if got := errs.ToAggregate(); (got == nil) != (tc.refused == "") || (got != nil && !strings.Contains(got.Error(), tc.refused)) {
+				t.Errorf("errors %v, want %q", got, tc.refused)
+			}
+			if warned := strings.Join(warnings, "; "); (warned == "") != (tc.warned == "") || !strings.HasPrefix(warned, tc.warned) {
+				t.Errorf("warnings %q, want %q", warned, tc.warned)
+			}
+		})
+	}
+}

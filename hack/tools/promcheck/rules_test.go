@@ -98,3 +98,24 @@ eval instant at 3d `+silent(fast)+`
 `, engine)
 	})
 }
+
+// TestDeadlineAlerts: OntimeDeadlineAtRisk fires while the gauge is 1,
+// OntimeDeadlineMissed for an hour after a missed run.
+func TestDeadlineAlerts(t *testing.T) {
+	atRisk, missed := alertExpr(t, "OntimeDeadlineAtRisk"), alertExpr(t, "OntimeDeadlineMissed")
+	fires := func(expr string) string {
+		return "count by (namespace, name) (" + expr + ")\n    {namespace=\"team\", name=\"report\"} 1\n"
+	}
+	promqltest.RunTest(t, `
+load 1m
+    ontime_deadline_at_risk{namespace="team", name="report"} 0x30 1x30 0x60
+    ontime_deadline_missed_total{namespace="team", name="report"} 0x59 1x60
+
+eval instant at 20m `+atRisk+"\n"+`
+eval instant at 40m `+fires(atRisk)+`
+eval instant at 70m `+atRisk+"\n"+`
+eval instant at 50m `+missed+"\n"+`
+eval instant at 65m `+fires(missed)+`
+eval instant at 125m `+missed+"\n"+`
+`, promqltest.NewTestEngine(t, false, 5*time.Minute, 1_000_000))
+}

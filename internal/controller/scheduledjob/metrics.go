@@ -2,6 +2,7 @@ package scheduledjob
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
@@ -57,6 +58,39 @@ var (
 	}, []string{"namespace", "name"})
 )
 
+// The deadline's series (spec.deadline), one per ScheduledJob that has one.
+var (
+	deadlineAtRisk = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ontime_deadline_at_risk",
+		Help: "1 while a ScheduledJob's latest run is predicted to succeed after its spec.deadline, or has missed it (condition DeadlineAtRisk True); 0 otherwise.",
+	}, []string{"namespace", "name"})
+	deadlineMissed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ontime_deadline_missed_total",
+		Help: "Runs of a ScheduledJob that had not succeeded by their spec.deadline (event DeadlineMissed).",
+	}, []string{"namespace", "name"})
+	deadlineAtRiskReported = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ontime_deadline_at_risk_total",
+		Help: "Runs of a ScheduledJob first predicted to succeed after their spec.deadline (event DeadlineAtRisk).",
+	}, []string{"namespace", "name"})
+)
+
+// exportDeadline sets a ScheduledJob's at-risk gauge from the status a
+// reconcile planned, and starts its counters at 0; without a deadline, it
+// removes them.
+func exportDeadline(sj *v1alpha1.ScheduledJob, status v1alpha1.ScheduledJobStatus) {
+	if sj.Spec.Deadline == nil {
+		forgetDeadline(sj.Namespace, sj.Name)
+		return
+	}
+	deadlineMissed.WithLabelValues(sj.Namespace, sj.Name)
+	deadlineAtRiskReported.WithLabelValues(sj.Namespace, sj.Name)
+	atRisk := 0.0
+	if meta.IsStatusConditionTrue(status.Conditions, v1alpha1.ConditionDeadlineAtRisk) {
+		atRisk = 1
+	}
+	deadlineAtRisk.WithLabelValues(sj.Namespace, sj.Name).Set(atRisk)
+}
+
 // recordMetrics records what a reconcile's outcome measured and the runs
 // it found missed: the one place the metrics of an outcome are recorded,
 // once its status is written (or deferred, to be written by the next
@@ -67,6 +101,12 @@ func recordMetrics(sj *v1alpha1.ScheduledJob, outcome planner.Outcome) {
 	if outcome.ObjectiveRuns > 0 {
 		objectiveRuns.WithLabelValues(sj.Namespace, sj.Name).Add(float64(outcome.ObjectiveRuns))
 		objectiveLateRuns.WithLabelValues(sj.Namespace, sj.Name).Add(float64(outcome.ObjectiveLate))
+	}
+	if outcome.DeadlineAtRisk {
+		deadlineAtRiskReported.WithLabelValues(sj.Namespace, sj.Name).Inc()
+	}
+	if outcome.DeadlineMissed {
+		deadlineMissed.WithLabelValues(sj.Namespace, sj.Name).Inc()
 	}
 	for reason, n := range outcome.Missed {
 		missedRuns.WithLabelValues(string(reason)).Add(float64(n))
@@ -102,14 +142,25 @@ func exportObjective(sj *v1alpha1.ScheduledJob, status *v1alpha1.StartObjectiveS
 
 // forgetObjective removes a ScheduledJob's objective series.
 func forgetObjective(namespace, name string) {
-	for _, vec := range []*prometheus.MetricVec{objectiveRuns.MetricVec, objectiveLateRuns.MetricVec, objectiveTarget.MetricVec, objectiveAttainment.MetricVec} {
+	forgetSeries(namespace, name, objectiveRuns.MetricVec, objectiveLateRuns.MetricVec, objectiveTarget.MetricVec, objectiveAttainment.MetricVec)
+}
+
+// forgetDeadline removes a ScheduledJob's deadline series.
+func forgetDeadline(namespace, name string) {
+	forgetSeries(namespace, name, deadlineAtRisk.MetricVec, deadlineMissed.MetricVec, deadlineAtRiskReported.MetricVec)
+}
+
+// forgetSeries removes a ScheduledJob's series of each vec.
+func forgetSeries(namespace, name string, vecs ...*prometheus.MetricVec) {
+	for _, vec := range vecs {
 		vec.DeleteLabelValues(namespace, name)
 	}
 }
 
 func init() {
 	metrics.Registry.MustRegister(jobCreationSkew, missedRuns, suspendedAfterFailures,
-		objectiveRuns, objectiveLateRuns, objectiveTarget, objectiveAttainment)
+		objectiveRuns, objectiveLateRuns, objectiveTarget, objectiveAttainment,
+		deadlineAtRisk, deadlineMissed, deadlineAtRiskReported)
 	// Every reason is exported from the start, at 0, so that an alert on
 	// increase() sees the first miss (a series born at 1 shows no increase).
 	for _, reason := range []planner.MissReason{planner.MissDeadline, planner.MissSkipped, planner.MissConflict} {

@@ -128,6 +128,7 @@ func (k kind) Forget(ctx context.Context, key types.NamespacedName) error {
 	k.known.forget(key)
 	k.undecodable.forget(key)
 	forgetObjective(key.Namespace, key.Name)
+	forgetDeadline(key.Namespace, key.Name)
 	return k.ledgers.ForgetDeleted(ctx, key)
 }
 
@@ -434,6 +435,7 @@ func (p *runPlan) Record(ctx context.Context, warm warmup.Applied, failed error)
 		recordMetrics(p.sj, outcome)
 	}
 	exportObjective(p.sj, outcome.Status.StartObjective)
+	exportDeadline(p.sj, outcome.Status)
 	// The status just written records every run whose Job goes now.
 	cleaned := c.deleteHistory(ctx, p.sj, plan)
 	c.emit(p.sj, plan.ResultEvents(cleaned...))
@@ -588,6 +590,7 @@ func (c *Controller) deferStatus(sj *v1alpha1.ScheduledJob, outcome planner.Outc
 	c.known.deferStatus(sj, outcome.Status)
 	recordMetrics(sj, outcome)
 	exportObjective(sj, outcome.Status.StartObjective)
+	exportDeadline(sj, outcome.Status)
 }
 
 // emit records events on the ScheduledJob.

@@ -178,10 +178,17 @@ func jobs(t *testing.T, namespace string) []batchv1.Job {
 // drainEvents returns the events recorded so far.
 func drainEvents() []string { return env.DrainEvents() }
 
-// finish marks a Job finished the way the Job controller would.
+// finish marks a Job finished the way the Job controller would, a second
+// after it started.
 func finish(t *testing.T, job *batchv1.Job, succeeded bool, at time.Time) {
 	t.Helper()
-	start := metav1.NewTime(at.Add(-time.Second))
+	finishFrom(t, job, succeeded, at.Add(-time.Second), at)
+}
+
+// finishFrom marks a Job started at started and finished at at.
+func finishFrom(t *testing.T, job *batchv1.Job, succeeded bool, started, at time.Time) {
+	t.Helper()
+	start := metav1.NewTime(started)
 	done := metav1.NewTime(at)
 	job.Status.StartTime = &start
 	if succeeded {

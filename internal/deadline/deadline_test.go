@@ -1,0 +1,201 @@
+package deadline
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/ontime-dev/ontime/api/v1alpha1"
+)
+
+var two = time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)
+
+func fourHours() *v1alpha1.Deadline {
+	return &v1alpha1.Deadline{After: &metav1.Duration{Duration: 4 * time.Hour}}
+}
+
+// job is the run scheduled at scheduled, started at started (zero: not
+// yet), succeeded at done (zero: not yet).
+func job(scheduled, started, done time.Time) *batchv1.Job {
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "run-" + scheduled.Format("150405"),
+		Annotations: map[string]string{v1alpha1.ScheduledTimestampAnnotation: scheduled.Format(time.RFC3339)}}}
+	if !started.IsZero() {
+		j.Status.StartTime = &metav1.Time{Time: started}
+	}
+	if !done.IsZero() {
+		j.Status.CompletionTime = &metav1.Time{Time: done}
+		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	}
+	return j
+}
+
+// history is three runs that succeeded the days before, taking 10, 20 and
+// 30 minutes.
+func history() []*batchv1.Job {
+	var jobs []*batchv1.Job
+	for i, took := range []time.Duration{10 * time.Minute, 20 * time.Minute, 30 * time.Minute} {
+		at := two.AddDate(0, 0, i-3)
+		jobs = append(jobs, job(at, at, at.Add(took)))
+	}
+	return jobs
+}
+
+// TestLearn: each successful run's time once, newest first, at most 10,
+// and their 90th percentile by nearest rank.
+func TestLearn(t *testing.T) {
+	v := Watch(Input{Deadline: fourHours(), Jobs: history(), Now: two.Add(-time.Hour)})
+	st := v.Status
+	if got := durations(st.RecentRunTimes); got != "30m0s 20m0s 10m0s" {
+		t.Errorf("recentRunTimes %s, want newest first", got)
+	}
+	if st.TypicalRunTime == nil || st.TypicalRunTime.Duration != 30*time.Minute || !st.LearnedThrough.Time.Equal(two.AddDate(0, 0, -1)) {
+		t.Errorf("typical %v, learned through %v; want 30m (p90 of 3 is the longest), yesterday's run", st.TypicalRunTime, st.LearnedThrough)
+	}
+	again := Watch(Input{Deadline: fourHours(), Stored: st, Jobs: history(), Now: two.Add(-time.Hour)})
+	if got := durations(again.Status.RecentRunTimes); got != "30m0s 20m0s 10m0s" {
+		t.Errorf("learned again: %s", got)
+	}
+	var eleven []*batchv1.Job
+	for i := range 11 {
+		at := two.AddDate(0, 0, i-11)
+		eleven = append(eleven, job(at, at, at.Add(time.Duration(i+1)*time.Minute)))
+	}
+	many := Watch(Input{Deadline: fourHours(), Jobs: eleven, Now: two}).Status
+	if len(many.RecentRunTimes) != v1alpha1.MaxRecentRunTimes || many.TypicalRunTime.Duration != 10*time.Minute {
+		t.Errorf("%d run times, typical %v; want 10 kept (2m to 11m), typical the second longest, 10m", len(many.RecentRunTimes), many.TypicalRunTime)
+	}
+}
+
+func durations(ds []metav1.Duration) string {
+	var s []string
+	for _, d := range ds {
+		s = append(s, d.Duration.String())
+	}
+	return strings.Join(s, " ")
+}
+
+// TestQuantile: nearest rank.
+func TestQuantile(t *testing.T) {
+	var ten []metav1.Duration
+	for i := range 10 {
+		ten = append(ten, metav1.Duration{Duration: time.Duration(10-i) * time.Second})
+	}
+	for _, tc := range []struct {
+		times []metav1.Duration
+		q     float64
+		want  time.Duration
+	}{
+		{ten, 0.9, 9 * time.Second},
+		{ten, 0.5, 5 * time.Second},
+		{ten, 1, 10 * time.Second},
+		{ten[:1], 0.9, 10 * time.Second},
+	} {
+		if got, ok := Quantile(tc.times, tc.q); !ok || got != tc.want {
+			t.Errorf("Quantile(%d times, %v) = %v, want %v", len(tc.times), tc.q, got, tc.want)
+		}
+	}
+	if _, ok := Quantile(nil, 0.9); ok {
+		t.Error("a quantile of no times")
+	}
+}
+
+// TestDeadlineFor: after, and at in the ScheduledJob's zone (the first such
+// time after the run, across midnight and a DST change).
+func TestDeadlineFor(t *testing.T) {
+	amsterdam, _ := time.LoadLocation("Europe/Amsterdam")
+	at := func(hhmm string) *v1alpha1.Deadline { return &v1alpha1.Deadline{At: hhmm} }
+	for name, tc := range map[string]struct {
+		deadline  *v1alpha1.Deadline
+		scheduled time.Time
+		loc       *time.Location
+		want      time.Time
+	}{
+		"4h after":            {fourHours(), two, time.UTC, two.Add(4 * time.Hour)},
+		"07:00 the same day":  {at("07:00"), time.Date(2026, 11, 30, 2, 0, 0, 0, amsterdam), amsterdam, time.Date(2026, 11, 30, 7, 0, 0, 0, amsterdam)},
+		"07:00 the next day":  {at("07:00"), time.Date(2026, 11, 30, 23, 0, 0, 0, amsterdam), amsterdam, time.Date(2026, 12, 1, 7, 0, 0, 0, amsterdam)},
+		"at the run's minute": {at("02:00"), time.Date(2026, 11, 30, 2, 0, 0, 0, amsterdam), amsterdam, time.Date(2026, 12, 1, 2, 0, 0, 0, amsterdam)},
+		"across a DST change": {at("07:00"), time.Date(2026, 3, 29, 1, 0, 0, 0, amsterdam), amsterdam, time.Date(2026, 3, 29, 7, 0, 0, 0, amsterdam)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, ok := tc.deadline.For(tc.scheduled, tc.loc)
+			if !ok || !got.Equal(tc.want) {
+				t.Errorf("deadline %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestWatch: the latest run judged against its deadline of 4 h, with runs
+// that took up to 30 minutes.
+func TestWatch(t *testing.T) {
+	deadline := two.Add(4 * time.Hour)
+	suspended := job(two, time.Time{}, time.Time{})
+	suspended.Spec.Suspend = ptr.To(true)
+	failed := job(two, two, time.Time{})
+	failed.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
+	for name, tc := range map[string]struct {
+		latest    *batchv1.Job
+		held      time.Time
+		noHistory bool
+		now       time.Time
+		reason    string
+		says      string
+		atRisk    bool
+		missed    bool
+		predicted time.Time
+		wake      time.Time
+	}{
+		"running, on track": {latest: job(two, two.Add(time.Minute), time.Time{}), now: two.Add(10 * time.Minute),
+			reason: v1alpha1.ReasonOnTrack, says: "predicted to succeed at 2026-11-30T02:31:00Z, 3h29m0s before its deadline",
+			predicted: two.Add(31 * time.Minute), wake: deadline},
+		"started late, at risk": {latest: job(two, two.Add(3*time.Hour+50*time.Minute), time.Time{}), now: two.Add(3*time.Hour + 51*time.Minute),
+			reason: v1alpha1.ReasonDeadlineAtRisk, says: "predicted to succeed at 2026-11-30T06:20:00Z, after its deadline 2026-11-30T06:00:00Z: runs take 30m0s (the 90th percentile of the last 3)",
+			atRisk: true, predicted: two.Add(4*time.Hour + 20*time.Minute), wake: deadline},
+		"waiting in its group, at risk": {latest: suspended, now: two.Add(3*time.Hour + 45*time.Minute),
+			reason: v1alpha1.ReasonDeadlineAtRisk, says: "its Job waits in its concurrency group", atRisk: true, predicted: two.Add(4*time.Hour + 15*time.Minute), wake: deadline},
+		"waiting in its group, time left": {latest: suspended, now: two.Add(time.Hour),
+			reason: v1alpha1.ReasonOnTrack, predicted: two.Add(90 * time.Minute), wake: deadline.Add(-30 * time.Minute)},
+		"held back by Forbid": {latest: job(two.Add(-24*time.Hour), two.Add(-30*time.Minute), time.Time{}), held: two, now: two.Add(time.Minute),
+			reason: v1alpha1.ReasonOnTrack, predicted: two.Add(31 * time.Minute), wake: deadline.Add(-30 * time.Minute)},
+		"held back too long": {latest: job(two.Add(-24*time.Hour), two.Add(3*time.Hour+40*time.Minute), time.Time{}), held: two, now: two.Add(3*time.Hour + 41*time.Minute),
+			reason: v1alpha1.ReasonDeadlineAtRisk, says: "the active limit (Forbid, maxActive) holds it back", atRisk: true, predicted: two.Add(4*time.Hour + 40*time.Minute), wake: deadline},
+		"failed": {latest: failed, now: two.Add(time.Hour),
+			reason: v1alpha1.ReasonDeadlineAtRisk, says: "failed: it will not succeed by its deadline", atRisk: true, wake: deadline},
+		"missed": {latest: job(two, two.Add(time.Hour), time.Time{}), now: deadline.Add(time.Second),
+			reason: v1alpha1.ReasonDeadlineMissed, says: "has not succeeded by its deadline 2026-11-30T06:00:00Z (4h0m0s after its time)", missed: true, predicted: deadline.Add(time.Second)},
+		"succeeded": {latest: job(two, two, two.Add(25*time.Minute)), now: two.Add(26 * time.Minute),
+			reason: v1alpha1.ReasonRunSucceeded, says: "succeeded at 2026-11-30T02:25:00Z, 3h35m0s before its deadline"},
+		"nothing learned yet": {latest: job(two, two, time.Time{}), noHistory: true, now: two.Add(time.Hour),
+			reason: v1alpha1.ReasonOnTrack, says: "no run has succeeded yet", wake: deadline},
+	} {
+		t.Run(name, func(t *testing.T) {
+			jobs := []*batchv1.Job{tc.latest}
+			if !tc.noHistory {
+				jobs = append(jobs, history()...)
+			}
+			in := Input{Deadline: fourHours(), Jobs: jobs, Held: tc.held, Location: time.UTC, Now: tc.now}
+			v := Watch(in)
+			if v.Condition.Reason != tc.reason || !strings.Contains(v.Condition.Message, tc.says) {
+				t.Errorf("condition %s: %q, want %s saying %q", v.Condition.Reason, v.Condition.Message, tc.reason, tc.says)
+			}
+			if v.AtRisk != tc.atRisk || v.Missed != tc.missed {
+				t.Errorf("reported at risk %v, missed %v; want %v, %v", v.AtRisk, v.Missed, tc.atRisk, tc.missed)
+			}
+			if p := v.Status.PredictedFinish; (p == nil) != tc.predicted.IsZero() || (p != nil && !p.Time.Equal(tc.predicted)) {
+				t.Errorf("predicted finish %v, want %v", p, tc.predicted)
+			}
+			if !v.Wake.Equal(tc.wake) {
+				t.Errorf("wake at %v, want %v", v.Wake, tc.wake)
+			}
+			in.Stored = v.Status
+			if again := Watch(in); again.AtRisk || again.Missed {
+				t.Error("the same run reported twice")
+			}
+		})
+	}
+}
