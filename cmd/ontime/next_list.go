@@ -6,7 +6,6 @@ import (
 	"io"
 	"regexp"
 	"slices"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -96,24 +95,9 @@ func printUpcoming(w io.Writer, runs []upcomingRun, allNamespaces, wide bool) er
 		_, err := fmt.Fprintf(w, "No ScheduledJob %s has a next run (there is none, or every one is suspended).\n", where)
 		return err
 	}
-	table := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	if allNamespaces {
-		fmt.Fprint(table, "NAMESPACE\t")
-	}
-	fmt.Fprint(table, "NAME\tRUN\tWARM-UP FROM")
-	if wide {
-		fmt.Fprint(table, "\tSCHEDULE\tTIME ZONE")
-	}
-	fmt.Fprintln(table)
+	table := newListTable(w, allNamespaces, wide, "NAME\tRUN\tWARM-UP FROM", "SCHEDULE\tTIME ZONE")
 	for _, r := range runs {
-		if allNamespaces {
-			fmt.Fprint(table, r.Namespace+"\t")
-		}
-		fmt.Fprintf(table, "%s\t%s\t%s", r.Name, r.Run, cmp.Or(r.WarmUp, "-"))
-		if wide {
-			fmt.Fprintf(table, "\t%s\t%s", cmp.Or(r.Schedule, "once"), r.TimeZone)
-		}
-		fmt.Fprintln(table)
+		table.row(r.Namespace, fmt.Sprintf("%s\t%s\t%s", r.Name, r.Run, cmp.Or(r.WarmUp, "-")), fmt.Sprintf("%s\t%s", cmp.Or(r.Schedule, "once"), r.TimeZone))
 	}
 	return table.Flush()
 }

@@ -201,3 +201,31 @@ func (p *columnsPrinter) PrintObj(object runtime.Object, w io.Writer) error {
 	}
 	return table.Flush()
 }
+
+// listTable is a table in kubectl's form for a list across namespaces: a
+// NAMESPACE column first under -A, and the wide columns last under -o
+// wide. Cells are tab-separated.
+type listTable struct {
+	*tabwriter.Writer
+	allNamespaces, wide bool
+}
+
+// newListTable starts a table, printing its header.
+func newListTable(w io.Writer, allNamespaces, wide bool, columns, wideColumns string) *listTable {
+	t := &listTable{Writer: tabwriter.NewWriter(w, 0, 8, 3, ' ', 0), allNamespaces: allNamespaces, wide: wide}
+	t.row("NAMESPACE", columns, wideColumns)
+	return t
+}
+
+// row prints one row: its namespace under -A, its cells, its wide cells
+// under -o wide.
+func (t *listTable) row(namespace, cells, wideCells string) {
+	if t.allNamespaces {
+		fmt.Fprint(t, namespace+"\t")
+	}
+	fmt.Fprint(t, cells)
+	if t.wide {
+		fmt.Fprint(t, "\t"+wideCells)
+	}
+	fmt.Fprintln(t)
+}

@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -191,19 +190,8 @@ func printReport(w io.Writer, reports []objectiveReport, listed int, allNamespac
 		_, err := fmt.Fprintf(w, "None of the %d ScheduledJobs has a spec.startObjective.\n", listed)
 		return err
 	}
-	table := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	if allNamespaces {
-		fmt.Fprint(table, "NAMESPACE\t")
-	}
-	fmt.Fprint(table, "NAME\tOBJECTIVE\tATTAINMENT\tRUNS\tLATE\tMET\tLAST LATE START")
-	if wide {
-		fmt.Fprint(table, "\tSCHEDULED")
-	}
-	fmt.Fprintln(table)
+	table := newListTable(w, allNamespaces, wide, "NAME\tOBJECTIVE\tATTAINMENT\tRUNS\tLATE\tMET\tLAST LATE START", "SCHEDULED")
 	for _, r := range reports {
-		if allNamespaces {
-			fmt.Fprint(table, r.Namespace+"\t")
-		}
 		attainment, met := "-", "yes"
 		if r.Attainment != "" {
 			attainment = r.Attainment + "%"
@@ -218,11 +206,7 @@ func printReport(w io.Writer, reports []objectiveReport, listed int, allNamespac
 				last += fmt.Sprintf(" (%s %s)", l.Phase, l.PhaseTook)
 			}
 		}
-		fmt.Fprintf(table, "%s\t%s\t%s\t%d\t%d\t%s\t%s", r.Name, r.Objective, attainment, r.Runs, r.Runs-r.OnTime, met, last)
-		if wide {
-			fmt.Fprint(table, "\t"+scheduled)
-		}
-		fmt.Fprintln(table)
+		table.row(r.Namespace, fmt.Sprintf("%s\t%s\t%s\t%d\t%d\t%s\t%s", r.Name, r.Objective, attainment, r.Runs, r.Runs-r.OnTime, met, last), scheduled)
 	}
 	if err := table.Flush(); err != nil {
 		return err

@@ -105,6 +105,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	createListed(t, c)
 	createFlaky(t, c)
 	createCapped(t, c)
+	createLate(t, c)
 	spreadJobs := createSpreadJobs(t, c)
 	firstRun := created.Truncate(time.Minute).Add(time.Minute)
 	t.Logf("created the pairs at %s; first run at %s", created.Format(time.TimeOnly), firstRun.Format(time.TimeOnly))
@@ -133,6 +134,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	t.Run("several schedules", func(t *testing.T) { compareListed(t, runs, created, end) })
 	t.Run("spreading", func(t *testing.T) { checkSpread(t, c, spreadJobs, runs, created, end) })
 	t.Run("maxActive", func(t *testing.T) { checkCapped(t, c, firstRun) })
+	t.Run("deadline", func(t *testing.T) { checkLate(t, c, firstRun) })
 	t.Run("rebalance CLI", func(t *testing.T) { checkRebalanceCLI(t, binary, kubeconfig) })
 	t.Run("the new leader measures skew", func(t *testing.T) {
 		if n, err := follower.Metric("ontime_job_creation_skew_seconds_count"); err != nil || n < 1 {
