@@ -230,7 +230,7 @@ node-binaries: kube-binaries ## Build the real node's kubelet and kube-proxy int
 COMPAT_OLDEST := $(shell grep -v '^\#' test/compat/versions | head -n 1)
 
 .PHONY: compat-binaries
-compat-binaries: ## Build etcd and kube-apiserver of the oldest release of the version matrix, for make test's second envtest pass (first time ~10 min; make compat builds the rest).
+compat-binaries: ## Build etcd, kube-apiserver and kubectl (envtest's assets) of the oldest release of the version matrix, for make test's second envtest pass (first time ~10 min; make compat builds the rest).
 	@ONTIME_KUBE_VERSION=$(COMPAT_OLDEST) hack/kube-binaries.sh --envtest >/dev/null
 
 .PHONY: compat

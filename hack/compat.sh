@@ -43,7 +43,8 @@ record() {
 failed=0
 for version in "${versions[@]}"; do
   echo "==> Kubernetes $version: its control plane (built once, cached)"
-  # The envtest suites need etcd and kube-apiserver; the smoke test all.
+  # The envtest suites need etcd, kube-apiserver and kubectl (kubectl
+  # explain, kubectl create); the smoke test all.
   if ((smoke)); then
     bin=$(ONTIME_KUBE_VERSION=$version hack/kube-binaries.sh)
   else

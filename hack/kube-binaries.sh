@@ -8,8 +8,10 @@
 # Usage: hack/kube-binaries.sh            build what is missing, print the dir
 #        hack/kube-binaries.sh --node     also the kubelet and kube-proxy of
 #                                         the real node (hack/real-node.sh)
-#        hack/kube-binaries.sh --envtest  only etcd and kube-apiserver,
-#                                         what the envtest suites run
+#        hack/kube-binaries.sh --envtest  only etcd, kube-apiserver and
+#                                         kubectl: envtest's assets (the
+#                                         suites run kubectl explain and
+#                                         kubectl create from them)
 #        hack/kube-binaries.sh --print    print the dir only
 set -euo pipefail
 
@@ -82,12 +84,12 @@ kube_ldflags="-s -w \
 targets=(
   "etcd|$tools/etcd|go.etcd.io/etcd/server/v3"
   "kube-apiserver|$tools/kube|k8s.io/kubernetes/cmd/kube-apiserver"
+  "kubectl|$tools/kube|k8s.io/kubernetes/cmd/kubectl"
 )
 if [[ ${1:-} != --envtest ]]; then
   targets+=(
     "kube-controller-manager|$tools/kube|k8s.io/kubernetes/cmd/kube-controller-manager"
     "kube-scheduler|$tools/kube|k8s.io/kubernetes/cmd/kube-scheduler"
-    "kubectl|$tools/kube|k8s.io/kubernetes/cmd/kubectl"
     "kwok||sigs.k8s.io/kwok/cmd/kwok@$kwok_version"
     "kwokctl||sigs.k8s.io/kwok/cmd/kwokctl@$kwok_version"
   )
