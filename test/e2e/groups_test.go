@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -346,6 +347,31 @@ func checkLateStartPhases(t *testing.T, c client.Client, due time.Time) {
 	if controller < 5*time.Second || group < 20*time.Second {
 		t.Errorf("phases %v: want Controller ≥ 5s (the replicas were down until T+6s) and ConcurrencyGroup ≥ 20s (the CronJob's 40 s run held the group)", start.Phases)
 	}
+	checkLateAgainstObjective(t, c, due)
+}
+
+// checkLateAgainstObjective: the run, late beyond its start objective's
+// 30 s, is counted late in status.startObjective, and its LateStart event
+// names the group as where most of its time went.
+func checkLateAgainstObjective(t *testing.T, c client.Client, due time.Time) {
+	t.Helper()
+	sj := &v1alpha1.ScheduledJob{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "sj"}, sj); err != nil {
+		t.Fatal(err)
+	}
+	if o := sj.Status.StartObjective; o == nil || o.Runs != 1 || o.OnTime != 0 || o.Met {
+		t.Errorf("status.startObjective %+v, want its one run counted late", o)
+	}
+	framework.Eventually(t, 30*time.Second, "a LateStart event naming the group", func() bool {
+		var events corev1.EventList
+		if err := c.List(context.Background(), &events, client.InNamespace(namespace), client.MatchingFields{"involvedObject.name": "sj"}); err != nil {
+			return false
+		}
+		_, ok := eventAbout(events.Items, v1alpha1.ReasonLateStart, due)
+		return ok && slices.ContainsFunc(events.Items, func(e corev1.Event) bool {
+			return e.Reason == v1alpha1.ReasonLateStart && strings.Contains(e.Message, "in phase ConcurrencyGroup")
+		})
+	})
 }
 
 // createMembersOfOne creates the group "one" of maxActive 1, a
@@ -364,7 +390,8 @@ func createMembersOfOne(t *testing.T, c client.Client) time.Time {
 	template := pair{podSeconds: 40}.template()
 	sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "sj"}, Spec: v1alpha1.ScheduledJobSpec{
 		Schedule: schedule, TimeZone: ptr.To("Etc/UTC"), StartingDeadlineSeconds: ptr.To[int64](100), JobTemplate: template,
-		ConcurrencyGroup: &v1alpha1.ConcurrencyGroupRef{Name: group.Name}}}
+		ConcurrencyGroup: &v1alpha1.ConcurrencyGroupRef{Name: group.Name},
+		StartObjective:   &v1alpha1.StartObjective{Within: metav1.Duration{Duration: 30 * time.Second}, Percent: "99"}}}
 	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "cj", Annotations: map[string]string{v1alpha1.GroupLabel: group.Name}},
 		Spec: batchv1.CronJobSpec{Schedule: schedule, TimeZone: ptr.To("Etc/UTC"), StartingDeadlineSeconds: ptr.To[int64](100), JobTemplate: template}}
 	for _, obj := range []client.Object{group, sj, cj} {
