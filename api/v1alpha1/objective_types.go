@@ -51,7 +51,7 @@ func (o *StartObjective) Days() int {
 // value when it is not a number strictly between 0 and 100.
 func (o *StartObjective) Ratio() (float64, error) {
 	p, err := strconv.ParseFloat(o.Percent, 64)
-	if err != nil || p <= 0 || p >= 100 {
+	if err != nil || !(p > 0 && p < 100) { // NaN is neither
 		return 0, fmt.Errorf("percent %q must be a number more than 0 and less than 100, such as \"99\" or \"99.5\"", o.Percent)
 	}
 	return p / 100, nil

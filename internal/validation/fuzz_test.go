@@ -23,6 +23,8 @@ func FuzzValidate(f *testing.F) {
 	}
 	f.Add([]byte(`{"spec":{"schedule":"TZ=Nowhere/City H(70-3) * * * *","timeZone":"Mars/Olympus","startingDeadlineSeconds":-4,"runAt":"soon"}}`), int64(0))
 	f.Add([]byte(`{"spec":{"schedule":"@every 1s","warmUp":{"lead":"-5m","strategy":"Nope"},"concurrencyGroup":{"name":""}}}`), int64(-1))
+	f.Add([]byte(`{"spec":{"schedule":"0 2 * * *","startObjective":{"within":"-30s","percent":"NaN","windowDays":99},"deadline":{"after":"4h","at":"25:61"}}}`), int64(1767225600))
+	f.Add([]byte(`{"spec":{"schedule":"0 2 * * *","startObjective":{"within":"30s","percent":"99.5"},"deadline":{"at":"07:00"},"startingDeadlineSeconds":99999}}`), int64(1767225600))
 	f.Fuzz(func(t *testing.T, doc []byte, unix int64) {
 		now := time.Unix(unix%(1<<40), 0).UTC()
 		var sj v1alpha1.ScheduledJob

@@ -114,6 +114,7 @@ func TestStartObjective(t *testing.T) {
 		"percent 100":           {objective: objective(time.Minute, "100", 7), refused: `spec.startObjective.percent: Invalid value: "100": must be a number more than 0 and less than 100, such as "99" or "99.5"`},
 		"percent 0":             {objective: objective(time.Minute, "0.0", 7), refused: `spec.startObjective.percent: Invalid value: "0.0": must be a number`},
 		"percent with a % sign": {objective: objective(time.Minute, "99%", 7), refused: `spec.startObjective.percent: Invalid value: "99%": must be a number`},
+		"percent NaN":           {objective: objective(time.Minute, "NaN", 7), refused: `spec.startObjective.percent: Invalid value: "NaN": must be a number`},
 		"windowDays 32":         {objective: objective(time.Minute, "99", 32), refused: "spec.startObjective.windowDays: Invalid value: 32: must be between 1 and 31"},
 		"windowDays below 1":    {objective: objective(time.Minute, "99", -1), refused: "spec.startObjective.windowDays: Invalid value: -1: must be between 1 and 31"},
 	} {
