@@ -409,20 +409,22 @@ test: kube-binaries node-binaries autoscaler $(HELM) $(HELM4) $(CRANE) ## Everyt
 	@rm -rf $(BACKGROUND_DIR)
 	@echo "==> in the background, [e2e] end-to-end on local kwok clusters, side by side: next to native CronJobs, warm-up with Karpenter, EarlyStart under its consolidation, catch-up after 5 minutes down, a concurrency group of ScheduledJobs and CronJobs, and one whose CronJob runs while ontime is down (about 12 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) e2e $(GO) test -tags e2e -count=1 -parallel 4 -timeout 30m -v ./test/e2e/
-	@echo "==> in the background once [e2e] has ended, [real-node] (kubelet, containerd, runc): published to a registry on loopback and installed from it, into namespaces that enforce the restricted Pod Security Standard: docs/getting-started.md run, Helm with real runs, leader killed, upgraded; install.yaml with ontime check on broken installs; an image the registry lacks (about 9 minutes)"
+	@echo "==> in the background at the lowest CPU priority, [compat]: the envtest suites once more, on Kubernetes $(COMPAT_OLDEST), the oldest release of the matrix (make compat runs every one); on a new machine its control plane is built first, in the time e2e and chaos leave idle"
+	@hack/background.sh start $(BACKGROUND_DIR) compat $(IDLE) hack/compat.sh --envtest-only $(COMPAT_OLDEST)
+	@echo "==> in the background once [e2e] has ended, [chaos] short: leader killed every 30 s, kube-apiserver and etcd killed once; 0 duplicated and 0 lost runs (about 5 minutes)"
+	@hack/background.sh start $(BACKGROUND_DIR) chaos --after e2e $(GO) test -tags chaos -count=1 -timeout 20m -v -run '^(TestForbidStart|TestForbidOverlaps|TestChaos)$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0
+	@echo "==> in the background once [chaos] and [compat] have ended, [real-node] (kubelet, containerd, runc): published to a registry on loopback and installed from it, into namespaces that enforce the restricted Pod Security Standard: docs/getting-started.md run, Helm with real runs, leader killed, upgraded; install.yaml with ontime check on broken installs; an image the registry lacks (about 7 minutes)"
+	@# Not beside [compat]: its etcd writes to disk, which no nice level
+	@# holds back, made containerd start EarlyStart containers 3 to 18 s
+	@# late beside the real node's measured minutes (2026-11-29). On a new
+	@# machine [compat] builds 1.34's etcd, kube-apiserver and kubectl
+	@# first (about 10 minutes at the lowest priority), past e2e's end:
+	@# chaos goes before the real node so that the build ends during it
+	@# (cold CI 4 minutes shorter than with the real node waiting).
 	@# 40 minutes: on a cold machine its image compiles for two platforms
 	@# beside the foreground's first compile; on 2026-11-29 a cold run was
 	@# still in its first subtest 16 minutes in (9 minutes warm).
-	@echo "==> in the background at the lowest CPU priority, [compat]: the envtest suites once more, on Kubernetes $(COMPAT_OLDEST), the oldest release of the matrix (make compat runs every one); on a new machine its control plane is built first, in e2e's idle time"
-	@# Not beside the real node: its etcd writes to disk, which no nice
-	@# level holds back, made containerd start EarlyStart containers 3 to
-	@# 18 s late (2026-11-29); so the real node waits for it too. Beside
-	@# e2e it takes CPU e2e leaves idle (a cold build of 1.34's
-	@# kube-apiserver up front cost cold CI about 5 minutes).
-	@hack/background.sh start $(BACKGROUND_DIR) compat $(IDLE) hack/compat.sh --envtest-only $(COMPAT_OLDEST)
-	@hack/background.sh start $(BACKGROUND_DIR) real-node --after e2e,compat $(GO) test -tags realnode -count=1 -timeout 40m -v ./test/realnode/
-	@echo "==> in the background once [real-node] has ended, [chaos] short: leader killed every 30 s, kube-apiserver and etcd killed once; 0 duplicated and 0 lost runs (about 5 minutes)"
-	@hack/background.sh start $(BACKGROUND_DIR) chaos --after real-node $(GO) test -tags chaos -count=1 -timeout 20m -v -run '^(TestForbidStart|TestForbidOverlaps|TestChaos)$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0
+	@hack/background.sh start $(BACKGROUND_DIR) real-node --after chaos,compat $(GO) test -tags realnode -count=1 -timeout 40m -v ./test/realnode/
 	@echo "==> meanwhile, at the lowest CPU priority: lint, unit and envtest, chart"
 	$(IDLE) $(MAKE) --no-print-directory lint unit-tests chart TEST_TAGS=integration
 	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone) and balancer sequences"
