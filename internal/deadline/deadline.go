@@ -46,12 +46,25 @@ type Verdict struct {
 	// Condition is DeadlineAtRisk's status, reason and message; a zero
 	// Reason removes the condition (no run to watch yet).
 	Condition Condition
-	// AtRisk and Missed are set when the watched run is reported at risk,
-	// or missed, for the first time now: an event and a metric each.
-	AtRisk, Missed bool
+	// AtRisk is set when the watched run is reported at risk for the
+	// first time now: an event and a metric.
+	AtRisk bool
+	// Missed are the runs, oldest first, whose deadline passed without
+	// their success and that are reported now, each once: the watched
+	// run, or an earlier one still unfinished (or that succeeded late)
+	// when a later run was scheduled before its deadline. An event and a
+	// metric each.
+	Missed []Miss
 	// Wake is when the prediction or the deadline next changes the
 	// verdict (zero: nothing ahead).
 	Wake time.Time
+}
+
+// Miss is a run reported past its deadline: its scheduled time, and what
+// the event says.
+type Miss struct {
+	Scheduled time.Time
+	Message   string
 }
 
 // Condition is the DeadlineAtRisk condition's content.
@@ -77,19 +90,97 @@ func Watch(in Input) Verdict {
 		st = in.Stored.DeepCopy()
 	}
 	learn(st, in.Jobs)
+	if in.Stored == nil {
+		// The deadline is new: the runs it finds past it ran without one.
+		markPastDeadlines(st, in)
+	}
+	missed, missWake := reportMisses(st, in)
 	run, ok := watchedRun(in)
 	st.ScheduledTime, st.Deadline, st.PredictedFinish = nil, nil, nil
 	if !ok {
-		return Verdict{Status: st}
+		return Verdict{Status: st, Missed: missed, Wake: missWake}
 	}
 	deadline, ok := in.Deadline.For(run.scheduled, in.Location)
 	if !ok {
-		return Verdict{Status: st}
+		return Verdict{Status: st, Missed: missed, Wake: missWake}
 	}
 	st.ScheduledTime, st.Deadline = timeAt(run.scheduled), timeAt(deadline)
 	v := judge(st, in, run, deadline)
-	v.Status = st
+	v.Status, v.Missed, v.Wake = st, missed, earliest(v.Wake, missWake)
 	return v
+}
+
+// reportMisses reports, oldest first and each once, the runs whose
+// deadline has passed without their success (or that succeeded after
+// it): not only the latest, since a run can still be running, or held
+// back, when the next is scheduled. It returns them, and the earliest
+// deadline still ahead of an unfinished run (zero: none). Deadlines never
+// go back as runs go forward, so every run before the latest reported
+// has been judged: missedReported marks them all.
+func reportMisses(st *v1alpha1.DeadlineStatus, in Input) ([]Miss, time.Time) {
+	var misses []Miss
+	var wake time.Time
+	for _, r := range runsSince(in, st.MissedReported) {
+		deadline, ok := in.Deadline.For(r.scheduled, in.Location)
+		if !ok {
+			continue
+		}
+		var doneAt time.Time
+		succeeded := false
+		if r.job != nil {
+			doneAt, succeeded = succeededAt(r.job)
+		}
+		switch {
+		case succeeded && !doneAt.After(deadline):
+		case !succeeded && in.Now.Before(deadline):
+			wake = earliest(wake, deadline)
+		case succeeded:
+			misses = append(misses, Miss{r.scheduled, fmt.Sprintf("the run of %s succeeded at %s, %s (%s)",
+				stamp(r.scheduled), stamp(doneAt), againstDeadline(doneAt, deadline), in.Deadline)})
+			st.MissedReported = timeAt(r.scheduled)
+		default: // unfinished, and its deadline has come
+			misses = append(misses, Miss{r.scheduled, fmt.Sprintf("the run of %s has not succeeded by its deadline %s (%s): %s",
+				stamp(r.scheduled), stamp(deadline), in.Deadline, breakdown(in, r))})
+			st.MissedReported = timeAt(r.scheduled)
+		}
+	}
+	return misses, wake
+}
+
+// markPastDeadlines marks the runs whose deadline has passed as reported,
+// without reporting them.
+func markPastDeadlines(st *v1alpha1.DeadlineStatus, in Input) {
+	for _, r := range runsSince(in, nil) {
+		if deadline, ok := in.Deadline.For(r.scheduled, in.Location); ok && !in.Now.Before(deadline) {
+			st.MissedReported = timeAt(r.scheduled)
+		}
+	}
+}
+
+// runsSince are the scheduled runs after reported (all without it), with
+// a held-back one, oldest first.
+func runsSince(in Input, reported *metav1.Time) []run {
+	var runs []run
+	for _, job := range in.Jobs {
+		at, ok := v1alpha1.ScheduledTime(job)
+		if ok && !v1alpha1.IsTriggered(job) && !at.After(in.Now) && (reported == nil || at.After(reported.Time)) {
+			runs = append(runs, run{scheduled: at, job: job})
+		}
+	}
+	if !in.Held.IsZero() && (reported == nil || in.Held.After(reported.Time)) &&
+		!slices.ContainsFunc(runs, func(r run) bool { return r.scheduled.Equal(in.Held) }) {
+		runs = append(runs, run{scheduled: in.Held, held: true})
+	}
+	slices.SortFunc(runs, func(a, b run) int { return a.scheduled.Compare(b.scheduled) })
+	return runs
+}
+
+// earliest is the earlier of two times, a zero one being none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // run is the run watched: its scheduled time, its Job (nil while held
@@ -134,9 +225,9 @@ func judge(st *v1alpha1.DeadlineStatus, in Input, r run, deadline time.Time) Ver
 	why := breakdown(in, r)
 	switch {
 	case !in.Now.Before(deadline):
+		// Reported (event, metric) by reportMisses, with the earlier runs.
 		v.Condition = Condition{metav1.ConditionTrue, v1alpha1.ReasonDeadlineMissed,
 			fmt.Sprintf("the run of %s has not succeeded by its deadline %s (%s): %s", stamp(r.scheduled), stamp(deadline), in.Deadline, why)}
-		v.Missed = reportOnce(&st.MissedReported, r.scheduled)
 		return v
 	case failed:
 		v.Condition = Condition{metav1.ConditionTrue, v1alpha1.ReasonDeadlineAtRisk,

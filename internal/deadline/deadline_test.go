@@ -160,10 +160,11 @@ func TestWatch(t *testing.T) {
 			reason: v1alpha1.ReasonDeadlineAtRisk, says: "its Job waits in its concurrency group", atRisk: true, predicted: two.Add(4*time.Hour + 15*time.Minute), wake: deadline},
 		"waiting in its group, time left": {latest: suspended, now: two.Add(time.Hour),
 			reason: v1alpha1.ReasonOnTrack, predicted: two.Add(90 * time.Minute), wake: deadline.Add(-30 * time.Minute)},
-		"held back by Forbid": {latest: job(two.Add(-24*time.Hour), two.Add(-30*time.Minute), time.Time{}), held: two, now: two.Add(time.Minute),
-			reason: v1alpha1.ReasonOnTrack, predicted: two.Add(31 * time.Minute), wake: deadline.Add(-30 * time.Minute)},
-		"held back too long": {latest: job(two.Add(-24*time.Hour), two.Add(3*time.Hour+40*time.Minute), time.Time{}), held: two, now: two.Add(3*time.Hour + 41*time.Minute),
-			reason: v1alpha1.ReasonDeadlineAtRisk, says: "the active limit (Forbid, maxActive) holds it back", atRisk: true, predicted: two.Add(4*time.Hour + 40*time.Minute), wake: deadline},
+		// The run ahead's own deadline (01:20 + 4h) comes first.
+		"held back by Forbid": {latest: job(two.Add(-40*time.Minute), two.Add(-30*time.Minute), time.Time{}), held: two, now: two.Add(time.Minute),
+			reason: v1alpha1.ReasonOnTrack, predicted: two.Add(31 * time.Minute), wake: deadline.Add(-40 * time.Minute)},
+		"held back too long": {latest: job(two.Add(-time.Minute), two.Add(3*time.Hour+40*time.Minute), time.Time{}), held: two, now: two.Add(3*time.Hour + 41*time.Minute),
+			reason: v1alpha1.ReasonDeadlineAtRisk, says: "the active limit (Forbid, maxActive) holds it back", atRisk: true, predicted: two.Add(4*time.Hour + 40*time.Minute), wake: deadline.Add(-time.Minute)},
 		"failed": {latest: failed, now: two.Add(time.Hour),
 			reason: v1alpha1.ReasonDeadlineAtRisk, says: "failed: it will not succeed by its deadline", atRisk: true, wake: deadline},
 		"missed": {latest: job(two, two.Add(time.Hour), time.Time{}), now: deadline.Add(time.Second),
@@ -178,12 +179,12 @@ func TestWatch(t *testing.T) {
 			if !tc.noHistory {
 				jobs = append(jobs, history()...)
 			}
-			in := Input{Deadline: fourHours(), Jobs: jobs, Held: tc.held, Location: time.UTC, Now: tc.now}
+			in := Input{Deadline: fourHours(), Stored: &v1alpha1.DeadlineStatus{}, Jobs: jobs, Held: tc.held, Location: time.UTC, Now: tc.now}
 			v := Watch(in)
 			if v.Condition.Reason != tc.reason || !strings.Contains(v.Condition.Message, tc.says) {
 				t.Errorf("condition %s: %q, want %s saying %q", v.Condition.Reason, v.Condition.Message, tc.reason, tc.says)
 			}
-			if v.AtRisk != tc.atRisk || v.Missed != tc.missed {
+			if v.AtRisk != tc.atRisk || (len(v.Missed) > 0) != tc.missed {
 				t.Errorf("reported at risk %v, missed %v; want %v, %v", v.AtRisk, v.Missed, tc.atRisk, tc.missed)
 			}
 			if p := v.Status.PredictedFinish; (p == nil) != tc.predicted.IsZero() || (p != nil && !p.Time.Equal(tc.predicted)) {
@@ -193,9 +194,51 @@ func TestWatch(t *testing.T) {
 				t.Errorf("wake at %v, want %v", v.Wake, tc.wake)
 			}
 			in.Stored = v.Status
-			if again := Watch(in); again.AtRisk || again.Missed {
+			if again := Watch(in); again.AtRisk || len(again.Missed) > 0 {
 				t.Error("the same run reported twice")
 			}
 		})
+	}
+}
+
+// TestEarlierRunsMissed: a run still running, or held, when the next is
+// scheduled is reported past its deadline all the same, once, while the
+// next is watched; so is one found to have succeeded after it; one that
+// succeeded in time is not.
+func TestEarlierRunsMissed(t *testing.T) {
+	minute := &v1alpha1.Deadline{After: &metav1.Duration{Duration: time.Minute}}
+	next := two.Add(time.Minute)
+	running := job(two, two.Add(time.Second), time.Time{})
+	in := Input{Deadline: minute, Stored: &v1alpha1.DeadlineStatus{}, Jobs: []*batchv1.Job{running}, Held: next, Location: time.UTC, Now: two.Add(59 * time.Second)}
+	before := Watch(in)
+	if len(before.Missed) != 0 || !before.Wake.Equal(next) {
+		t.Fatalf("before the deadline: missed %v, wake %v; want none, and a look at %v", before.Missed, before.Wake, next)
+	}
+	in.Now = next
+	at := Watch(in)
+	if len(at.Missed) != 1 || !at.Missed[0].Scheduled.Equal(two) || !strings.Contains(at.Missed[0].Message, "has not succeeded by its deadline 2026-11-30T02:01:00Z") {
+		t.Fatalf("at the deadline: missed %+v, want the run of 02:00", at.Missed)
+	}
+	if got := at.Status.ScheduledTime; got == nil || !got.Time.Equal(next) {
+		t.Errorf("watching %v, want the held run of 02:01", got)
+	}
+	in.Stored = at.Status
+	if again := Watch(in); len(again.Missed) != 0 {
+		t.Errorf("reported again: %+v", again.Missed)
+	}
+
+	// Found finished 10 s past its deadline, by a controller that was away.
+	late := job(two, two.Add(time.Second), two.Add(70*time.Second))
+	found := Watch(Input{Deadline: minute, Stored: &v1alpha1.DeadlineStatus{}, Jobs: []*batchv1.Job{late}, Location: time.UTC, Now: two.Add(5 * time.Minute)})
+	if len(found.Missed) != 1 || !strings.Contains(found.Missed[0].Message, "succeeded at 2026-11-30T02:01:10Z, 10s after its deadline") {
+		t.Errorf("a run that succeeded late: missed %+v", found.Missed)
+	}
+	inTime := Watch(Input{Deadline: minute, Stored: &v1alpha1.DeadlineStatus{}, Jobs: []*batchv1.Job{job(two, two, two.Add(50*time.Second))}, Location: time.UTC, Now: two.Add(5 * time.Minute)})
+	if len(inTime.Missed) != 0 {
+		t.Errorf("a run that succeeded in time reported missed: %+v", inTime.Missed)
+	}
+	// A deadline just set reports nothing of the runs before it.
+	if fresh := Watch(Input{Deadline: minute, Jobs: append(history(), late), Location: time.UTC, Now: two.Add(5 * time.Minute)}); len(fresh.Missed) != 0 {
+		t.Errorf("a new deadline reported the runs made without it: %+v", fresh.Missed)
 	}
 }

@@ -12,8 +12,8 @@ import (
 
 // decideDeadline watches the latest run against spec.deadline
 // (internal/deadline): it writes status.deadline and the DeadlineAtRisk
-// condition, reports a run at risk or missed once with an event, and
-// returns when to look again (zero: nothing ahead). A due run the active
+// condition, reports a run at risk, and each run past its deadline, once
+// with an event, and returns when to look again (zero: nothing ahead). A due run the active
 // limit holds back (plan.Held) is the latest run, without a Job.
 func decideDeadline(plan *Plan, in Input, loc *time.Location) time.Time {
 	sj, out := in.ScheduledJob, &plan.beforeActions
@@ -23,10 +23,10 @@ func decideDeadline(plan *Plan, in Input, loc *time.Location) time.Time {
 	if v.AtRisk {
 		out.Events = append(out.Events, newEvent(corev1.EventTypeWarning, v1alpha1.ReasonDeadlineAtRisk, v.Condition.Message))
 	}
-	if v.Missed {
-		out.Events = append(out.Events, newEvent(corev1.EventTypeWarning, v1alpha1.ReasonDeadlineMissed, v.Condition.Message))
+	for _, miss := range v.Missed {
+		out.Events = append(out.Events, newEvent(corev1.EventTypeWarning, v1alpha1.ReasonDeadlineMissed, miss.Message))
 	}
-	out.DeadlineAtRisk, out.DeadlineMissed = v.AtRisk, v.Missed
+	out.DeadlineAtRisk, out.DeadlinesMissed = v.AtRisk, len(v.Missed)
 	return v.Wake
 }
 

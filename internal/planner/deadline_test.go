@@ -39,7 +39,7 @@ func TestDeadlineThroughDecide(t *testing.T) {
 	sj.Status = out.Status
 	out = Decide(Input{ScheduledJob: sj, Jobs: jobs, Now: ten.Add(30 * time.Minute)}).Finish()
 	c = meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionDeadlineAtRisk)
-	if c == nil || c.Reason != v1alpha1.ReasonDeadlineMissed || !out.DeadlineMissed || out.DeadlineAtRisk {
+	if c == nil || c.Reason != v1alpha1.ReasonDeadlineMissed || out.DeadlinesMissed != 1 || out.DeadlineAtRisk || eventMessage(out, v1alpha1.ReasonDeadlineMissed) == "" {
 		t.Errorf("DeadlineAtRisk %+v at the deadline, want DeadlineMissed reported once", c)
 	}
 	sj.Spec.Deadline = nil

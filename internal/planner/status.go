@@ -268,9 +268,11 @@ type Outcome struct {
 	// SuspendedAfterFailures is set when a failure streak suspended the
 	// ScheduledJob (spec.suspendAfterFailures).
 	SuspendedAfterFailures bool
-	// DeadlineAtRisk and DeadlineMissed are set when the latest run was
-	// first reported at risk of missing spec.deadline, or missing it.
-	DeadlineAtRisk, DeadlineMissed bool
+	// DeadlineAtRisk is set when the latest run was first reported at
+	// risk of missing spec.deadline; DeadlinesMissed counts the runs
+	// reported past it.
+	DeadlineAtRisk  bool
+	DeadlinesMissed int
 	// ObjectiveRuns and ObjectiveLate are how many runs were counted
 	// against spec.startObjective, and how many of them late
 	// (status.startObjective).

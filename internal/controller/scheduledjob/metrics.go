@@ -105,8 +105,8 @@ func recordMetrics(sj *v1alpha1.ScheduledJob, outcome planner.Outcome) {
 	if outcome.DeadlineAtRisk {
 		deadlineAtRiskReported.WithLabelValues(sj.Namespace, sj.Name).Inc()
 	}
-	if outcome.DeadlineMissed {
-		deadlineMissed.WithLabelValues(sj.Namespace, sj.Name).Inc()
+	if n := outcome.DeadlinesMissed; n > 0 {
+		deadlineMissed.WithLabelValues(sj.Namespace, sj.Name).Add(float64(n))
 	}
 	for reason, n := range outcome.Missed {
 		missedRuns.WithLabelValues(string(reason)).Add(float64(n))
