@@ -194,17 +194,11 @@ type run struct {
 // watchedRun is the latest scheduled run: a held-back one if later than
 // every Job's; false when there is none yet.
 func watchedRun(in Input) (run, bool) {
-	var latest run
-	for _, job := range in.Jobs {
-		at, ok := v1alpha1.ScheduledTime(job)
-		if ok && !v1alpha1.IsTriggered(job) && !at.After(in.Now) && at.After(latest.scheduled) {
-			latest = run{scheduled: at, job: job}
-		}
+	runs := runsSince(in, nil)
+	if len(runs) == 0 {
+		return run{}, false
 	}
-	if !in.Held.IsZero() && in.Held.After(latest.scheduled) {
-		latest = run{scheduled: in.Held, held: true}
-	}
-	return latest, !latest.scheduled.IsZero()
+	return runs[len(runs)-1], true
 }
 
 // judge says whether the run is on track, at risk or past its deadline.
