@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"regexp"
@@ -40,16 +41,8 @@ type upcomingRun struct {
 // ScheduledJob has no next run, and one whose schedule no longer parses
 // is named on stderr and left out.
 func nextOfEvery(cmd *cobra.Command, cluster *cli.ClusterFlags, allNamespaces bool, from time.Time, count int, output *outputFlag) error {
-	c, namespace, err := cluster.Client()
+	list, err := scheduledJobsOf(cmd.Context(), cluster, allNamespaces)
 	if err != nil {
-		return err
-	}
-	var options []client.ListOption
-	if !allNamespaces {
-		options = append(options, client.InNamespace(namespace))
-	}
-	var list v1alpha1.ScheduledJobList
-	if err := c.List(cmd.Context(), &list, options...); err != nil {
 		return err
 	}
 	var runs []upcomingRun
@@ -100,4 +93,19 @@ func printUpcoming(w io.Writer, runs []upcomingRun, allNamespaces, wide bool) er
 		table.row(r.Namespace, fmt.Sprintf("%s\t%s\t%s", r.Name, r.Run, cmp.Or(r.WarmUp, "-")), fmt.Sprintf("%s\t%s", cmp.Or(r.Schedule, "once"), r.TimeZone))
 	}
 	return table.Flush()
+}
+
+// scheduledJobsOf lists the ScheduledJobs of cluster's namespace, or of
+// every namespace when allNamespaces, as kubectl get sj [-A] does.
+func scheduledJobsOf(ctx context.Context, cluster *cli.ClusterFlags, allNamespaces bool) (*v1alpha1.ScheduledJobList, error) {
+	c, namespace, err := cluster.Client()
+	if err != nil {
+		return nil, err
+	}
+	var options []client.ListOption
+	if !allNamespaces {
+		options = append(options, client.InNamespace(namespace))
+	}
+	list := &v1alpha1.ScheduledJobList{}
+	return list, c.List(ctx, list, options...)
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
@@ -83,16 +82,8 @@ type lateStart struct {
 // runReport lists the ScheduledJobs, reports those with an objective and
 // fails when one misses it.
 func runReport(cmd *cobra.Command, cluster *cli.ClusterFlags, allNamespaces bool, output *outputFlag) error {
-	c, namespace, err := cluster.Client()
+	list, err := scheduledJobsOf(cmd.Context(), cluster, allNamespaces)
 	if err != nil {
-		return err
-	}
-	var options []client.ListOption
-	if !allNamespaces {
-		options = append(options, client.InNamespace(namespace))
-	}
-	var list v1alpha1.ScheduledJobList
-	if err := c.List(cmd.Context(), &list, options...); err != nil {
 		return err
 	}
 	reports := objectiveReports(list.Items)
