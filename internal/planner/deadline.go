@@ -13,8 +13,9 @@ import (
 // decideDeadline watches the latest run against spec.deadline
 // (internal/deadline): it writes status.deadline and the DeadlineAtRisk
 // condition, reports a run at risk, and each run past its deadline, once
-// with an event, and returns when to look again (zero: nothing ahead). A due run the active
-// limit holds back (plan.Held) is the latest run, without a Job.
+// with an event, and returns when to look again (zero: nothing ahead). A
+// due run the active limit holds back (plan.Held) is the latest run,
+// without a Job. It only reads what the plan decided about runs.
 func decideDeadline(plan *Plan, in Input, loc *time.Location) time.Time {
 	sj, out := in.ScheduledJob, &plan.beforeActions
 	v := deadline.Watch(deadline.Input{Deadline: sj.Spec.Deadline, Stored: sj.Status.Deadline, Jobs: in.Jobs, Held: plan.Held,
