@@ -149,6 +149,27 @@ type QueuedRun struct {
 	PredictedAdmission *metav1.Time `json:"predictedAdmission,omitempty"`
 }
 
+// PredictedAdmission is the group's prediction for the run whose Job is
+// (or will be) namespace/name: its entry in queue, else in upcoming, else
+// as a run that joined now (zero: none). Warm-up places a member's lead
+// before it; a deadline's prediction starts a waiting run at it.
+func (s *ConcurrencyGroupStatus) PredictedAdmission(namespace, name string) time.Time {
+	for _, runs := range [][]QueuedRun{s.Queue, s.Upcoming} {
+		for _, run := range runs {
+			if run.Namespace == namespace && run.Name == name {
+				if run.PredictedAdmission == nil {
+					return time.Time{}
+				}
+				return run.PredictedAdmission.Time
+			}
+		}
+	}
+	if s.NewRunAdmission != nil {
+		return s.NewRunAdmission.Time
+	}
+	return time.Time{}
+}
+
 // MaxQueueListed is how many waiting runs a group's status.queue lists.
 const MaxQueueListed = 100
 

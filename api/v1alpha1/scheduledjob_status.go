@@ -8,7 +8,9 @@ const (
 	// for the coming (or just started) run has arrived.
 	ConditionCapacityReady = "CapacityReady"
 	// ConditionDeadlineAtRisk, with spec.deadline, is True while the latest
-	// run is predicted to succeed after its deadline, or has missed it.
+	// run is predicted to succeed after its deadline, or has missed it, or
+	// the next run cannot succeed by its own (DeadlineInfeasible). It is
+	// kept apart from Ready: a deadline at risk stops no run.
 	ConditionDeadlineAtRisk = "DeadlineAtRisk"
 )
 
@@ -60,6 +62,13 @@ const (
 	// ReasonDeadlineMissed: the latest run's deadline passed before it
 	// succeeded (DeadlineAtRisk's reason, and an event once per run).
 	ReasonDeadlineMissed = "DeadlineMissed"
+	// ReasonDeadlineInfeasible: the next run cannot succeed by its
+	// deadline even if it starts as soon as it can: runs take longer than
+	// the deadline allows, the run before it holds it back (Forbid,
+	// maxActive) or is replaced (Replace) first, or its concurrency group
+	// predicts it is admitted too late (DeadlineAtRisk True, and an event
+	// when it becomes so).
+	ReasonDeadlineInfeasible = "DeadlineInfeasible"
 	// ReasonOnTrack: the latest run succeeded, or is predicted to succeed,
 	// by its deadline (DeadlineAtRisk False).
 	ReasonOnTrack = "OnTrack"

@@ -197,7 +197,12 @@ type ScheduledJobSpec struct {
 	// (status.deadline), predicts when the latest run will succeed, and
 	// sets the DeadlineAtRisk condition, with an event, as soon as that
 	// prediction passes the deadline, and again (reason DeadlineMissed)
-	// once the deadline passes without success.
+	// once the deadline passes without success. It says so up front
+	// (reason DeadlineInfeasible) when the next run cannot succeed in
+	// time even if it starts as soon as it can: runs take longer than the
+	// deadline allows, Forbid or maxActive holds it behind the run
+	// before it, Replace replaces each run first, or the concurrency
+	// group's queue admits it too late.
 	// +optional
 	Deadline *Deadline `json:"deadline,omitempty"`
 }
@@ -355,10 +360,13 @@ type ScheduledJobStatus struct {
 
 	// conditions: Ready is True while runs are being scheduled and False
 	// with a reason (InvalidSchedule, UnknownTimeZone, Suspended,
-	// SuspendedAfterFailures, JobNameConflict) when they are not; CapacityReady, with warm-up, says
-	// whether capacity for the coming run has arrived (reasons WarmingUp,
-	// CapacityReady, CapacityLate, WarmUpFailed); see docs/scheduledjob.md
-	// and docs/warmup.md.
+	// SuspendedAfterFailures, JobNameConflict) when they are not;
+	// CapacityReady, with warm-up, says whether capacity for the coming
+	// run has arrived (reasons WarmingUp, CapacityReady, CapacityLate,
+	// WarmUpFailed); DeadlineAtRisk, with a deadline, whether runs will
+	// succeed by it (reasons OnTrack, RunSucceeded, DeadlineAtRisk,
+	// DeadlineMissed, DeadlineInfeasible); see docs/scheduledjob.md,
+	// docs/warmup.md and docs/observability.md.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -429,6 +437,7 @@ type CatchUpStatus struct {
 // +kubebuilder:printcolumn:name="Capacity",type=string,JSONPath=`.status.conditions[?(@.type=="CapacityReady")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Deadline",type=string,JSONPath=`.status.conditions[?(@.type=="DeadlineAtRisk")].reason`,priority=1,description="Whether runs will succeed by spec.deadline: OnTrack, RunSucceeded, DeadlineAtRisk, DeadlineMissed or DeadlineInfeasible"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ScheduledJob struct {
 	metav1.TypeMeta `json:",inline"`

@@ -34,9 +34,34 @@ type Input struct {
 	// Starts are the recent runs' measured starts (status.recentRunStarts),
 	// for the message's breakdown.
 	Starts []v1alpha1.RunStart
+	// Group is the status of the concurrency group the ScheduledJob joins
+	// (nil: none, or not read): a run waiting in it is predicted to start
+	// when the group predicts it is admitted.
+	Group *v1alpha1.ConcurrencyGroupStatus
+	// Ahead is what decides whether the next run can succeed in time at
+	// all, whatever the latest run does.
+	Ahead Outlook
 	// Location is the ScheduledJob's zone, for spec.deadline.at.
 	Location *time.Location
 	Now      time.Time
+}
+
+// Outlook is what stands before the next run: when it and the one after
+// it are scheduled, what the concurrency policy makes it wait for, and
+// when its concurrency group predicts it is admitted.
+type Outlook struct {
+	// Next is the next run's scheduled time, Following the one after it
+	// (zero: none).
+	Next, Following time.Time
+	// Limit is how many runs may be active before a due run waits for one
+	// to finish: 1 under Forbid, spec.maxActive under Allow, 0 for none.
+	// Replace says a due run replaces the active ones instead.
+	Limit   int32
+	Replace bool
+	// NextAdmission is when the concurrency group, named by Group,
+	// predicts the next run is admitted (zero: no group or no prediction).
+	NextAdmission time.Time
+	Group         string
 }
 
 // Verdict is what Watch decided.
@@ -208,6 +233,7 @@ func judge(st *v1alpha1.DeadlineStatus, in Input, r run, deadline time.Time) Ver
 		if at, ok := succeededAt(r.job); ok {
 			v.Condition = Condition{metav1.ConditionFalse, v1alpha1.ReasonRunSucceeded,
 				fmt.Sprintf("the run of %s succeeded at %s, %s", stamp(r.scheduled), stamp(at), againstDeadline(at, deadline))}
+			v.Condition = upFront(v.Condition, st, in)
 			return v
 		}
 	}
@@ -233,6 +259,7 @@ func judge(st *v1alpha1.DeadlineStatus, in Input, r run, deadline time.Time) Ver
 	default:
 		v.Condition = Condition{metav1.ConditionFalse, v1alpha1.ReasonOnTrack, onTrackMessage(r, predicted, predictable, deadline)}
 		v.Wake = wakeFor(st, r, deadline, in.Now)
+		v.Condition = upFront(v.Condition, st, in)
 		return v
 	}
 	v.AtRisk = reportOnce(&st.AtRiskReported, r.scheduled)
@@ -268,8 +295,9 @@ func againstDeadline(at, deadline time.Time) string {
 
 // predict is when the run is predicted to succeed: its start (now while it
 // has not started; a held-back run starts once the run ahead of it
-// finishes) plus the typical run time, never before now. False until a run
-// time is learned.
+// finishes, a run waiting in its group when the group predicts it is
+// admitted) plus the typical run time, never before now. False until a
+// run time is learned.
 func predict(st *v1alpha1.DeadlineStatus, in Input, r run) (time.Time, bool) {
 	if st.TypicalRunTime == nil {
 		return time.Time{}, false
@@ -281,6 +309,8 @@ func predict(st *v1alpha1.DeadlineStatus, in Input, r run) (time.Time, bool) {
 		start = r.job.Status.StartTime.Time
 	case r.held:
 		start = later(in.Now, aheadFinishes(in, typical))
+	case waitsInGroup(r) && in.Group != nil:
+		start = later(in.Now, in.Group.PredictedAdmission(r.job.Namespace, r.job.Name))
 	}
 	return later(in.Now, start.Add(typical)), true
 }
@@ -303,6 +333,12 @@ func started(r run) bool {
 	return r.job != nil && r.job.Status.StartTime != nil && (r.job.Spec.Suspend == nil || !*r.job.Spec.Suspend)
 }
 
+// waitsInGroup reports whether the run's Job is suspended, waiting for
+// its concurrency group to admit it.
+func waitsInGroup(r run) bool {
+	return r.job != nil && r.job.Spec.Suspend != nil && *r.job.Spec.Suspend
+}
+
 // breakdown says where the watched run is: held back, waiting in its
 // group, not started, or started (with its start's lateness and dominant
 // phase, when measured).
@@ -310,8 +346,14 @@ func breakdown(in Input, r run) string {
 	switch {
 	case r.held:
 		return "it has not started: the active limit (Forbid, maxActive) holds it back until the run ahead of it finishes"
-	case r.job.Spec.Suspend != nil && *r.job.Spec.Suspend:
-		return "it has not started: its Job waits in its concurrency group"
+	case waitsInGroup(r):
+		msg := "it has not started: its Job waits in its concurrency group"
+		if in.Group != nil {
+			if at := in.Group.PredictedAdmission(r.job.Namespace, r.job.Name); !at.IsZero() {
+				msg += ", which predicts it is admitted at " + stamp(at)
+			}
+		}
+		return msg
 	case !started(r):
 		return "its Job has not started"
 	}

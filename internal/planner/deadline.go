@@ -1,13 +1,17 @@
 package planner
 
 import (
+	"cmp"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/deadline"
+	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 // decideDeadline watches the latest run against spec.deadline
@@ -15,11 +19,20 @@ import (
 // condition, reports a run at risk, and each run past its deadline, once
 // with an event, and returns when to look again (zero: nothing ahead). A
 // due run the active limit holds back (plan.Held) is the latest run,
-// without a Job. It only reads what the plan decided about runs.
-func decideDeadline(plan *Plan, in Input, loc *time.Location) time.Time {
+// without a Job. It also judges the next run before it exists
+// (DeadlineInfeasible, with an event when it becomes so). It only reads
+// what the plan decided about runs.
+func decideDeadline(plan *Plan, in Input, spec specSchedule, runs timeline) time.Time {
 	sj, out := in.ScheduledJob, &plan.beforeActions
+	if sj.Spec.Deadline == nil {
+		setDeadline(&out.Status, deadline.Verdict{}, sj.Generation, in.Now)
+		return time.Time{}
+	}
 	v := deadline.Watch(deadline.Input{Deadline: sj.Spec.Deadline, Stored: sj.Status.Deadline, Jobs: in.Jobs, Held: plan.Held,
-		Starts: out.Status.RecentRunStarts, Location: loc, Now: in.Now})
+		Starts: out.Status.RecentRunStarts, Group: in.Group.Status, Ahead: outlook(in, spec, runs), Location: spec.loc, Now: in.Now})
+	if becameInfeasible(sj.Status, v.Condition) {
+		out.Events = append(out.Events, newEvent(corev1.EventTypeWarning, v1alpha1.ReasonDeadlineInfeasible, v.Condition.Message))
+	}
 	setDeadline(&out.Status, v, sj.Generation, in.Now)
 	if v.AtRisk {
 		out.Events = append(out.Events, newEvent(corev1.EventTypeWarning, v1alpha1.ReasonDeadlineAtRisk, v.Condition.Message))
@@ -40,4 +53,40 @@ func setDeadline(status *v1alpha1.ScheduledJobStatus, v deadline.Verdict, genera
 		return
 	}
 	setCondition(status, generation, now, v1alpha1.ConditionDeadlineAtRisk, v.Condition.Status, v.Condition.Reason, v.Condition.Message)
+}
+
+// outlook is what stands before the next run: the run after it (their gap
+// is the schedule's), the active limit (Forbid is 1) or Replace, and the
+// concurrency group's predicted admission. Zero while no run is being
+// scheduled (suspended, invalid, runAt done).
+func outlook(in Input, spec specSchedule, runs timeline) deadline.Outlook {
+	sj := in.ScheduledJob
+	if runs.next.IsZero() || spec.schedule == nil {
+		return deadline.Outlook{}
+	}
+	o := deadline.Outlook{Next: runs.next, Following: spec.schedule.Next(runs.next)}
+	switch sj.Spec.ConcurrencyPolicy {
+	case v1alpha1.ForbidConcurrent:
+		o.Limit = 1
+	case v1alpha1.ReplaceConcurrent:
+		o.Replace = true
+	default:
+		o.Limit = ptr.Deref(sj.Spec.MaxActive, 0)
+	}
+	if group := sj.Spec.ConcurrencyGroup; group != nil {
+		o.NextAdmission = warmup.PredictAdmission(in.Group, nil, sj.Namespace, sj.JobName(runs.next)).Next
+		o.Group = fmt.Sprintf("%s %q", cmp.Or(group.Kind, v1alpha1.KindConcurrencyGroup), group.Name)
+	}
+	return o
+}
+
+// becameInfeasible reports whether the condition turns DeadlineInfeasible
+// now: the event is emitted then, not on every reconcile (the message
+// follows the group's predictions).
+func becameInfeasible(status v1alpha1.ScheduledJobStatus, next deadline.Condition) bool {
+	if next.Reason != v1alpha1.ReasonDeadlineInfeasible {
+		return false
+	}
+	old := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionDeadlineAtRisk)
+	return old == nil || old.Reason != v1alpha1.ReasonDeadlineInfeasible
 }

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 // TestDeadlineThroughDecide: with spec.deadline, Decide learns a run's
@@ -46,5 +48,57 @@ func TestDeadlineThroughDecide(t *testing.T) {
 	out = Decide(Input{ScheduledJob: sj, Jobs: jobs, Now: ten.Add(31 * time.Minute)}).Finish()
 	if out.Status.Deadline != nil || meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionDeadlineAtRisk) != nil {
 		t.Errorf("status.deadline %+v and its condition left without spec.deadline", out.Status.Deadline)
+	}
+}
+
+// TestDeadlineInfeasibleThroughDecide: every 10 minutes under Forbid,
+// runs taking up to 12 (the 09:50 run took 5) and a deadline of 13: were
+// the run before it as slow, the next run would wait for it until 2
+// minutes past its time and could not succeed by its deadline. Decide says
+// so before the run exists (DeadlineInfeasible, True), with one event;
+// under Allow it can, and the condition goes back to RunSucceeded. A
+// concurrency group predicting a late admission says so too.
+func TestDeadlineInfeasibleThroughDecide(t *testing.T) {
+	ten := mustTime("2026-11-24T10:00:00Z")
+	sj := scheduledJob("*/10 * * * *", mustTime("2026-11-24T08:00:00Z"))
+	sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
+	sj.Spec.Deadline = &v1alpha1.Deadline{After: &metav1.Duration{Duration: 13 * time.Minute}}
+	sj.Status.LastScheduleTime = &metav1.Time{Time: ten.Add(-10 * time.Minute)}
+	var jobs []*batchv1.Job
+	for i, took := range []time.Duration{12 * time.Minute, 5 * time.Minute} { // 09:40 and 09:50
+		at := ten.Add(time.Duration(i-2) * 10 * time.Minute)
+		job := childJob(sj, at, at.Format("1504"), true)
+		job.Status.StartTime, job.Status.CompletionTime = &metav1.Time{Time: at}, &metav1.Time{Time: at.Add(took)}
+		jobs = append(jobs, job)
+	}
+	now := ten.Add(-4 * time.Minute)
+
+	out := Decide(Input{ScheduledJob: sj, Jobs: jobs, Now: now}).Finish()
+	c := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionDeadlineAtRisk)
+	says := "Forbid starts a run only once the one before it has finished: the next run, at 2026-11-24T10:00:00Z, waits at best until 2026-11-24T10:02:00Z"
+	if c == nil || c.Reason != v1alpha1.ReasonDeadlineInfeasible || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, says) {
+		t.Fatalf("DeadlineAtRisk %+v, want DeadlineInfeasible saying %q", c, says)
+	}
+	if got := eventMessage(out, v1alpha1.ReasonDeadlineInfeasible); got != c.Message {
+		t.Errorf("event %q, want the condition's message", got)
+	}
+	sj.Status = out.Status
+	if again := Decide(Input{ScheduledJob: sj, Jobs: jobs, Now: now.Add(time.Second)}).Finish(); eventMessage(again, v1alpha1.ReasonDeadlineInfeasible) != "" {
+		t.Error("the DeadlineInfeasible event again, with nothing changed")
+	}
+
+	sj.Spec.ConcurrencyPolicy = v1alpha1.AllowConcurrent
+	out = Decide(Input{ScheduledJob: sj, Jobs: jobs, Now: now.Add(2 * time.Second)}).Finish()
+	if c := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionDeadlineAtRisk); c == nil || c.Reason != v1alpha1.ReasonRunSucceeded {
+		t.Errorf("under Allow: DeadlineAtRisk %+v, want RunSucceeded", c)
+	}
+
+	sj.Spec.ConcurrencyGroup = &v1alpha1.ConcurrencyGroupRef{Name: "nightly"}
+	group := &v1alpha1.ConcurrencyGroupStatus{Upcoming: []v1alpha1.QueuedRun{{Namespace: sj.Namespace, Name: sj.JobName(ten),
+		PredictedAdmission: &metav1.Time{Time: ten.Add(5 * time.Minute)}}}}
+	out = Decide(Input{ScheduledJob: sj, Jobs: jobs, Group: warmup.Group{Status: group}, Now: now.Add(3 * time.Second)}).Finish()
+	says = `ConcurrencyGroup "nightly" predicts the next run, at 2026-11-24T10:00:00Z, is admitted at 2026-11-24T10:05:00Z`
+	if c := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionDeadlineAtRisk); c == nil || c.Reason != v1alpha1.ReasonDeadlineInfeasible || !strings.Contains(c.Message, says) {
+		t.Errorf("a group admitting it late: DeadlineAtRisk %+v, want DeadlineInfeasible saying %q", c, says)
 	}
 }

@@ -72,9 +72,10 @@ type Input struct {
 	// read by name ahead of the rest.
 	CountFailures bool
 	// Group is the concurrency group the ScheduledJob joins
-	// (spec.concurrencyGroup), read when it has warm-up: warm-up is placed
-	// before the group's predicted start of each run, and prepares no run
-	// the group refuses. Zero when not read, or the group is not there.
+	// (spec.concurrencyGroup), read when it has warm-up or a deadline:
+	// warm-up is placed before the group's predicted start of each run,
+	// and prepares no run the group refuses; a deadline's prediction
+	// starts a run there. Zero when not read, or the group is not there.
 	Group warmup.Group
 	// Defaults are the controller's defaults (--placeholder-image).
 	Defaults v1alpha1.ControllerDefaults
@@ -287,7 +288,7 @@ func Decide(in Input) Plan {
 	}
 	var objectiveWake time.Time
 	plan.objective, objectiveWake = decideObjective(sj, in, measuring, plan.beforeActions.Started)
-	deadlineWake := decideDeadline(&plan, in, spec.loc)
+	deadlineWake := decideDeadline(&plan, in, spec, runs)
 	plan.RequeueAfter = wakeup.Delay(in.Now, append(wake, objectiveWake, deadlineWake)...)
 	return plan
 }

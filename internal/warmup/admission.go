@@ -43,7 +43,7 @@ type Admission struct {
 func PredictAdmission(group Group, current *batchv1.Job, namespace, next string) Admission {
 	a := Admission{Refused: group.Refuses}
 	if group.Status != nil {
-		a.Next = predicted(group.Status, namespace, next)
+		a.Next = group.Status.PredictedAdmission(namespace, next)
 	}
 	if current == nil {
 		return a
@@ -62,27 +62,7 @@ func PredictAdmission(group Group, current *batchv1.Job, namespace, next string)
 	}
 	a.CurrentWaits = true
 	if group.Status != nil {
-		a.Current = predicted(group.Status, current.Namespace, current.Name)
+		a.Current = group.Status.PredictedAdmission(current.Namespace, current.Name)
 	}
 	return a
-}
-
-// predicted is the group's prediction for the run whose Job is (or will
-// be) namespace/name: its entry in the queue, else in the upcoming runs,
-// else as a run that joined now (zero: none).
-func predicted(group *v1alpha1.ConcurrencyGroupStatus, namespace, name string) time.Time {
-	for _, runs := range [][]v1alpha1.QueuedRun{group.Queue, group.Upcoming} {
-		for _, run := range runs {
-			if run.Namespace == namespace && run.Name == name {
-				if run.PredictedAdmission == nil {
-					return time.Time{}
-				}
-				return run.PredictedAdmission.Time
-			}
-		}
-	}
-	if group.NewRunAdmission != nil {
-		return group.NewRunAdmission.Time
-	}
-	return time.Time{}
 }

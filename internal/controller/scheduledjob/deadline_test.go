@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
@@ -63,6 +64,46 @@ func TestDeadline(t *testing.T) {
 	}
 	if missed, atRisk := testutil.ToFloat64(deadlineMissed.WithLabelValues(ns, sj.Name)), testutil.ToFloat64(deadlineAtRisk.WithLabelValues(ns, sj.Name)); missed != 1 || atRisk != 1 {
 		t.Errorf("ontime_deadline_missed_total %v, ontime_deadline_at_risk %v; want 1, 1", missed, atRisk)
+	}
+}
+
+// TestDeadlineReadsItsGroup: a member of a concurrency group with a
+// deadline (and no warm-up) reads its group's predictions from the cache:
+// runs take 20 minutes, the deadline is 30 minutes after each run, and the
+// group predicts the next run is admitted 15 minutes after its time: the
+// condition says DeadlineInfeasible before that run exists. The group's
+// changes reconcile it (the members index finds it).
+func TestDeadlineReadsItsGroup(t *testing.T) {
+	ns := newNamespace(t)
+	group := &v1alpha1.ConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"}, Spec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 1}}
+	create(t, group)
+	sj := newScheduledJob(ns, "deadline", "0 * * * *")
+	sj.Spec.Deadline = &v1alpha1.Deadline{After: &metav1.Duration{Duration: 30 * time.Minute}}
+	sj.Spec.ConcurrencyGroup = &v1alpha1.ConcurrencyGroupRef{Name: "db"}
+	create(t, sj)
+	sj = get(t, sj)
+	first := hourRun(sj)
+	reconcileAt(t, sj, first.Add(100*time.Millisecond))
+	job := runJob(t, sj, first)
+	finishFrom(t, &job, true, first.Add(time.Second), first.Add(20*time.Minute+time.Second))
+
+	second := first.Add(time.Hour)
+	admission := second.Add(15 * time.Minute)
+	group.Status.Upcoming = []v1alpha1.QueuedRun{{Namespace: ns, Name: sj.JobName(second), PredictedAdmission: &metav1.Time{Time: admission}}}
+	if err := env.Live.Status().Update(env.Ctx, group); err != nil {
+		t.Fatal(err)
+	}
+	env.WaitForCache(t, group)
+	drainEvents()
+	reconcileAt(t, sj, first.Add(21*time.Minute))
+	checkDeadlineCondition(t, sj, v1alpha1.ReasonDeadlineInfeasible,
+		`ConcurrencyGroup "db" predicts the next run, at `+stamp(second)+", is admitted at "+stamp(admission))
+	if !slices.ContainsFunc(drainEvents(), func(e string) bool { return strings.HasPrefix(e, "Warning DeadlineInfeasible") }) {
+		t.Error("no DeadlineInfeasible event")
+	}
+	members := membersReadingGroup(env.Ctx, env.Cached, v1alpha1.GroupIndexValue(v1alpha1.KindConcurrencyGroup, client.ObjectKeyFromObject(group)))
+	if len(members) != 1 || members[0].Name != sj.Name {
+		t.Errorf("members reconciled when the group changes: %v, want %s", members, sj.Name)
 	}
 }
 

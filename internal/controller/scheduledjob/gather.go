@@ -181,11 +181,12 @@ func (c *Controller) readLive(ctx context.Context, jobs []*batchv1.Job, stale fu
 	return read, ahead, nil
 }
 
-// group reads, for a member with warm-up, its concurrency group from the
-// cache (warmupobjects.Group); the zero Group when it is not such a
+// group reads, for a member with warm-up or a deadline (both place its
+// runs at the group's predicted admissions), its concurrency group from
+// the cache (warmupobjects.Group); the zero Group when it is not such a
 // member, the group is not there, or its API is not served.
 func (c *Controller) group(ctx context.Context, sj *v1alpha1.ScheduledJob) (warmup.Group, error) {
-	if sj.Spec.ConcurrencyGroup == nil || sj.Spec.WarmUp == nil {
+	if sj.Spec.ConcurrencyGroup == nil || (sj.Spec.WarmUp == nil && sj.Spec.Deadline == nil) {
 		return warmup.Group{}, nil
 	}
 	return warmupobjects.Group(ctx, c.kubeClient, *sj.Spec.ConcurrencyGroup, sj.Namespace)

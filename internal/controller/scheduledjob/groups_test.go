@@ -48,7 +48,7 @@ func TestGroupMemberWarmUpReadsItsGroup(t *testing.T) {
 		t.Errorf("%d placeholders lead before the predicted start, want 2", n)
 	}
 
-	members := warmedMembersOf(env.Ctx, env.Cached, v1alpha1.GroupIndexValue(v1alpha1.KindConcurrencyGroup, client.ObjectKeyFromObject(group)))
+	members := membersReadingGroup(env.Ctx, env.Cached, v1alpha1.GroupIndexValue(v1alpha1.KindConcurrencyGroup, client.ObjectKeyFromObject(group)))
 	if len(members) != 1 || members[0].NamespacedName != (types.NamespacedName{Namespace: ns, Name: "warm"}) {
 		t.Errorf("members of the group %v, want %s/warm", members, ns)
 	}

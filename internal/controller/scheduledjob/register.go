@@ -58,9 +58,10 @@ func (c *Controller) Register(ctx context.Context, mgr ctrl.Manager, workers int
 			RateLimiter:             jobcontrol.FailureBackoff(),
 		},
 		Watch: func(b *builder.Builder) *builder.Builder {
-			// Concurrency groups: their predictions place members' warm-up.
+			// Concurrency groups: their predictions place members' warm-up
+			// and their runs' predicted finish.
 			b = warmupobjects.WatchGroups(mgr, b, func(ctx context.Context, value string) []reconcile.Request {
-				return warmedMembersOf(ctx, mgr.GetClient(), value)
+				return membersReadingGroup(ctx, mgr.GetClient(), value)
 			})
 			return b.
 				// A measurement of a lead pool's provisioning time: its
