@@ -41,7 +41,15 @@ const (
 	coldNodePool    = "cold"
 	deletedNodePool = "deleted"
 	bufferNodePool  = "buffers"
+	// shortLeadNodePool is that of the run whose warm-up begins too late
+	// for its node (shortLead, under provisionDelay).
+	shortLeadNodePool = "short-lead"
 )
+
+// shortLead is a lead shorter than the node takes to come up: the run
+// waits for its node, the wait is attributed to phase Node, and explain
+// names the lead that would have been enough.
+const shortLead = 10 * time.Second
 
 func coldScheduledJob(schedule string) *v1alpha1.ScheduledJob {
 	return onNodePool(warmScheduledJob("cold", schedule, nil), coldNodePool)
@@ -119,6 +127,7 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 	// 2026-11-28 04:55). In a cluster that mixes the strategies in one
 	// node pool, that is what happens too: a buffer's room is anyone's.
 	createNodePoolLike(t, c, "batch", bufferNodePool)
+	createNodePoolLike(t, c, "batch", shortLeadNodePool)
 
 	// One run at T, at least lead plus a margin ahead.
 	run := time.Now().UTC().Add(warmLead + 40*time.Second).Truncate(time.Minute).Add(time.Minute)
@@ -132,6 +141,7 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 		onNodePool(warmScheduledJob("buffer", schedule, buffer), bufferNodePool),
 		cronJobOnNodePool(warmCronJob("cronjob-buffer", schedule, v1alpha1.WarmUpCapacityBuffer), bufferNodePool),
 		coldScheduledJob(schedule), onNodePool(warmScheduledJob("deleted", schedule, lead), deletedNodePool), cronJob,
+		onNodePool(warmScheduledJob("short-lead", schedule, &v1alpha1.WarmUp{Lead: v1alpha1.FixedLead(shortLead)}), shortLeadNodePool),
 	} {
 		if err := c.Create(ctx, obj); err != nil {
 			t.Fatalf("creating %s: %v", obj.GetName(), err)
@@ -153,6 +163,7 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 
 	sleepUntil(run.Add(provisionDelay + 20*time.Second))
 	checkStarts(t, c, run)
+	checkShortLead(t, c, binary, cluster.Kubeconfig, run)
 	framework.Eventually(t, time.Minute, "every placeholder to go", func() bool { return len(warmUpPodsOf(t, c, "")) == len(warmUpPodsOf(t, c, "early-start")) })
 	framework.Eventually(t, time.Minute, "every CapacityBuffer and its PodTemplate to go", func() bool { return len(capacityBuffers(t, c)) == 0 && len(bufferTemplates(t, c)) == 0 })
 	for _, strategy := range []string{"Placeholder", "CapacityBuffer"} {
@@ -233,7 +244,7 @@ func warmUpPodsOf(t *testing.T, c client.Client, owner string) []corev1.Pod {
 // CronJob, the early Job for EarlyStart, nothing for the cold one.
 func checkWarmUpBegan(t *testing.T, c client.Client, run time.Time) {
 	t.Helper()
-	for owner, want := range map[string]int{"placeholder": 1, "cronjob": 1, "deleted": 1, "early-start": 1, "cold": 0, "buffer": 0, "cronjob-buffer": 0} {
+	for owner, want := range map[string]int{"placeholder": 1, "cronjob": 1, "deleted": 1, "early-start": 1, "cold": 0, "buffer": 0, "cronjob-buffer": 0, "short-lead": 0} {
 		if got := len(warmUpPodsOf(t, c, owner)); got != want {
 			t.Errorf("%s: %d warm-up pods after warm-up began, want %d", owner, got, want)
 		}
@@ -329,6 +340,34 @@ func checkStarts(t *testing.T, c client.Client, run time.Time) {
 		}
 		checkPhases(t, name, *s)
 	}
+}
+
+// checkShortLead: the run warmed up shortLead ahead, less than its node
+// takes, started late; most of its lateness went to waiting for the node
+// (phase Node), and ontime explain names the lead that would have been
+// enough: shortLead plus that wait.
+func checkShortLead(t *testing.T, c client.Client, binary, kubeconfig string, run time.Time) {
+	t.Helper()
+	sj := &v1alpha1.ScheduledJob{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: "short-lead"}, sj); err != nil {
+		t.Fatal(err)
+	}
+	s := sj.Status.LastRunStart
+	if s == nil || !s.ScheduledTime.Time.Equal(run) {
+		t.Fatalf("short-lead: status.lastRunStart %+v, want the run at %s", s, run.Format(time.TimeOnly))
+	}
+	dominant, _ := s.Dominant()
+	node := s.Spent(v1alpha1.PhaseNode)
+	if sum := s.PhasesTotal(); sum != s.Lateness.Duration || dominant.Name != v1alpha1.PhaseNode || node < provisionDelay-shortLead-10*time.Second {
+		t.Errorf("short-lead: %s late, phases %v (sum %s); want most of it, at least %s, waiting for its node",
+			s.Lateness.Duration, s.Phases, sum, provisionDelay-shortLead-10*time.Second)
+	}
+	out := framework.Command(t, nil, binary, "explain", "sj/short-lead", "-n", warmNamespace, "--kubeconfig", kubeconfig)
+	want := fmt.Sprintf("after a warm-up begun %s ahead: its node took about %s to come up; set the warm-up's lead to at least %s", shortLead, shortLead+node, shortLead+node)
+	if !strings.Contains(out, want) {
+		t.Errorf("ontime explain sj/short-lead does not say %q:\n%s", want, out)
+	}
+	t.Logf("short-lead: %s late: %v; explain: %s", s.Lateness.Duration, s.Phases, want)
 }
 
 // checkPhases: a run's phases add up to its lateness, the cold run's

@@ -57,7 +57,8 @@ const lead = 50 * time.Second
 // without warm-up, EarlyStart ones (their pods wait in `ontime-wait` on the
 // node until the minute), and a Placeholder one whose placeholder holds a
 // CPU its run then needs (the run's pod preempts it). Between the two
-// minutes the leader's container is killed. Then a run is triggered.
+// minutes the leader's container is killed. At the first minute, two runs
+// are late on purpose (lateOnPurpose). Then a run is triggered.
 func (e *env) checkRuns(t *testing.T) {
 	t.Helper()
 	// Its Jobs are kept for checkNoRunLost, here and after the upgrade.
@@ -72,11 +73,11 @@ func (e *env) checkRuns(t *testing.T) {
 	objects = append(objects, e.scheduledJob("ontime-placeholder", "* * * * *",
 		fmt.Sprintf("{lead: %s, strategy: Placeholder}", lead), "1", ""))
 	created := time.Now()
-	e.cluster.Kubectl(t, "apply", "-f", writeFile(t, strings.Join(objects, "---\n")))
-
 	// The first minute with a whole lead after creation, and the next.
 	first := created.Add(lead + 5*time.Second).Truncate(time.Minute).Add(time.Minute)
 	second := first.Add(time.Minute)
+	objects = append(objects, e.lateOnPurpose(t, first)...)
+	e.cluster.Kubectl(t, "apply", "-f", writeFile(t, strings.Join(objects, "---\n")))
 	framework.Progress("runs measured at %s and %s", first.Format(time.TimeOnly), second.Format(time.TimeOnly))
 
 	sleepUntil(first.Add(5 * time.Second))
@@ -103,6 +104,7 @@ func (e *env) checkRuns(t *testing.T) {
 	}
 	e.checkNoRunLost(t, "ontime-plain", first, second)
 	e.checkRecordedStarts(t, first, second)
+	e.checkLateOnPurpose(t, first)
 	e.checkControllersHealthy(t, killed)
 
 	framework.Progress("ontime trigger sj/ontime-plain")
