@@ -24,14 +24,7 @@ import (
 // is, 14 minutes before the deadline; at the deadline, DeadlineMissed.
 func TestDeadline(t *testing.T) {
 	ns := newNamespace(t)
-	sj := newScheduledJob(ns, "deadline", "0 * * * *")
-	sj.Spec.Deadline = &v1alpha1.Deadline{After: &metav1.Duration{Duration: 30 * time.Minute}}
-	create(t, sj)
-	sj = get(t, sj)
-	first := hourRun(sj)
-	reconcileAt(t, sj, first.Add(100*time.Millisecond))
-	job := runJob(t, sj, first)
-	finishFrom(t, &job, true, first.Add(time.Second), first.Add(20*time.Minute+time.Second))
+	sj, first := createWithARunLearned(t, newScheduledJob(ns, "deadline", "0 * * * *"))
 	reconcileAt(t, sj, first.Add(21*time.Minute))
 	stored := get(t, sj)
 	if d := stored.Status.Deadline; d == nil || d.TypicalRunTime == nil || d.TypicalRunTime.Duration != 20*time.Minute {
@@ -78,14 +71,8 @@ func TestDeadlineReadsItsGroup(t *testing.T) {
 	group := &v1alpha1.ConcurrencyGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"}, Spec: v1alpha1.ConcurrencyGroupSpec{MaxActive: 1}}
 	create(t, group)
 	sj := newScheduledJob(ns, "deadline", "0 * * * *")
-	sj.Spec.Deadline = &v1alpha1.Deadline{After: &metav1.Duration{Duration: 30 * time.Minute}}
 	sj.Spec.ConcurrencyGroup = &v1alpha1.ConcurrencyGroupRef{Name: "db"}
-	create(t, sj)
-	sj = get(t, sj)
-	first := hourRun(sj)
-	reconcileAt(t, sj, first.Add(100*time.Millisecond))
-	job := runJob(t, sj, first)
-	finishFrom(t, &job, true, first.Add(time.Second), first.Add(20*time.Minute+time.Second))
+	sj, first := createWithARunLearned(t, sj)
 
 	second := first.Add(time.Hour)
 	admission := second.Add(15 * time.Minute)
@@ -105,6 +92,21 @@ func TestDeadlineReadsItsGroup(t *testing.T) {
 	if len(members) != 1 || members[0].Name != sj.Name {
 		t.Errorf("members reconciled when the group changes: %v, want %s", members, sj.Name)
 	}
+}
+
+// createWithARunLearned creates the hourly sj with a deadline 30 minutes
+// after each run, and has its first run succeed in 20 minutes: it returns
+// the stored ScheduledJob and that run's time.
+func createWithARunLearned(t *testing.T, sj *v1alpha1.ScheduledJob) (*v1alpha1.ScheduledJob, time.Time) {
+	t.Helper()
+	sj.Spec.Deadline = &v1alpha1.Deadline{After: &metav1.Duration{Duration: 30 * time.Minute}}
+	create(t, sj)
+	sj = get(t, sj)
+	first := hourRun(sj)
+	reconcileAt(t, sj, first.Add(100*time.Millisecond))
+	job := runJob(t, sj, first)
+	finishFrom(t, &job, true, first.Add(time.Second), first.Add(20*time.Minute+time.Second))
+	return sj, first
 }
 
 // checkDeadlineCondition: DeadlineAtRisk is True with reason, saying says.
