@@ -46,10 +46,11 @@ const (
 	shortLeadNodePool = "short-lead"
 )
 
-// shortLead is a lead shorter than the node takes to come up: the run
-// waits for its node, the wait is attributed to phase Node, and explain
-// names the lead that would have been enough.
-const shortLead = 10 * time.Second
+// shortLead is a lead shorter than the node takes to come up (the
+// shortest lead ontime takes, on a NodePool whose nodes take
+// 2×provisionDelay): the run waits for its node, the wait is attributed
+// to phase Node, and explain names the lead that would have been enough.
+const shortLead = 30 * time.Second
 
 func coldScheduledJob(schedule string) *v1alpha1.ScheduledJob {
 	return onNodePool(warmScheduledJob("cold", schedule, nil), coldNodePool)
@@ -68,19 +69,43 @@ func cronJobOnNodePool(cj *batchv1.CronJob, pool string) *batchv1.CronJob {
 // createNodePoolLike creates a Karpenter NodePool with the spec of another.
 func createNodePoolLike(t *testing.T, c client.Client, from, name string) {
 	t.Helper()
-	ctx := context.Background()
+	if err := c.Create(context.Background(), nodePoolLike(t, c, from, name)); err != nil {
+		t.Fatalf("creating NodePool %s: %v", name, err)
+	}
+}
+
+// createSlowNodePool creates a NodePool like "batch" whose nodes register
+// delay after Karpenter launches them: its own KWOKNodeClass, both named
+// name.
+func createSlowNodePool(t *testing.T, c client.Client, name string, delay time.Duration) {
+	t.Helper()
+	class := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"nodeRegistrationDelay": delay.String()}}}
+	class.SetGroupVersionKind(schema.GroupVersionKind{Group: "karpenter.kwok.sh", Version: "v1alpha1", Kind: "KWOKNodeClass"})
+	class.SetName(name)
+	pool := nodePoolLike(t, c, "batch", name)
+	if err := unstructured.SetNestedField(pool.Object, name, "spec", "template", "spec", "nodeClassRef", "name"); err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range []client.Object{class, pool} {
+		if err := c.Create(context.Background(), obj); err != nil {
+			t.Fatalf("creating %s %s: %v", obj.GetObjectKind().GroupVersionKind().Kind, name, err)
+		}
+	}
+}
+
+// nodePoolLike is a NodePool named name with the spec of the NodePool from.
+func nodePoolLike(t *testing.T, c client.Client, from, name string) *unstructured.Unstructured {
+	t.Helper()
 	gvk := schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodePool"}
 	source := &unstructured.Unstructured{}
 	source.SetGroupVersionKind(gvk)
-	if err := c.Get(ctx, client.ObjectKey{Name: from}, source); err != nil {
+	if err := c.Get(context.Background(), client.ObjectKey{Name: from}, source); err != nil {
 		t.Fatalf("reading NodePool %s: %v", from, err)
 	}
 	pool := &unstructured.Unstructured{Object: map[string]any{"spec": source.Object["spec"]}}
 	pool.SetGroupVersionKind(gvk)
 	pool.SetName(name)
-	if err := c.Create(ctx, pool); err != nil {
-		t.Fatalf("creating NodePool %s: %v", name, err)
-	}
+	return pool
 }
 
 // TestWarmUpWithARealAutoscaler runs one run at T for each of: a
@@ -127,7 +152,7 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 	// 2026-11-28 04:55). In a cluster that mixes the strategies in one
 	// node pool, that is what happens too: a buffer's room is anyone's.
 	createNodePoolLike(t, c, "batch", bufferNodePool)
-	createNodePoolLike(t, c, "batch", shortLeadNodePool)
+	createSlowNodePool(t, c, shortLeadNodePool, 2*provisionDelay)
 
 	// One run at T, at least lead plus a margin ahead.
 	run := time.Now().UTC().Add(warmLead + 40*time.Second).Truncate(time.Minute).Add(time.Minute)
@@ -166,12 +191,16 @@ func TestWarmUpWithARealAutoscaler(t *testing.T) {
 	checkShortLead(t, c, binary, cluster.Kubeconfig, run)
 	framework.Eventually(t, time.Minute, "every placeholder to go", func() bool { return len(warmUpPodsOf(t, c, "")) == len(warmUpPodsOf(t, c, "early-start")) })
 	framework.Eventually(t, time.Minute, "every CapacityBuffer and its PodTemplate to go", func() bool { return len(capacityBuffers(t, c)) == 0 && len(bufferTemplates(t, c)) == 0 })
-	for _, strategy := range []string{"Placeholder", "CapacityBuffer"} {
-		for kind, want := range map[string]float64{"ScheduledJob": 1, "CronJob": 1} {
-			series := fmt.Sprintf(`ontime_run_start_lateness_seconds_count{kind=%q,warm_up=%q}`, kind, strategy)
-			if n, err := controller.Metric(series); err != nil || n != want {
-				t.Errorf("%s: %v (%v), want %v", series, n, err, want)
-			}
+	// One run measured of each: placeholder and short-lead are the
+	// ScheduledJobs with Placeholder warm-up.
+	for series, want := range map[string]float64{
+		`ontime_run_start_lateness_seconds_count{kind="ScheduledJob",warm_up="Placeholder"}`:    2,
+		`ontime_run_start_lateness_seconds_count{kind="CronJob",warm_up="Placeholder"}`:         1,
+		`ontime_run_start_lateness_seconds_count{kind="ScheduledJob",warm_up="CapacityBuffer"}`: 1,
+		`ontime_run_start_lateness_seconds_count{kind="CronJob",warm_up="CapacityBuffer"}`:      1,
+	} {
+		if n, err := controller.Metric(series); err != nil || n != want {
+			t.Errorf("%s: %v (%v), want %v", series, n, err, want)
 		}
 	}
 	checkCronJobUntouched(t, c)
@@ -343,24 +372,24 @@ func checkStarts(t *testing.T, c client.Client, run time.Time) {
 }
 
 // checkShortLead: the run warmed up shortLead ahead, less than its node
-// takes, started late; most of its lateness went to waiting for the node
-// (phase Node), and ontime explain names the lead that would have been
-// enough: shortLead plus that wait.
+// takes (2×provisionDelay), started late; most of its lateness went to
+// waiting for the node (phase Node), and ontime explain names the lead
+// that would have been enough: shortLead plus that wait.
 func checkShortLead(t *testing.T, c client.Client, binary, kubeconfig string, run time.Time) {
 	t.Helper()
-	sj := &v1alpha1.ScheduledJob{}
-	if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: "short-lead"}, sj); err != nil {
-		t.Fatal(err)
-	}
-	s := sj.Status.LastRunStart
-	if s == nil || !s.ScheduledTime.Time.Equal(run) {
-		t.Fatalf("short-lead: status.lastRunStart %+v, want the run at %s", s, run.Format(time.TimeOnly))
-	}
+	var s *v1alpha1.RunStart
+	framework.Eventually(t, time.Minute, "short-lead's run's start to be recorded", func() bool {
+		sj := &v1alpha1.ScheduledJob{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: warmNamespace, Name: "short-lead"}, sj); err != nil {
+			t.Fatal(err)
+		}
+		s = sj.Status.LastRunStart
+		return s != nil && s.ScheduledTime.Time.Equal(run)
+	})
 	dominant, _ := s.Dominant()
-	node := s.Spent(v1alpha1.PhaseNode)
-	if sum := s.PhasesTotal(); sum != s.Lateness.Duration || dominant.Name != v1alpha1.PhaseNode || node < provisionDelay-shortLead-10*time.Second {
-		t.Errorf("short-lead: %s late, phases %v (sum %s); want most of it, at least %s, waiting for its node",
-			s.Lateness.Duration, s.Phases, sum, provisionDelay-shortLead-10*time.Second)
+	node, least := s.Spent(v1alpha1.PhaseNode), provisionDelay/2
+	if sum := s.PhasesTotal(); sum != s.Lateness.Duration || dominant.Name != v1alpha1.PhaseNode || node < least {
+		t.Errorf("short-lead: %s late, phases %v (sum %s); want most of it, at least %s, waiting for its node", s.Lateness.Duration, s.Phases, sum, least)
 	}
 	out := framework.Command(t, nil, binary, "explain", "sj/short-lead", "-n", warmNamespace, "--kubeconfig", kubeconfig)
 	want := fmt.Sprintf("after a warm-up begun %s ahead: its node took about %s to come up; set the warm-up's lead to at least %s", shortLead, shortLead+node, shortLead+node)
