@@ -90,8 +90,12 @@ func NewReconciler[O client.Object](kind Kind[O], c client.Reader, clk clock.Pas
 	return &Reconciler[O]{kind: kind, client: c, clock: clk, warmUp: warmUp}
 }
 
-// Reconcile brings one owner up to date.
+// Reconcile brings one owner up to date, in three steps: read it, decide
+// once (its kind's Plan reads what it needs and asks the planner), then
+// carry the decision out (carryOut: its runs, its warm-up, its record)
+// and wake up when the decision says.
 func (r *Reconciler[O]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	// 1. Read the owner from the cache; one that is gone is forgotten.
 	owner := r.kind.New()
 	if err := r.client.Get(ctx, req.NamespacedName, owner); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -100,11 +104,13 @@ func (r *Reconciler[O]) Reconcile(ctx context.Context, req reconcile.Request) (r
 		r.reconciled.Delete(req.NamespacedName)
 		return reconcile.Result{}, r.kind.Forget(ctx, req.NamespacedName)
 	}
+	// 2. Decide, as of now.
 	now := r.clock.Now()
 	plan, err := r.kind.Plan(ctx, owner, now)
 	if err != nil || plan == nil {
 		return reconcile.Result{}, err
 	}
+	// 3. Carry the decision out.
 	result, err := r.carryOut(ctx, plan, now)
 	if err == nil {
 		r.reconciled.Store(req.NamespacedName, struct{}{})
@@ -112,8 +118,12 @@ func (r *Reconciler[O]) Reconcile(ctx context.Context, req reconcile.Request) (r
 	return result, err
 }
 
-// carryOut carries the plan out: runs, warm-up, then the record.
+// carryOut carries the plan out: runs, warm-up, then the record. The
+// runs come first so that nothing else delays them; the record comes last
+// so that it records what the runs and the warm-up came to.
 func (r *Reconciler[O]) carryOut(ctx context.Context, plan Plan, now time.Time) (reconcile.Result, error) {
+	// 3a. Start the runs (a plan that starts runs may stop here: it
+	// records them at the next reconcile, which their Jobs' events queue).
 	var runErr error
 	if runs, ok := plan.(RunStarter); ok {
 		var stop bool
@@ -124,6 +134,7 @@ func (r *Reconciler[O]) carryOut(ctx context.Context, plan Plan, now time.Time) 
 			return wakeup.After(r.remaining(now, plan.Wake())), nil
 		}
 	}
+	// 3b. Warm-up: create and delete placeholder pods and CapacityBuffers.
 	wake := r.remaining(now, plan.Wake())
 	warm, warmErr := r.warmUp.Execute(ctx, plan.WarmUp())
 	if warm.Refused {
@@ -131,6 +142,8 @@ func (r *Reconciler[O]) carryOut(ctx context.Context, plan Plan, now time.Time) 
 		// becomes of its warm-up.
 		wake = warmup.RetryAfterRefusal(wake)
 	}
+	// 3c. Record what was done (the status, or the CronJob's state), then
+	// report a failure for a retry, or wake up when the plan said.
 	failed := runErr
 	if failed == nil {
 		failed = warmErr
