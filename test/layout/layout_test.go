@@ -47,7 +47,7 @@ var allowed = map[string][]string{
 		"api/v1alpha1", "pkg/cron"},
 	// The Backfill controller: the backfill's plan, written through the
 	// job-control layer.
-	"internal/controller/backfill": {"internal/backfill", "internal/controller/jobcontrol", "internal/wakeup", "api/v1alpha1"},
+	"internal/controller/backfill": {"internal/backfillplan", "internal/controller/jobcontrol", "internal/wakeup", "api/v1alpha1"},
 	// The concurrency groups' controller: the group's decision, written
 	// through the job-control layer.
 	"internal/controller/concurrencygroup": {"internal/concurrency", "internal/controller/jobcontrol", "internal/wakeup", "api/v1alpha1"},
@@ -69,7 +69,7 @@ var allowed = map[string][]string{
 	"internal/planner":                 {"internal/validation", "internal/warmup", "internal/objective", "internal/deadline", "internal/spread", "internal/wakeup", "api/v1alpha1", "pkg/cron"},
 	"internal/objective":               {"api/v1alpha1"},
 	"internal/deadline":                {"api/v1alpha1"},
-	"internal/backfill":                {"internal/planner", "internal/warmup", "api/v1alpha1", "pkg/cron"},
+	"internal/backfillplan":            {"internal/planner", "internal/warmup", "api/v1alpha1", "pkg/cron"},
 	"internal/concurrency":             {"api/v1alpha1"},
 	"internal/wakeup":                  {},
 	"internal/warmup":                  {"api/v1alpha1", "pkg/cron"},

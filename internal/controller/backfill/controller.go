@@ -1,5 +1,5 @@
 // Package backfill is the Backfill controller: it reads a Backfill, its
-// ScheduledJob and the Jobs of its times, has internal/backfill decide, and
+// ScheduledJob and the Jobs of its times, has internal/backfillplan decide, and
 // writes. It runs on the leader only.
 package backfill
 
@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	backfillplan "github.com/ontime-dev/ontime/internal/backfill"
+	"github.com/ontime-dev/ontime/internal/backfillplan"
 	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/wakeup"
 )

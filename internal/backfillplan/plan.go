@@ -1,4 +1,4 @@
-// Package backfill decides what a Backfill does next: a pure function of
+// Package backfillplan decides what a Backfill does next: a pure function of
 // the Backfill, its ScheduledJob, the Jobs named for the ScheduledJob's
 // runs, and now. The reconciler (internal/controller/backfill) reads and
 // writes.
@@ -23,7 +23,7 @@
 //   - A time is the backfill's only once the live schedule can no longer
 //     be starting it: SettleAfter past it, and before the ScheduledJob's
 //     status.nextScheduleTime (which a catch-up holds in the past).
-package backfill
+package backfillplan
 
 import (
 	"cmp"

@@ -1,4 +1,4 @@
-package backfill
+package backfillplan
 
 import (
 	"fmt"
