@@ -63,8 +63,8 @@ func infeasible(st *v1alpha1.DeadlineStatus, in Input) string {
 
 // heldTooLong says why the next run, held back until the run Limit runs
 // before it finishes, cannot succeed by its deadline; "" while it can.
+// Limit is at least 1 (infeasible asks only then).
 func heldTooLong(ahead Outlook, gap, typical time.Duration, deadline time.Time, runTimes string) string {
-	ahead.Limit = max(ahead.Limit, 1)
 	before := ahead.Next.Add(-time.Duration(ahead.Limit) * gap)
 	freed := before.Add(typical)
 	if !freed.After(ahead.Next) || !freed.Add(typical).After(deadline) {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/deadline"
-	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 // decideDeadline watches the latest run against spec.deadline
@@ -73,8 +72,8 @@ func outlook(in Input, spec specSchedule, runs timeline) deadline.Outlook {
 	default:
 		o.Limit = ptr.Deref(sj.Spec.MaxActive, 0)
 	}
-	if group := sj.Spec.ConcurrencyGroup; group != nil {
-		o.NextAdmission = warmup.PredictAdmission(in.Group, nil, sj.Namespace, sj.JobName(runs.next)).Next
+	if group, st := sj.Spec.ConcurrencyGroup, in.Group.Status; group != nil && st != nil {
+		o.NextAdmission = st.PredictedAdmission(sj.Namespace, sj.JobName(runs.next))
 		o.Group = fmt.Sprintf("%s %q", cmp.Or(group.Kind, v1alpha1.KindConcurrencyGroup), group.Name)
 	}
 	return o
