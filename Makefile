@@ -11,19 +11,22 @@ help: ## List the targets.
 # Tools are cached outside the repository, keyed by version, like the
 # control plane (hack/kube-binaries.sh).
 ONTIME_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ontime
+# Every pinned tool is built with hack/lib.sh's tool_build_flags: no file
+# paths, no symbol table, no DWARF (about a tenth of a cold build's CPU).
+TOOL_BUILD_FLAGS := -trimpath -gcflags=all=-dwarf=false -ldflags "-s -w"
 GOLANGCI_LINT_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/golangci/golangci-lint/v2" {print $$3}' hack/tools/golangci-lint/go.mod)
 GOLANGCI_LINT := $(ONTIME_CACHE_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 
 $(GOLANGCI_LINT):
 	@echo "==> building golangci-lint $(GOLANGCI_LINT_VERSION) (first time only, about 2 minutes; cached in $(@D))"
-	cd hack/tools/golangci-lint && GOBIN=$(@D) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	cd hack/tools/golangci-lint && GOBIN=$(@D) $(GO) install $(TOOL_BUILD_FLAGS) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
 HELM_VERSION := $(shell awk '$$1 == "require" && $$2 == "helm.sh/helm/v3" {print $$3}' hack/tools/helm/go.mod)
 HELM := $(ONTIME_CACHE_DIR)/helm-$(HELM_VERSION)/helm
 
 $(HELM):
 	@echo "==> building helm $(HELM_VERSION) (first time only, about 3 minutes; cached in $(@D))"
-	cd hack/tools/helm && GOBIN=$(@D) $(GO) install helm.sh/helm/v3/cmd/helm
+	cd hack/tools/helm && GOBIN=$(@D) $(GO) install $(TOOL_BUILD_FLAGS) helm.sh/helm/v3/cmd/helm
 
 # Helm 4 beside Helm 3: the real-node test installs and upgrades with both.
 HELM4_VERSION := $(shell awk '$$1 == "require" && $$2 == "helm.sh/helm/v4" {print $$3}' hack/tools/helm4/go.mod)
@@ -31,42 +34,42 @@ HELM4 := $(ONTIME_CACHE_DIR)/helm-$(HELM4_VERSION)/helm
 
 $(HELM4):
 	@echo "==> building helm $(HELM4_VERSION) (first time only, about 3 minutes; cached in $(@D))"
-	cd hack/tools/helm4 && GOBIN=$(@D) $(GO) install helm.sh/helm/v4/cmd/helm
+	cd hack/tools/helm4 && GOBIN=$(@D) $(GO) install $(TOOL_BUILD_FLAGS) helm.sh/helm/v4/cmd/helm
 
 CRANE_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/google/go-containerregistry" {print $$3}' hack/tools/crane/go.mod)
 CRANE := $(ONTIME_CACHE_DIR)/crane-$(CRANE_VERSION)/crane
 
 $(CRANE):
 	@echo "==> building crane $(CRANE_VERSION) (first time only; cached in $(@D))"
-	cd hack/tools/crane && GOBIN=$(@D) $(GO) install github.com/google/go-containerregistry/cmd/crane
+	cd hack/tools/crane && GOBIN=$(@D) $(GO) install $(TOOL_BUILD_FLAGS) github.com/google/go-containerregistry/cmd/crane
 
 ACTIONLINT_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/rhysd/actionlint" {print $$3}' hack/tools/actionlint/go.mod)
 ACTIONLINT := $(ONTIME_CACHE_DIR)/actionlint-$(ACTIONLINT_VERSION)/actionlint
 
 $(ACTIONLINT):
 	@echo "==> building actionlint $(ACTIONLINT_VERSION) (first time only; cached in $(@D))"
-	cd hack/tools/actionlint && GOBIN=$(@D) $(GO) install github.com/rhysd/actionlint/cmd/actionlint
+	cd hack/tools/actionlint && GOBIN=$(@D) $(GO) install $(TOOL_BUILD_FLAGS) github.com/rhysd/actionlint/cmd/actionlint
 
 HELM_DOCS_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/norwoodj/helm-docs" {print $$3}' hack/tools/helm-docs/go.mod)
 HELM_DOCS := $(ONTIME_CACHE_DIR)/helm-docs-$(HELM_DOCS_VERSION)/helm-docs
 
 $(HELM_DOCS):
 	@echo "==> building helm-docs $(HELM_DOCS_VERSION) (first time only; cached in $(@D))"
-	cd hack/tools/helm-docs && GOBIN=$(@D) $(GO) install github.com/norwoodj/helm-docs/cmd/helm-docs
+	cd hack/tools/helm-docs && GOBIN=$(@D) $(GO) install $(TOOL_BUILD_FLAGS) github.com/norwoodj/helm-docs/cmd/helm-docs
 
 CRD_REF_DOCS_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/elastic/crd-ref-docs" {print $$3}' hack/tools/crd-ref-docs/go.mod)
 CRD_REF_DOCS := $(ONTIME_CACHE_DIR)/crd-ref-docs-$(CRD_REF_DOCS_VERSION)/crd-ref-docs
 
 $(CRD_REF_DOCS):
 	@echo "==> building crd-ref-docs $(CRD_REF_DOCS_VERSION) (first time only; cached in $(@D))"
-	cd hack/tools/crd-ref-docs && GOBIN=$(@D) $(GO) install github.com/elastic/crd-ref-docs
+	cd hack/tools/crd-ref-docs && GOBIN=$(@D) $(GO) install $(TOOL_BUILD_FLAGS) github.com/elastic/crd-ref-docs
 
 CYCLONEDX_GOMOD_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/CycloneDX/cyclonedx-gomod" {print $$3}' hack/tools/cyclonedx-gomod/go.mod)
 CYCLONEDX_GOMOD := $(ONTIME_CACHE_DIR)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)/cyclonedx-gomod
 
 $(CYCLONEDX_GOMOD):
 	@echo "==> building cyclonedx-gomod $(CYCLONEDX_GOMOD_VERSION) (first time only; cached in $(@D))"
-	cd hack/tools/cyclonedx-gomod && GOBIN=$(@D) $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
+	cd hack/tools/cyclonedx-gomod && GOBIN=$(@D) $(GO) install $(TOOL_BUILD_FLAGS) github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
 
 .PHONY: build
 build: ## Build bin/ontime.
@@ -88,14 +91,28 @@ BINARY_FLAGS = -trimpath -tags timetzdata -ldflags "-s -w -buildid= -X main.vers
 # with their offsets and needs no zone database.
 WAIT_BINARY_FLAGS = -trimpath -ldflags "-s -w -buildid="
 
-.PHONY: compile
-compile: ## Compile ontime and its dependencies as make test will (plain, with the race detector, the image's linux/amd64 and linux/arm64), discarding the output: .ci/run's warm-up of the build cache. Cached: seconds.
-	$(GO) build ./...
+.PHONY: compile compile-clusters compile-image generate-tools
+compile: compile-clusters compile-image ## Compile ontime and its dependencies as make test will (plain, with the race detector, the image's linux/amd64 and linux/arm64), discarding the output. Cached: seconds.
 	$(GO) build -race ./...
+
+# .ci/run builds this beside the control plane, and make test's first step
+# builds nothing more before it starts the end-to-end tests.
+compile-clusters: ## Compile what make test compiles before it starts its clusters: ontime, and the end-to-end, real-node and chaos tests (discarding the output).
+	$(GO) build ./...
+	$(GO) test -tags e2e,realnode,chaos -count=1 -run '^$$' ./test/e2e/ ./test/realnode/ ./test/chaos/ >/dev/null
+
+compile-image: ## Compile the image's two binaries for each of its platforms (discarding the output).
 	@for platform in $(IMAGE_PLATFORMS); do \
 	  CGO_ENABLED=0 GOOS=$${platform%/*} GOARCH=$${platform#*/} $(GO) build $(BINARY_FLAGS) -o /dev/null ./cmd/ontime || exit 1; \
 	  CGO_ENABLED=0 GOOS=$${platform%/*} GOARCH=$${platform#*/} $(GO) build $(WAIT_BINARY_FLAGS) -o /dev/null ./cmd/ontime-wait || exit 1; \
 	done
+
+# So is this, so that make test's first step, make verify-generated, takes
+# seconds on a new machine too.
+generate-tools: $(HELM_DOCS) $(CRD_REF_DOCS) ## Build what make generate runs (controller-gen, crd-ref-docs, helm-docs, hack/'s generators, the CLI reference's test), discarding the output.
+	$(GO) build -modfile hack/tools/controller-gen/go.mod -o /dev/null sigs.k8s.io/controller-tools/cmd/controller-gen
+	$(GO) build ./hack/crd-complete ./hack/chartdoc
+	$(GO) test -count=1 -run '^$$' ./cmd/ontime/ >/dev/null
 
 .PHONY: image
 image: ## Build the controller image for linux/amd64 and linux/arm64 into $(IMAGE_DIR) (OCI layout, a tar of it, its digest): /ontime and EarlyStart's /ontime-wait; no Docker.
@@ -400,20 +417,24 @@ IDLE := nice -n 19
 # the autoscaler were the floor of a warm run (make e2e-lead; the
 # learning itself is checked by TestAutoLeadAdapts and, on envtest,
 # TestAutoLeadSharedInItsPool).
-test: kube-binaries node-binaries autoscaler $(HELM) $(HELM4) $(CRANE) ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image and its SBOM, e2e, the real node, a short chaos run.
+test: kube-binaries autoscaler ## Everything CI runs: generated files, lint, unit and envtest, the chart and alert rules, full schedule-engine checks, the image and its SBOM, e2e, the real node, a short chaos run.
 	@# Before anything reads config/ and charts/: make generate rewrites them.
 	@$(MAKE) --no-print-directory verify-generated
 	@echo "==> compiling the end-to-end, real-node and chaos tests and the ontime binary once, for the background tests"
-	$(GO) build -o /dev/null ./cmd/ontime
-	$(GO) test -tags e2e,realnode,chaos -count=1 -run '^$$' ./test/e2e/ ./test/realnode/ ./test/chaos/ >/dev/null
+	@$(MAKE) --no-print-directory compile-clusters
 	@rm -rf $(BACKGROUND_DIR)
 	@echo "==> in the background, [e2e] end-to-end on local kwok clusters, side by side: next to native CronJobs, warm-up with Karpenter, EarlyStart under its consolidation, catch-up after 5 minutes down, a concurrency group of ScheduledJobs and CronJobs, and one whose CronJob runs while ontime is down (about 12 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) e2e $(GO) test -tags e2e -count=1 -parallel 4 -timeout 30m -v ./test/e2e/
+	@# Only the real node's test needs these, a quarter of an hour later:
+	@# on a new machine they build here, in the CPU the end-to-end tests
+	@# leave idle, instead of before them (cached: seconds).
+	@echo "==> in the background at the lowest CPU priority, [tools]: the real node's kubelet and kube-proxy, Helm 3 and 4, crane, the image's binaries (built once, cached)"
+	@hack/background.sh start $(BACKGROUND_DIR) tools $(IDLE) $(MAKE) --no-print-directory -j2 node-binaries $(HELM) $(HELM4) $(CRANE) compile-image
 	@echo "==> in the background at the lowest CPU priority, [compat]: the envtest suites once more, on Kubernetes $(COMPAT_OLDEST), the oldest release of the matrix (make compat runs every one); on a new machine its control plane is built first, in the time e2e and chaos leave idle"
 	@hack/background.sh start $(BACKGROUND_DIR) compat $(IDLE) hack/compat.sh --envtest-only $(COMPAT_OLDEST)
 	@echo "==> in the background once [e2e] has ended, [chaos] short: leader killed every 30 s, kube-apiserver and etcd killed once; 0 duplicated and 0 lost runs (about 5 minutes)"
 	@hack/background.sh start $(BACKGROUND_DIR) chaos --after e2e $(GO) test -tags chaos -count=1 -timeout 20m -v -run '^(TestForbidStart|TestForbidOverlaps|TestChaos)$$' ./test/chaos/ -args -n 60 -duration 3m -kill-every 30s -long-down 0
-	@echo "==> in the background once [chaos] and [compat] have ended, [real-node] (kubelet, containerd, runc): published to a registry on loopback and installed from it, into namespaces that enforce the restricted Pod Security Standard: docs/getting-started.md run, Helm with real runs, leader killed, upgraded; install.yaml with ontime check on broken installs; an image the registry lacks (about 7 minutes)"
+	@echo "==> in the background once [chaos], [compat] and [tools] have ended, [real-node] (kubelet, containerd, runc): published to a registry on loopback and installed from it, into namespaces that enforce the restricted Pod Security Standard: docs/getting-started.md run, Helm with real runs, leader killed, upgraded; install.yaml with ontime check on broken installs; an image the registry lacks (about 7 minutes)"
 	@# Not beside [compat]: its etcd writes to disk, which no nice level
 	@# holds back, made containerd start EarlyStart containers 3 to 18 s
 	@# late beside the real node's measured minutes (2026-11-29). On a new
@@ -424,9 +445,11 @@ test: kube-binaries node-binaries autoscaler $(HELM) $(HELM4) $(CRANE) ## Everyt
 	@# 40 minutes: on a cold machine its image compiles for two platforms
 	@# beside the foreground's first compile; on 2026-11-29 a cold run was
 	@# still in its first subtest 16 minutes in (9 minutes warm).
-	@hack/background.sh start $(BACKGROUND_DIR) real-node --after chaos,compat $(GO) test -tags realnode -count=1 -timeout 40m -v ./test/realnode/
+	@hack/background.sh start $(BACKGROUND_DIR) real-node --after chaos,compat,tools $(GO) test -tags realnode -count=1 -timeout 40m -v ./test/realnode/
 	@echo "==> meanwhile, at the lowest CPU priority: lint, unit and envtest, chart"
-	$(IDLE) $(MAKE) --no-print-directory lint unit-tests chart TEST_TAGS=integration
+	$(IDLE) $(MAKE) --no-print-directory lint unit-tests TEST_TAGS=integration
+	@hack/background.sh wait $(BACKGROUND_DIR) tools
+	$(IDLE) $(MAKE) --no-print-directory chart
 	@echo "==> full-size schedule engine checks (differential vs robfig/cron, DST over every zone) and balancer sequences"
 	$(IDLE) $(GO) test -count=1 -run 'Differential|DST' ./pkg/cron/
 	$(IDLE) $(GO) test -count=1 -run 'RandomSequences' ./internal/spread/

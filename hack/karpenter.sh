@@ -39,7 +39,7 @@ build() {
   mkdir -p "$cache"
   tmp=$(mktemp -d "$cache/.karpenter-build.XXXXXX")
   # The package's binary is called kwok, like kwok's own: rename it.
-  GOBIN=$tmp go install "sigs.k8s.io/karpenter/kwok@$version"
+  GOBIN=$tmp go install "${tool_build_flags[@]}" -ldflags "-s -w" "sigs.k8s.io/karpenter/kwok@$version"
   mkdir -p "$(dirname "$bin")"
   mv "$tmp/kwok" "$bin"
   rmdir "$tmp"

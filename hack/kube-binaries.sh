@@ -111,16 +111,18 @@ if ((missing == 0)); then
   exit 0
 fi
 
-i=0
+# Binaries cached beside another etcd or kwok (the version is in the
+# directory's name) are linked instead of built again; the rest are built
+# in three groups side by side: etcd, the Kubernetes binaries (one go
+# build: their shared packages compile once, and each link, which runs on
+# one core, overlaps the others' compiles) and kwok's two. Each group
+# renames its binaries into place only when they are complete, so an
+# interrupted build never leaves a half-written binary that a later run
+# would take for cached.
+kube_pkgs=() kwok_pkgs=() build_etcd=
 for target in "${targets[@]}"; do
-  i=$((i + 1))
   IFS='|' read -r name dir pkg <<<"$target"
-  if [[ -x $bin/$name ]]; then
-    echo "[$i/${#targets[@]}] $name: cached" >&2
-    continue
-  fi
-  # The same binary may be cached beside another etcd or kwok (the version
-  # is in the directory's name): link it instead of building it again.
+  [[ -x $bin/$name ]] && continue
   case $name in
     etcd) pattern="kube-*-etcd-$etcd_version-kwok-*" ;;
     kwok | kwokctl) pattern="kube-*-etcd-*-kwok-$kwok_version" ;;
@@ -128,23 +130,56 @@ for target in "${targets[@]}"; do
   esac
   found=$(compgen -G "$cache/$pattern/bin/$name" | head -n 1 || true)
   if [[ -n $found ]] && ln -f "$found" "$bin/$name" 2>/dev/null; then
-    echo "[$i/${#targets[@]}] $name: linked from $found" >&2
+    echo "$name: linked from $found" >&2
     continue
   fi
-  echo "[$i/${#targets[@]}] building $name… (first build only; cached in $bin)" >&2
-  start=$SECONDS
-  tmp=$(mktemp -d "$bin/.build-$name.XXXXXX")
-  if [[ -z $dir ]]; then
-    GOBIN=$tmp go install -trimpath -ldflags "-s -w" "$pkg"
-  elif [[ $name == etcd ]]; then
-    (cd "$dir" && go build -trimpath -ldflags "-s -w" -o "$tmp/$name" "$pkg")
-  else
-    (cd "$dir" && go build -trimpath -ldflags "$kube_ldflags" -o "$tmp/$name" "$pkg")
-  fi
-  # Rename into place only when complete, so an interrupted build never
-  # leaves a half-written binary that a later run would treat as cached.
-  mv "$tmp/$name" "$bin/$name"
-  rmdir "$tmp"
-  echo "      $name built in $((SECONDS - start))s" >&2
+  case $name in
+    etcd) build_etcd=$pkg ;;
+    kwok | kwokctl) kwok_pkgs+=("$pkg") ;;
+    *) kube_pkgs+=("$pkg") ;;
+  esac
 done
+
+# build_group LABEL DIR LDFLAGS PACKAGE... builds the packages (of DIR's
+# module; with no DIR, go install PACKAGE@VERSION) into $bin.
+build_group() {
+  local label=$1 dir=$2 ldflags=$3 start=$SECONDS tmp name
+  shift 3
+  echo "building $label… (first build only; cached in $bin)" >&2
+  tmp=$(mktemp -d "$bin/.build.XXXXXX")
+  if [[ -z $dir ]]; then
+    GOBIN=$tmp go install "${tool_build_flags[@]}" -ldflags "$ldflags" "$@"
+  else
+    (cd "$dir" && go build "${tool_build_flags[@]}" -ldflags "$ldflags" -o "$tmp/" "$@")
+  fi
+  for name in "$tmp"/*; do mv "$name" "$bin/"; done
+  rmdir "$tmp"
+  echo "      $label built in $((SECONDS - start))s" >&2
+}
+
+pids=()
+if [[ -n $build_etcd ]]; then
+  # etcd's main package is the module's root: go build names it after the
+  # module (v3), so it gets an explicit output name.
+  (
+    start=$SECONDS
+    echo "building etcd… (first build only; cached in $bin)" >&2
+    tmp=$(mktemp -d "$bin/.build.XXXXXX")
+    (cd "$tools/etcd" && go build "${tool_build_flags[@]}" -ldflags "-s -w" -o "$tmp/etcd" "$build_etcd")
+    mv "$tmp/etcd" "$bin/etcd" && rmdir "$tmp"
+    echo "      etcd built in $((SECONDS - start))s" >&2
+  ) &
+  pids+=($!)
+fi
+if ((${#kube_pkgs[@]})); then
+  build_group "${kube_pkgs[*]##*/}" "$tools/kube" "$kube_ldflags" "${kube_pkgs[@]}" &
+  pids+=($!)
+fi
+if ((${#kwok_pkgs[@]})); then
+  build_group "${kwok_pkgs[*]##*/}" "" "-s -w" "${kwok_pkgs[@]}" &
+  pids+=($!)
+fi
+failed=0
+for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+((failed == 0)) || { echo "$(basename "$0"): a build failed (above)" >&2; exit 1; }
 echo "$bin"

@@ -6,6 +6,17 @@
 # Kubernetes 1.36's client (v0.7.0's is 1.33's).
 kwok_version=v0.8.0
 
+# tool_build_flags are the go build flags of every pinned tool built from
+# source (the control plane, the real node, Karpenter, Helm, crane, the
+# linters; the Makefile's TOOL_BUILD_FLAGS are the same): no file paths,
+# and no DWARF. The linker drops DWARF anyway (-ldflags -w), but only
+# -dwarf=false spares the compiler generating it for every package: about
+# a tenth of a cold build's CPU (crane from an empty build cache: 35.3 s
+# of CPU plain, 31.2 s with these flags and -ldflags "-s -w"). One set of
+# flags also lets the tools share the standard library's compiled
+# packages, and any dependency they pin at the same version.
+tool_build_flags=(-trimpath -gcflags=all=-dwarf=false)
+
 # stop_pidfile FILE stops the process whose pid FILE holds (SIGTERM, then
 # SIGKILL after 10 s) and removes FILE. No file, or no process, is fine.
 stop_pidfile() {
