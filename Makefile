@@ -84,9 +84,11 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMAGE_PLATFORMS := linux/amd64 linux/arm64
 IMAGE_REVISION = $(shell git rev-parse HEAD 2>/dev/null)
 IMAGE_CREATED = $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || echo 1970-01-01T00:00:00Z)
+# The ontime version the binary reports (ontime version, ontime check).
+VERSION_VARIABLE := github.com/ontime-dev/ontime/cmd/ontime/app.version
 # A static binary with its own zone database; -trimpath and an empty build
 # id make it the same wherever it is built.
-BINARY_FLAGS = -trimpath -tags timetzdata -ldflags "-s -w -buildid= -X main.version=$(VERSION)"
+BINARY_FLAGS = -trimpath -tags timetzdata -ldflags "-s -w -buildid= -X $(VERSION_VARIABLE)=$(VERSION)"
 # ontime-wait, which EarlyStart pods copy and run: it reads RFC 3339 times
 # with their offsets and needs no zone database.
 WAIT_BINARY_FLAGS = -trimpath -ldflags "-s -w -buildid="
@@ -112,7 +114,7 @@ compile-image: ## Compile the image's two binaries for each of its platforms (di
 generate-tools: $(HELM_DOCS) $(CRD_REF_DOCS) ## Build what make generate runs (controller-gen, crd-ref-docs, helm-docs, hack/'s generators, the CLI reference's test), discarding the output.
 	$(GO) build -modfile hack/tools/controller-gen/go.mod -o /dev/null sigs.k8s.io/controller-tools/cmd/controller-gen
 	$(GO) build ./hack/crd-complete ./hack/chartdoc
-	$(GO) test -count=1 -run '^$$' ./cmd/ontime/ >/dev/null
+	$(GO) test -count=1 -run '^$$' ./cmd/ontime/app/ >/dev/null
 
 .PHONY: image
 image: ## Build the controller image for linux/amd64 and linux/arm64 into $(IMAGE_DIR) (OCI layout, a tar of it, its digest): /ontime and EarlyStart's /ontime-wait; no Docker.
@@ -273,7 +275,7 @@ generate: $(HELM_DOCS) $(CRD_REF_DOCS) ## Regenerate deepcopy code, CRDs, RBAC a
 		--output-path docs/reference/api.md.new
 	{ sed -n '1p' docs/reference/api.md.new; echo; cat hack/crd-ref-docs/header.md; sed '1d' docs/reference/api.md.new; } > docs/reference/api.md
 	rm docs/reference/api.md.new
-	$(GO) test -count=1 -run '^TestCLIReference$$' ./cmd/ontime/ -args -update-reference >/dev/null
+	$(GO) test -count=1 -run '^TestCLIReference$$' ./cmd/ontime/app/ -args -update-reference >/dev/null
 	@# The chart's values.schema.json and README (helm-docs' values table) from values.yaml.
 	$(GO) run ./hack/chartdoc charts/ontime
 	$(HELM_DOCS) --log-level warning --chart-search-root charts --template-files README.md.gotmpl --sort-values-order file

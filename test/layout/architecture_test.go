@@ -26,7 +26,7 @@ var repoPath = regexp.MustCompile(`^(cmd|internal|api|pkg|test|hack|config|chart
 // notCode are words the page puts in backquotes that are not the
 // repository's declarations: a CLI command's name and an API server's
 // status reason.
-var notCode = map[string]bool{"prime": true, "next": true, "explain": true, "spread": true, "convert": true, "AlreadyExists": true}
+var notCode = map[string]bool{"prime": true, "next": true, "explain": true, "spread": true, "convert": true, "pause": true, "AlreadyExists": true}
 
 // apiPaths begin the dotted references that name an object's fields
 // (status.active), not code.

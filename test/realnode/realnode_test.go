@@ -100,7 +100,7 @@ func TestInstallOnRealNode(t *testing.T) {
 	e.release = e.publish(t, version, "charts/ontime")
 	e.pauseImage = e.pushPauseImage(t)
 	e.ontime = filepath.Join(cluster.Work, "ontime")
-	framework.Command(t, nil, "go", "build", "-ldflags", "-X main.version="+version, "-o", e.ontime, "./cmd/ontime")
+	framework.Command(t, nil, "go", "build", "-ldflags", "-X github.com/ontime-dev/ontime/cmd/ontime/app.version="+version, "-o", e.ontime, "./cmd/ontime")
 
 	// Each install goes where the last was: only after a clean uninstall.
 	if !t.Run("getting started", e.runGettingStarted) {
