@@ -28,8 +28,16 @@ const module = "github.com/ontime-dev/ontime/"
 var allowed = map[string][]string{
 	// The binary's main package only runs the command line.
 	"cmd/ontime": {"cmd/ontime/app"},
-	// The root command and the user's commands.
-	"cmd/ontime/app": {"cmd/ontime/app/cli", "cmd/ontime/app/controllercmd", "cmd/ontime/app/waitcmd", "internal/validation", "internal/scheme", "internal/spread", "internal/convert", "api/v1alpha1", "pkg/cron"},
+	// The root command: it adds every command.
+	"cmd/ontime/app": {"cmd/ontime/app/cli", "cmd/ontime/app/schedulecmd", "cmd/ontime/app/clustercmd", "cmd/ontime/app/controllercmd", "cmd/ontime/app/waitcmd"},
+	// The commands that read schedules: next, explain, prime, spread,
+	// convert, report.
+	"cmd/ontime/app/schedulecmd": {"cmd/ontime/app/cli", "internal/validation", "internal/spread", "internal/convert", "api/v1alpha1", "pkg/cron"},
+	// The commands that act on an installation: trigger, backfill, pause,
+	// check (which reads the controller's Lease name), uninstall-preview.
+	"cmd/ontime/app/clustercmd": {"cmd/ontime/app/cli", "cmd/ontime/app/controllercmd", "internal/validation", "api/v1alpha1"},
+	// The commands' integration tests' API server.
+	"cmd/ontime/app/clitest": {"internal/testenv", "internal/scheme"},
 	// The controller command: the operator's wiring (flags, the manager,
 	// leader election, the webhook server).
 	"cmd/ontime/app/controllercmd": {"cmd/ontime/app/cli", "internal/controller", "internal/controller/recovery", "internal/webhook", "internal/scheme", "api/v1alpha1"},
@@ -39,8 +47,9 @@ var allowed = map[string][]string{
 	// library only (TestWaitBinaryIsStandardLibraryOnly).
 	"cmd/ontime-wait":    {"internal/earlywait"},
 	"internal/earlywait": {},
-	// What the commands share: the user's errors, kubectl's cluster flags.
-	"cmd/ontime/app/cli":  {"internal/scheme"},
+	// What the commands share: the user's errors, kubectl's cluster flags,
+	// -o, the clock, ScheduledJob names and their completion.
+	"cmd/ontime/app/cli":  {"internal/scheme", "api/v1alpha1"},
 	"internal/controller": {"internal/controller/*", "internal/warmup", "api/v1alpha1"},
 	"internal/controller/*": {"internal/controller/jobcontrol", "internal/controller/owners", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
 		"api/v1alpha1", "pkg/cron"},
@@ -98,8 +107,8 @@ var allowed = map[string][]string{
 }
 
 // testOnly may also be imported by any package's tests: the local API
-// server and the scheme that talks to it.
-var testOnly = []string{"internal/testenv", "internal/scheme"}
+// server, the scheme that talks to it, and the commands' API server.
+var testOnly = []string{"internal/testenv", "internal/scheme", "cmd/ontime/app/clitest"}
 
 // pkg is what `go list -json` says of a package, as far as this test reads.
 type pkg struct {

@@ -18,7 +18,7 @@ import (
 // the command line with the flags' dialect, zone and policy. Everything
 // that reads an object's schedule asks api/v1alpha1 (Meaning,
 // CronJobMeaning, ScheduleParser), so that it means the same everywhere.
-var parserBuilders = []string{"cmd/ontime/app/schedule_flags.go", "cmd/ontime/app/prime.go"}
+var parserBuilders = []string{"cmd/ontime/app/schedulecmd/schedule_flags.go", "cmd/ontime/app/schedulecmd/prime.go"}
 
 // TestSchedulesAreReadInOnePlace fails when code outside api/v1alpha1 and
 // the CLI's offline commands builds a cron.Parser (a cron.Parser{…}

@@ -15,6 +15,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/ontime-dev/ontime/cmd/ontime/app/clitest"
 	"github.com/ontime-dev/ontime/internal/testenv"
 )
 
@@ -27,7 +28,7 @@ import (
 func TestControllerWaitsForTheAPIServer(t *testing.T) {
 	// Its own API server and processes, no package state: beside the others.
 	t.Parallel()
-	c, config := startAPIServerConfig(t, "config/crd/bases")
+	c, config := clitest.StartAPIServerConfig(t, "config/crd/bases")
 	// The controller reaches the API server through a proxy that does not
 	// listen yet: connection refused, as while kube-apiserver is down.
 	proxy := testenv.FreeAddress(t)

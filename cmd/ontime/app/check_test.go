@@ -20,6 +20,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ontime-dev/ontime/cmd/ontime/app/clitest"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/clustercmd"
 	"github.com/ontime-dev/ontime/cmd/ontime/app/controllercmd"
 	"github.com/ontime-dev/ontime/internal/testenv"
 )
@@ -31,7 +33,7 @@ var checkAt = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 // 0; with the webhook not answering, the leader gone, or the CRD missing
 // it exits 1 and names the check that failed, with what to do.
 func TestCheck(t *testing.T) {
-	c, kubeconfig := startAPIServerKubeconfig(t, "config/crd/bases")
+	c, kubeconfig := clitest.StartAPIServerKubeconfig(t, "config/crd/bases")
 	ctx := context.Background()
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "ontime-system", Name: controllercmd.LeaderElectionID},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("ontime-controller-5d8f_0b6f7c1e"), LeaseDurationSeconds: ptr.To[int32](15),
@@ -42,7 +44,7 @@ func TestCheck(t *testing.T) {
 	ready := controllerPod(t, c, "ontime-controller-5d8f", "registry.example/ontime:"+version, corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}})
 
 	results := runCheckCLI(t, kubeconfig, 0)
-	want := map[string]checkStatus{"api": checkOK, "controller": checkOK, "webhook": checkWarn, "leader": checkOK, "rbac": checkOK, "warm-up": checkOK}
+	want := map[string]clustercmd.CheckStatus{"api": clustercmd.CheckOK, "controller": clustercmd.CheckOK, "webhook": clustercmd.CheckWarn, "leader": clustercmd.CheckOK, "rbac": clustercmd.CheckOK, "warm-up": clustercmd.CheckOK}
 	for check, status := range want {
 		expectCheck(t, "healthy", results[check], status, "")
 	}
@@ -52,19 +54,19 @@ func TestCheck(t *testing.T) {
 	pulling := corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "controller", Image: "registry.example/ontime:v9",
 		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "registry.example/ontime:v9"`}}}}}
 	controllerPod(t, c, "ontime-controller-7c4b", "registry.example/ontime:v9", pulling)
-	expectCheck(t, "one pod not pulled", runCheckCLI(t, kubeconfig, 0)["controller"], checkWarn, "1/2 pods ready; ontime-controller-7c4b: ImagePullBackOff")
+	expectCheck(t, "one pod not pulled", runCheckCLI(t, kubeconfig, 0)["controller"], clustercmd.CheckWarn, "1/2 pods ready; ontime-controller-7c4b: ImagePullBackOff")
 	if err := c.Delete(ctx, ready); err != nil {
 		t.Fatal(err)
 	}
 	notPulled := runCheckCLI(t, kubeconfig, 1)["controller"]
-	expectCheck(t, "no pod pulled", notPulled, checkFail, `0/1 pods ready; ontime-controller-7c4b: ImagePullBackOff: Back-off pulling image "registry.example/ontime:v9"`)
+	expectCheck(t, "no pod pulled", notPulled, clustercmd.CheckFail, `0/1 pods ready; ontime-controller-7c4b: ImagePullBackOff: Back-off pulling image "registry.example/ontime:v9"`)
 	if !strings.Contains(notPulled.Fix, "cannot pull registry.example/ontime:v9") {
 		t.Errorf("no pod pulled: fix %q, want it to name the image", notPulled.Fix)
 	}
 
 	// The webhook registered, its Service not answering.
 	create(t, c, brokenWebhook())
-	expectCheck(t, "webhook not answering", runCheckCLI(t, kubeconfig, 1)["webhook"], checkFail, "dry-run create")
+	expectCheck(t, "webhook not answering", runCheckCLI(t, kubeconfig, 1)["webhook"], clustercmd.CheckFail, "dry-run create")
 	if err := c.Delete(ctx, brokenWebhook()); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestCheck(t *testing.T) {
 	// it: the call times out, and the fix says so.
 	create(t, c, timingOutWebhook(silentListener(t)))
 	timedOut := runCheckCLI(t, kubeconfig, 1)["webhook"]
-	expectCheck(t, "webhook call timing out", timedOut, checkFail, "dry-run create")
+	expectCheck(t, "webhook call timing out", timedOut, clustercmd.CheckFail, "dry-run create")
 	if !strings.Contains(timedOut.Fix, "timed out") || !strings.Contains(timedOut.Fix, "Private clusters") {
 		t.Errorf("webhook call timing out: fix %q, want the timeout and docs/install.md's Private clusters", timedOut.Fix)
 	}
@@ -87,16 +89,16 @@ func TestCheck(t *testing.T) {
 	if err := c.Update(ctx, lease); err != nil {
 		t.Fatal(err)
 	}
-	expectCheck(t, "leader gone", runCheckCLI(t, kubeconfig, 1)["leader"], checkFail, "not held")
+	expectCheck(t, "leader gone", runCheckCLI(t, kubeconfig, 1)["leader"], clustercmd.CheckFail, "not held")
 
 	// No CRD: a cluster without ontime.
-	_, bare := startAPIServerConfig(t)
+	_, bare := clitest.StartAPIServerConfig(t)
 	bareKubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := testenv.WriteKubeconfig(bare, bareKubeconfig); err != nil {
 		t.Fatal(err)
 	}
 	results = runCheckCLI(t, bareKubeconfig, 1)
-	expectCheck(t, "no CRD", results["api"], checkFail, "CRD is not installed")
+	expectCheck(t, "no CRD", results["api"], clustercmd.CheckFail, "CRD is not installed")
 	if len(results) != 1 {
 		t.Errorf("no CRD: %+v, want the api check alone", results)
 	}
@@ -111,25 +113,25 @@ func TestCheck(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "scheduledjobs.yaml"), crd, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, old := startAPIServerConfig(t, dir)
+	_, old := clitest.StartAPIServerConfig(t, dir)
 	oldKubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := testenv.WriteKubeconfig(old, oldKubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	expectCheck(t, "CRDs not upgraded", runCheckCLI(t, oldKubeconfig, 1)["api"], checkWarn, "Backfills, ConcurrencyGroups, ClusterConcurrencyGroups are not")
+	expectCheck(t, "CRDs not upgraded", runCheckCLI(t, oldKubeconfig, 1)["api"], clustercmd.CheckWarn, "Backfills, ConcurrencyGroups, ClusterConcurrencyGroups are not")
 }
 
 // expectCheck: the check has the status, its detail says what, and one
 // that is not OK says what to do.
-func expectCheck(t *testing.T, situation string, r checkResult, status checkStatus, detail string) {
+func expectCheck(t *testing.T, situation string, r clustercmd.CheckResult, status clustercmd.CheckStatus, detail string) {
 	t.Helper()
-	if r.Status != status || !strings.Contains(r.Detail, detail) || (status != checkOK && r.Fix == "") {
+	if r.Status != status || !strings.Contains(r.Detail, detail) || (status != clustercmd.CheckOK && r.Fix == "") {
 		t.Errorf("%s: %+v, want %s with %q and a fix", situation, r, status, detail)
 	}
 }
 
 // runCheckCLI runs ontime check -o json and returns its results by check.
-func runCheckCLI(t *testing.T, kubeconfig string, wantCode int) map[string]checkResult {
+func runCheckCLI(t *testing.T, kubeconfig string, wantCode int) map[string]clustercmd.CheckResult {
 	t.Helper()
 	stdout, stderr, code := runCLI(t, "check", "--kubeconfig", kubeconfig, "-n", "default", "-o", "json")
 	if code != wantCode {
@@ -138,11 +140,11 @@ func runCheckCLI(t *testing.T, kubeconfig string, wantCode int) map[string]check
 	if wantCode != 0 && !strings.HasPrefix(stderr, "ontime: a check failed: ") {
 		t.Errorf("stderr %q, want one line naming the failed check", stderr)
 	}
-	var results []checkResult
+	var results []clustercmd.CheckResult
 	if err := json.Unmarshal([]byte(stdout), &results); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
 	}
-	byCheck := map[string]checkResult{}
+	byCheck := map[string]clustercmd.CheckResult{}
 	for _, r := range results {
 		byCheck[r.Check] = r
 	}

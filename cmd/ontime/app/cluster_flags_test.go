@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/clitest"
 )
 
 // TestKubectlFlagsAndCompletion: against a real API server, the commands
@@ -26,7 +27,7 @@ import (
 // from the namespace -n names, -n from the cluster's namespaces and
 // --context from the kubeconfig.
 func TestKubectlFlagsAndCompletion(t *testing.T) {
-	c, kubeconfig := startAPIServerKubeconfig(t, "config/crd/bases")
+	c, kubeconfig := clitest.StartAPIServerKubeconfig(t, "config/crd/bases")
 	ctx := context.Background()
 	podSpec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox:1.37.0"}}}
 	for _, o := range [][3]string{{"reports", "nightly", "30 2 * * *"}, {"reports", "hourly", "0 * * * *"}, {"default", "elsewhere", "30 2 * * *"}, {"default", "paused", "* * * * *"}} {

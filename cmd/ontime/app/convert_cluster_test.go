@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/clitest"
 	"github.com/ontime-dev/ontime/internal/testenv"
 )
 
@@ -30,7 +31,7 @@ import (
 func TestConvertRecipesOnACluster(t *testing.T) {
 	// Its own API server and processes, no package state: beside the others.
 	t.Parallel()
-	c, config := startAPIServerConfig(t, "config/crd/bases")
+	c, config := clitest.StartAPIServerConfig(t, "config/crd/bases")
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := testenv.WriteKubeconfig(config, kubeconfig); err != nil {
 		t.Fatal(err)

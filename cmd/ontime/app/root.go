@@ -21,7 +21,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/clustercmd"
 	"github.com/ontime-dev/ontime/cmd/ontime/app/controllercmd"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/schedulecmd"
 	"github.com/ontime-dev/ontime/cmd/ontime/app/waitcmd"
 )
 
@@ -86,18 +88,18 @@ operator (ontime controller) and offline tools for cron schedules.`,
 	root.AddCommand(
 		newVersionCommand(),
 		controllercmd.NewCommand(version),
-		newNextCommand(),
-		newExplainCommand(),
-		newPrimeCommand(),
-		newSpreadCommand(),
-		newTriggerCommand(),
-		newBackfillCommand(),
-		waitcmd.NewCommand(func() time.Time { return now() }),
-		newPauseCommand(),
-		newConvertCommand(),
-		newUninstallPreviewCommand(),
-		newCheckCommand(),
-		newReportCommand(),
+		schedulecmd.NewNextCommand(),
+		schedulecmd.NewExplainCommand(),
+		schedulecmd.NewPrimeCommand(),
+		schedulecmd.NewSpreadCommand(),
+		clustercmd.NewTriggerCommand(),
+		clustercmd.NewBackfillCommand(),
+		waitcmd.NewCommand(func() time.Time { return cli.Now() }),
+		clustercmd.NewPauseCommand(),
+		schedulecmd.NewConvertCommand(),
+		clustercmd.NewUninstallPreviewCommand(),
+		clustercmd.NewCheckCommand(version),
+		schedulecmd.NewReportCommand(),
 	)
 	for _, cmd := range root.Commands() {
 		cmd.Args = wrapArgs(cmd.Args)

@@ -7,15 +7,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 )
 
 // runCLI runs the command line at a fixed "now" and returns stdout, stderr
 // and the exit code.
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	saved := now
-	now = func() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }
-	t.Cleanup(func() { now = saved })
+	saved := cli.Now
+	cli.Now = func() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }
+	t.Cleanup(func() { cli.Now = saved })
 	var stdout, stderr bytes.Buffer
 	code := Run(args, &stdout, &stderr)
 	return stdout.String(), stderr.String(), code

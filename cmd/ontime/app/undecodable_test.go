@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/clitest"
 	"github.com/ontime-dev/ontime/internal/testenv"
 )
 
@@ -46,7 +47,7 @@ import (
 func TestUndecodableScheduledJobStopsNothing(t *testing.T) {
 	// Its own API server and processes, no package state: beside the others.
 	t.Parallel()
-	c, kubeconfig := startAPIServerKubeconfig(t, unboundedCRD(t))
+	c, kubeconfig := clitest.StartAPIServerKubeconfig(t, unboundedCRD(t))
 	ctx := context.Background()
 	storeUndecodable(t, c, "broken")
 

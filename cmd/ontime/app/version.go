@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 )
 
 // version is set at build time:
@@ -13,24 +15,24 @@ import (
 var version = "dev"
 
 func newVersionCommand() *cobra.Command {
-	var output outputFlag
+	var output cli.Output
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the ontime version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := output.check(); err != nil {
+			if err := output.Check(); err != nil {
 				return err
 			}
 			info := versionInfo{Version: version, Revision: buildRevision(), Platform: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
-			if output.structured() {
-				return output.write(cmd.OutOrStdout(), info)
+			if output.Structured() {
+				return output.Write(cmd.OutOrStdout(), info)
 			}
 			_, err := fmt.Fprintf(cmd.OutOrStdout(), "ontime %s (%s, %s)\n", info.Version, info.Revision, info.Platform)
 			return err
 		},
 	}
-	output.bind(cmd, "text", "json", "yaml")
+	output.Bind(cmd, "text", "json", "yaml")
 	return cmd
 }
 

@@ -1,4 +1,4 @@
-package app
+package schedulecmd
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 
 func newSpreadRebalanceCommand() *cobra.Command {
 	var cluster cli.ClusterFlags
-	var output outputFlag
+	var output cli.Output
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "rebalance GROUP",
@@ -43,7 +43,7 @@ namespace, -n) with the next epoch; the controller picks the placements up.`,
   ontime spread rebalance nightly-batch -n ontime-system`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := output.check(); err != nil {
+			if err := output.Check(); err != nil {
 				return err
 			}
 			c, ns, err := cluster.Client()
@@ -55,7 +55,7 @@ namespace, -n) with the next epoch; the controller picks the placements up.`,
 	}
 	cluster.Bind(cmd, "ontime-system", "the controller's namespace (its --spread-namespace)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the new placements without writing them")
-	output.bind(cmd, "table", "json", "yaml")
+	output.Bind(cmd, "table", "json", "yaml")
 	return cmd
 }
 
@@ -63,7 +63,7 @@ namespace, -n) with the next epoch; the controller picks the placements up.`,
 // concurrent placement by the controller makes the write conflict, and it
 // is made again from the newer ledger (retry.RetryOnConflict: at most five
 // attempts, then the conflict is the error).
-func rebalance(ctx context.Context, c client.Client, ledger types.NamespacedName, dryRun bool, out io.Writer, output *outputFlag) error {
+func rebalance(ctx context.Context, c client.Client, ledger types.NamespacedName, dryRun bool, out io.Writer, output *cli.Output) error {
 	var printed func() error
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cm := &corev1.ConfigMap{}
@@ -127,7 +127,7 @@ type rebalancedMember struct {
 	Was          []int  `json:"was,omitempty"`
 }
 
-func printRebalance(out io.Writer, output *outputFlag, before, after map[string]spread.LedgerEntry, loadBefore, loadAfter *spread.Load, epoch int64, dryRun bool) error {
+func printRebalance(out io.Writer, output *cli.Output, before, after map[string]spread.LedgerEntry, loadBefore, loadAfter *spread.Load, epoch int64, dryRun bool) error {
 	result := rebalanceResult{DryRun: dryRun, Epoch: epoch, PeakBefore: loadBefore.Peak(), PeakAfter: loadAfter.Peak(), Ideal: loadAfter.Ideal()}
 	for _, key := range slices.Sorted(maps.Keys(after)) {
 		nn, _ := spread.ParseLedgerKey(key)
@@ -138,8 +138,8 @@ func printRebalance(out io.Writer, output *outputFlag, before, after map[string]
 		}
 		result.Placements = append(result.Placements, member)
 	}
-	if output.structured() {
-		return output.write(out, result)
+	if output.Structured() {
+		return output.Write(out, result)
 	}
 	table := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(table, "SCHEDULEDJOB\tSCHEDULE\tCHOICES\tWAS")

@@ -1,4 +1,4 @@
-package app
+package schedulecmd
 
 import (
 	"errors"
@@ -12,11 +12,12 @@ import (
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
-func newPrimeCommand() *cobra.Command {
+// NewPrimeCommand is ontime prime: a warm-up's start before each run.
+func NewPrimeCommand() *cobra.Command {
 	var flags scheduleFlags
 	var lead time.Duration
 	var extended bool
-	var output outputFlag
+	var output cli.Output
 	cmd := &cobra.Command{
 		Use:   "prime SCHEDULE --lead DURATION",
 		Short: "Print the schedules that fire exactly a lead time before every run",
@@ -37,7 +38,7 @@ exits with code 2; with --extended it prints the extended form instead
 			if err != nil {
 				return err
 			}
-			if err := output.check(); err != nil {
+			if err := output.Check(); err != nil {
 				return err
 			}
 			dialect := cron.Kubernetes
@@ -55,8 +56,8 @@ exits with code 2; with --extended it prints the extended form instead
 			if err != nil {
 				return err
 			}
-			if output.structured() {
-				err = output.write(cmd.OutOrStdout(), struct {
+			if output.Structured() {
+				err = output.Write(cmd.OutOrStdout(), struct {
 					Schedules []string `json:"schedules"`
 				}{lines})
 			} else {
@@ -74,7 +75,7 @@ exits with code 2; with --extended it prints the extended form instead
 	flags.register(cmd, false)
 	cmd.Flags().DurationVar(&lead, "lead", 0, "how long before each run, in whole minutes from 1m to 168h (7 days)")
 	cmd.Flags().BoolVar(&extended, "extended", false, "print extended syntax (L, W, #) when standard syntax cannot express the answer")
-	output.bind(cmd, "text", "json", "yaml")
+	output.Bind(cmd, "text", "json", "yaml")
 	_ = cmd.MarkFlagRequired("lead")
 	return cmd
 }
@@ -91,7 +92,7 @@ func warnAboutDST(w io.Writer, spec *cron.Spec, lead time.Duration, lines []stri
 		}
 		primers = append(primers, primer)
 	}
-	start := now()
+	start := cli.Now()
 	end := start.AddDate(2, 0, 0)
 	differing, runs := 0, 0
 	var first time.Time

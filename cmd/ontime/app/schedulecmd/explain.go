@@ -1,4 +1,4 @@
-package app
+package schedulecmd
 
 import (
 	"cmp"
@@ -16,11 +16,12 @@ import (
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
 
-func newExplainCommand() *cobra.Command {
+// NewExplainCommand is ontime explain: what a schedule means, or why a ScheduledJob runs when it does.
+func NewExplainCommand() *cobra.Command {
 	var flags scheduleFlags
 	var cluster cli.ClusterFlags
 	var lead time.Duration
-	var output outputFlag
+	var output cli.Output
 	cmd := &cobra.Command{
 		Use:   "explain SCHEDULE | sj/NAME | cj/NAME",
 		Short: "Describe a schedule, or a ScheduledJob's, in English and show its next 5 runs",
@@ -48,12 +49,12 @@ for a CronJob with ontime's warm-up annotations.`,
 			if err := checkLead(lead); err != nil {
 				return err
 			}
-			if err := output.check(); err != nil {
+			if err := output.Check(); err != nil {
 				return err
 			}
 			explanation := explain(spec, lead)
-			if output.structured() {
-				return output.write(cmd.OutOrStdout(), explanation)
+			if output.Structured() {
+				return output.Write(cmd.OutOrStdout(), explanation)
 			}
 			printExplanation(cmd.OutOrStdout(), explanation)
 			return nil
@@ -61,9 +62,9 @@ for a CronJob with ontime's warm-up annotations.`,
 	}
 	flags.register(cmd, true)
 	cluster.Bind(cmd, "", "the namespace of sj/NAME or cj/NAME (default: the context's)")
-	cmd.ValidArgsFunction = completeScheduledJobs(&cluster)
+	cmd.ValidArgsFunction = cli.CompleteScheduledJobs(&cluster)
 	cmd.Flags().DurationVar(&lead, "lead", 0, "also show when warm-up begins, this long before each run (as spec.warmUp.lead)")
-	output.bind(cmd, "text", "json", "yaml")
+	output.Bind(cmd, "text", "json", "yaml")
 	return cmd
 }
 
@@ -117,7 +118,7 @@ func explain(spec *cron.Spec, lead time.Duration) explanation {
 	if lead > 0 {
 		e.Lead = lead.String()
 	}
-	for _, t := range activations(spec, now(), 5) {
+	for _, t := range activations(spec, cli.Now(), 5) {
 		run := explainedRun{Run: t.Format(time.RFC3339), Weekday: t.Format("Mon")}
 		if lead > 0 {
 			run.WarmUp = warmUpStart(t, lead).Format(time.RFC3339)
@@ -129,16 +130,16 @@ func explain(spec *cron.Spec, lead time.Duration) explanation {
 
 // explainLive explains the ScheduledJob (sj/NAME) or annotated CronJob
 // (cj/NAME) arg names, read from the cluster.
-func explainLive(cmd *cobra.Command, cluster *cli.ClusterFlags, arg string, output *outputFlag) error {
-	if err := output.check(); err != nil {
+func explainLive(cmd *cobra.Command, cluster *cli.ClusterFlags, arg string, output *cli.Output) error {
+	if err := output.Check(); err != nil {
 		return err
 	}
 	explanation, err := explainObject(cmd.Context(), cluster, arg)
 	if err != nil {
 		return err
 	}
-	if output.structured() {
-		return output.write(cmd.OutOrStdout(), explanation)
+	if output.Structured() {
+		return output.Write(cmd.OutOrStdout(), explanation)
 	}
 	printExplanation(cmd.OutOrStdout(), explanation)
 	return nil
@@ -151,7 +152,7 @@ func explainObject(ctx context.Context, cluster *cli.ClusterFlags, arg string) (
 		if err != nil {
 			return explanation{}, err
 		}
-		return explainScheduledJob(sj, now())
+		return explainScheduledJob(sj, cli.Now())
 	}
 	c, ns, err := cluster.Client()
 	if err != nil {
@@ -162,7 +163,7 @@ func explainObject(ctx context.Context, cluster *cli.ClusterFlags, arg string) (
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cj); err != nil {
 		return explanation{}, err
 	}
-	return explainCronJob(cj, now())
+	return explainCronJob(cj, cli.Now())
 }
 
 func printExplanation(out io.Writer, e explanation) {

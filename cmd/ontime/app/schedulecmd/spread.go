@@ -1,4 +1,4 @@
-package app
+package schedulecmd
 
 import (
 	"fmt"
@@ -34,7 +34,8 @@ type spreadOptions struct {
 	limit       int
 }
 
-func newSpreadCommand() *cobra.Command {
+// NewSpreadCommand is ontime spread: hashed H fields for manifests, and a group's rebalance.
+func NewSpreadCommand() *cobra.Command {
 	var opts spreadOptions
 	cmd := &cobra.Command{
 		Use:   "spread (--every DURATION --keys K1,K2,... | -f FILE|DIR ...)",
@@ -120,15 +121,15 @@ func spreadKeys(out io.Writer, opts spreadOptions) error {
 	}
 	switch output {
 	case "json":
-		return writeJSON(out, assignments)
+		return cli.WriteJSON(out, assignments)
 	case "yaml":
-		return writeYAML(out, assignments)
+		return cli.WriteYAML(out, assignments)
 	case "json-map":
 		schedules := make(map[string]string, len(assignments))
 		for _, a := range assignments {
 			schedules[a.Key] = a.Schedule
 		}
-		return writeJSON(out, schedules)
+		return cli.WriteJSON(out, schedules)
 	}
 	table := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(table, "KEY\tSCHEDULE")
@@ -156,7 +157,7 @@ func spreadFiles(out, stderr io.Writer, opts spreadOptions) error {
 	if opts.limit < 0 {
 		return cli.BadInput("--limit %d: must be a concurrency group's maxActive, at least 1", opts.limit)
 	}
-	result, err := spread.Manifests(files, spread.ManifestOptions{All: opts.all, Namespace: opts.namespace, Now: now(), Read: manifestSchedule, RunDuration: opts.runDuration})
+	result, err := spread.Manifests(files, spread.ManifestOptions{All: opts.all, Namespace: opts.namespace, Now: cli.Now(), Read: manifestSchedule, RunDuration: opts.runDuration})
 	if err != nil {
 		return cli.Input(err)
 	}
@@ -171,15 +172,15 @@ func spreadFiles(out, stderr io.Writer, opts spreadOptions) error {
 func printSpreadFiles(out io.Writer, output string, result *spread.ManifestResult) error {
 	switch output {
 	case "json":
-		return writeJSON(out, result.Schedules)
+		return cli.WriteJSON(out, result.Schedules)
 	case "yaml":
-		return writeYAML(out, result.Schedules)
+		return cli.WriteYAML(out, result.Schedules)
 	case "json-map":
 		schedules := make(map[string]string, len(result.Schedules))
 		for _, s := range result.Schedules {
 			schedules[s.Key] = s.After
 		}
-		return writeJSON(out, schedules)
+		return cli.WriteJSON(out, schedules)
 	case "":
 		for _, f := range result.Changed {
 			if err := writeInPlace(f); err != nil {

@@ -1,4 +1,4 @@
-package app
+package schedulecmd
 
 import (
 	"bytes"
@@ -13,11 +13,12 @@ import (
 	"github.com/ontime-dev/ontime/internal/convert"
 )
 
-func newConvertCommand() *cobra.Command {
+// NewConvertCommand is ontime convert: CronJob manifests to ScheduledJobs and back.
+func NewConvertCommand() *cobra.Command {
 	var files []string
 	var to string
 	var inPlace bool
-	var output outputFlag
+	var output cli.Output
 	cmd := &cobra.Command{
 		Use:   "convert -f FILE|DIR|-",
 		Short: "Rewrite CronJob manifests as ScheduledJobs, or back",
@@ -48,7 +49,7 @@ generation, status) is dropped, so the result can be created.`,
 			if direction != convert.ToScheduledJob && direction != convert.ToCronJob {
 				return cli.BadInput("--to %q: must be scheduledjob or cronjob", to)
 			}
-			if err := output.check(); err != nil {
+			if err := output.Check(); err != nil {
 				return err
 			}
 			if slices.Contains(files, "-") {
@@ -63,7 +64,7 @@ generation, status) is dropped, so the result can be created.`,
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "YAML files or directories")
 	cmd.Flags().StringVar(&to, "to", string(convert.ToScheduledJob), "what to convert to: scheduledjob or cronjob")
 	cmd.Flags().BoolVarP(&inPlace, "in-place", "i", false, "rewrite the files instead of printing the manifests")
-	output.bind(cmd, "table", "json", "yaml")
+	output.Bind(cmd, "table", "json", "yaml")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
@@ -89,7 +90,7 @@ type convertedObject struct {
 }
 
 // convertFiles converts every file first and writes only if all convert.
-func convertFiles(out io.Writer, paths []string, to convert.Direction, inPlace bool, output *outputFlag) error {
+func convertFiles(out io.Writer, paths []string, to convert.Direction, inPlace bool, output *cli.Output) error {
 	files, err := readManifests(paths)
 	if err != nil {
 		return err
@@ -125,8 +126,8 @@ func convertFiles(out io.Writer, paths []string, to convert.Direction, inPlace b
 			return err
 		}
 	}
-	if output.structured() {
-		return output.write(out, report)
+	if output.Structured() {
+		return output.Write(out, report)
 	}
 	table := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(table, "FILE\tNAME\tFROM\tTO\tNOTE")

@@ -1,4 +1,4 @@
-package app
+package schedulecmd
 
 import (
 	"fmt"
@@ -11,10 +11,11 @@ import (
 	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 )
 
-func newNextCommand() *cobra.Command {
+// NewNextCommand is ontime next: a schedule's or a ScheduledJob's next runs.
+func NewNextCommand() *cobra.Command {
 	var flags scheduleFlags
 	var from string
-	var output outputFlag
+	var output cli.Output
 	var count int
 	var lead time.Duration
 	var cluster cli.ClusterFlags
@@ -72,11 +73,11 @@ runs next, and when its warm-up begins.`,
 	// count before, and a script that still says -n 3 gets an error
 	// naming --count (namespaceOfASchedule).
 	cluster.Bind(cmd, "", "the ScheduledJob's namespace, with sj/NAME (default: the context's)")
-	cmd.ValidArgsFunction = completeScheduledJobs(&cluster)
+	cmd.ValidArgsFunction = cli.CompleteScheduledJobs(&cluster)
 	cmd.Flags().StringVar(&from, "from", "", "start after this RFC 3339 time (default: now)")
 	cmd.Flags().IntVar(&count, "count", 5, "how many activation times to print")
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "with sj alone: the ScheduledJobs of every namespace")
-	output.bind(cmd, "text", "wide", "json", "yaml")
+	output.Bind(cmd, "text", "wide", "json", "yaml")
 	cmd.Flags().DurationVar(&lead, "lead", 0, "also print when warm-up begins, this long before each run (as spec.warmUp.lead)")
 	return cmd
 }
@@ -84,11 +85,11 @@ runs next, and when its warm-up begins.`,
 // checkNextFlags refuses flags that mean nothing for what args name: a
 // schedule (neither live nor every), sj/NAME (live) or the kind alone
 // (every).
-func checkNextFlags(cmd *cobra.Command, count int, lead time.Duration, output *outputFlag, allNamespaces, live, every bool, namespace string) error {
+func checkNextFlags(cmd *cobra.Command, count int, lead time.Duration, output *cli.Output, allNamespaces, live, every bool, namespace string) error {
 	if count < 1 || count > 100000 {
 		return cli.BadInput("--count %d: must be from 1 to 100000", count)
 	}
-	if output.format == "wide" && !every {
+	if output.Format == "wide" && !every {
 		return cli.BadInput("-o wide adds the schedule and time zone to the list of ontime next sj; a single schedule's output has none to add")
 	}
 	if allNamespaces && !every {
@@ -97,7 +98,7 @@ func checkNextFlags(cmd *cobra.Command, count int, lead time.Duration, output *o
 	if !live && !every && cmd.Flags().Changed("namespace") {
 		return namespaceOfASchedule(namespace)
 	}
-	if err := output.check(); err != nil {
+	if err := output.Check(); err != nil {
 		return err
 	}
 	return checkLead(lead)
@@ -105,7 +106,7 @@ func checkNextFlags(cmd *cobra.Command, count int, lead time.Duration, output *o
 
 // nextLive prints the next runs of the ScheduledJob arg names, with when
 // each one's warm-up begins under a fixed lead (or --lead).
-func nextLive(cmd *cobra.Command, cluster *cli.ClusterFlags, arg string, from time.Time, count int, lead time.Duration, output *outputFlag) error {
+func nextLive(cmd *cobra.Command, cluster *cli.ClusterFlags, arg string, from time.Time, count int, lead time.Duration, output *cli.Output) error {
 	sj, err := getScheduledJob(cmd.Context(), cluster, arg)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package app
+package schedulecmd
 
 import (
 	"cmp"
@@ -19,9 +19,10 @@ import (
 // errObjectivesMissed makes the exit code 1 once the report is printed.
 var errObjectivesMissed = errors.New("a ScheduledJob misses its start objective")
 
-func newReportCommand() *cobra.Command {
+// NewReportCommand is ontime report: each start objective's attainment.
+func NewReportCommand() *cobra.Command {
 	var cluster cli.ClusterFlags
-	var output outputFlag
+	var output cli.Output
 	var allNamespaces bool
 	cmd := &cobra.Command{
 		Use:   "report",
@@ -38,7 +39,7 @@ prevented it. The exit code is 1 when a ScheduledJob misses its objective.`,
   ontime report -A -o jsonpath='{.items[?(@.met==false)].name}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := output.check(); err != nil {
+			if err := output.Check(); err != nil {
 				return err
 			}
 			return runReport(cmd, &cluster, allNamespaces, &output)
@@ -46,7 +47,7 @@ prevented it. The exit code is 1 when a ScheduledJob misses its objective.`,
 	}
 	cluster.Bind(cmd, "", "the namespace whose ScheduledJobs to report (default: the context's)")
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "the ScheduledJobs of every namespace")
-	output.bind(cmd, "text", "wide", "json", "yaml")
+	output.Bind(cmd, "text", "wide", "json", "yaml")
 	return cmd
 }
 
@@ -81,16 +82,16 @@ type lateStart struct {
 
 // runReport lists the ScheduledJobs, reports those with an objective and
 // fails when one misses it.
-func runReport(cmd *cobra.Command, cluster *cli.ClusterFlags, allNamespaces bool, output *outputFlag) error {
+func runReport(cmd *cobra.Command, cluster *cli.ClusterFlags, allNamespaces bool, output *cli.Output) error {
 	list, err := scheduledJobsOf(cmd.Context(), cluster, allNamespaces)
 	if err != nil {
 		return err
 	}
 	reports := objectiveReports(list.Items)
-	if output.structured() {
-		err = output.write(cmd.OutOrStdout(), reports)
+	if output.Structured() {
+		err = output.Write(cmd.OutOrStdout(), reports)
 	} else {
-		err = printReport(cmd.OutOrStdout(), reports, len(list.Items), allNamespaces, output.format == "wide")
+		err = printReport(cmd.OutOrStdout(), reports, len(list.Items), allNamespaces, output.Format == "wide")
 	}
 	if err != nil {
 		return err
@@ -181,7 +182,7 @@ func printReport(w io.Writer, reports []objectiveReport, listed int, allNamespac
 		_, err := fmt.Fprintf(w, "None of the %d ScheduledJobs has a spec.startObjective.\n", listed)
 		return err
 	}
-	table := newListTable(w, allNamespaces, wide, "NAME\tOBJECTIVE\tATTAINMENT\tRUNS\tLATE\tMET\tLAST LATE START", "SCHEDULED")
+	table := cli.NewListTable(w, allNamespaces, wide, "NAME\tOBJECTIVE\tATTAINMENT\tRUNS\tLATE\tMET\tLAST LATE START", "SCHEDULED")
 	for _, r := range reports {
 		attainment, met := "-", "yes"
 		if r.Attainment != "" {
@@ -197,7 +198,7 @@ func printReport(w io.Writer, reports []objectiveReport, listed int, allNamespac
 				last += fmt.Sprintf(" (%s %s)", l.Phase, l.PhaseTook)
 			}
 		}
-		table.row(r.Namespace, fmt.Sprintf("%s\t%s\t%s\t%d\t%d\t%s\t%s", r.Name, r.Objective, attainment, r.Runs, r.Runs-r.OnTime, met, last), scheduled)
+		table.Row(r.Namespace, fmt.Sprintf("%s\t%s\t%s\t%d\t%d\t%s\t%s", r.Name, r.Objective, attainment, r.Runs, r.Runs-r.OnTime, met, last), scheduled)
 	}
 	if err := table.Flush(); err != nil {
 		return err

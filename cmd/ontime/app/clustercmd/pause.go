@@ -1,4 +1,4 @@
-package app
+package clustercmd
 
 import (
 	"fmt"
@@ -6,7 +6,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newPauseCommand() *cobra.Command {
+// NewPauseCommand is ontime pause, the command of a pause container: it
+// sleeps until SIGTERM or SIGINT.
+func NewPauseCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "pause",
 		Short: "Sleep until SIGTERM or SIGINT, then exit 0 (a pod's pause container)",

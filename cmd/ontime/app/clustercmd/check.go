@@ -1,4 +1,4 @@
-package app
+package clustercmd
 
 import (
 	"context"
@@ -30,21 +30,22 @@ import (
 	"github.com/ontime-dev/ontime/cmd/ontime/app/controllercmd"
 )
 
-// checkStatus is how one check went: ok, a warning that does not fail the
+// CheckStatus is how one check went: ok, a warning that does not fail the
 // command, or a failure.
-type checkStatus string
+type CheckStatus string
 
+// A check's statuses, as -o json writes them.
 const (
-	checkOK   checkStatus = "OK"
-	checkWarn checkStatus = "WARN"
-	checkFail checkStatus = "FAIL"
+	CheckOK   CheckStatus = "OK"
+	CheckWarn CheckStatus = "WARN"
+	CheckFail CheckStatus = "FAIL"
 )
 
-// checkResult is one line of ontime check: what was found and, when it is
+// CheckResult is one line of ontime check: what was found and, when it is
 // not OK, what to do.
-type checkResult struct {
+type CheckResult struct {
 	Check  string      `json:"check"`
-	Status checkStatus `json:"status"`
+	Status CheckStatus `json:"status"`
 	Detail string      `json:"detail"`
 	Fix    string      `json:"fix,omitempty"`
 }
@@ -54,11 +55,16 @@ type checkOptions struct {
 	cluster             cli.ClusterFlags
 	controllerNamespace string
 	webhook             string
-	output              outputFlag
+	output              cli.Output
+	// cliVersion is this binary's version, compared with the controller's
+	// image.
+	cliVersion string
 }
 
-func newCheckCommand() *cobra.Command {
-	var opts checkOptions
+// NewCheckCommand is ontime check, from a binary whose version is
+// cliVersion.
+func NewCheckCommand(cliVersion string) *cobra.Command {
+	opts := checkOptions{cliVersion: cliVersion}
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check that ontime is installed and working in the cluster",
@@ -76,7 +82,7 @@ what to do when it is not OK. The exit code is 1 when a check fails.`,
   ontime check -n reports -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.output.check(); err != nil {
+			if err := opts.output.Check(); err != nil {
 				return err
 			}
 			return runCheck(cmd.Context(), cmd.OutOrStdout(), opts)
@@ -85,7 +91,7 @@ what to do when it is not OK. The exit code is 1 when a check fails.`,
 	opts.cluster.Bind(cmd, "", "namespace of the dry-run ScheduledJob and the RBAC check (default: the context's)")
 	cmd.Flags().StringVar(&opts.controllerNamespace, "controller-namespace", "ontime-system", "namespace ontime's controller runs in (its Lease and Deployment)")
 	cmd.Flags().StringVar(&opts.webhook, "webhook-configuration", "ontime-validating-webhook-configuration", "the ValidatingWebhookConfiguration ontime installs")
-	opts.output.bind(cmd, "text", "json", "yaml")
+	opts.output.Bind(cmd, "text", "json", "yaml")
 	return cmd
 }
 
@@ -105,22 +111,22 @@ func runCheck(ctx context.Context, out io.Writer, opts checkOptions) error {
 	if err != nil {
 		return err
 	}
-	checker := checker{client: c, discovery: discoveryClient, namespace: namespace, opts: opts, now: now()}
+	checker := checker{client: c, discovery: discoveryClient, namespace: namespace, opts: opts, now: cli.Now()}
 	results := checker.run(ctx)
 	if err := printChecks(out, results, &opts.output); err != nil {
 		return err
 	}
 	for _, r := range results {
-		if r.Status == checkFail {
+		if r.Status == CheckFail {
 			return fmt.Errorf("%w: %s: %s", errChecksFailed, r.Check, r.Detail)
 		}
 	}
 	return nil
 }
 
-func printChecks(out io.Writer, results []checkResult, output *outputFlag) error {
-	if output.structured() {
-		return output.write(out, results)
+func printChecks(out io.Writer, results []CheckResult, output *cli.Output) error {
+	if output.Structured() {
+		return output.Write(out, results)
 	}
 	table := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for _, r := range results {
@@ -141,37 +147,37 @@ type checker struct {
 	now       time.Time
 }
 
-func (k checker) run(ctx context.Context) []checkResult {
+func (k checker) run(ctx context.Context) []CheckResult {
 	api := k.api()
-	results := []checkResult{api}
-	if api.Status == checkFail {
+	results := []CheckResult{api}
+	if api.Status == CheckFail {
 		// Nothing else can be checked without the API.
 		return results
 	}
 	controller := k.controller(ctx)
 	// With no controller pod ready, a refused connection is no Service
 	// being routed: nothing is worth waiting for.
-	routing := controller.Status != checkFail
+	routing := controller.Status != CheckFail
 	return append(results, controller, k.webhook(ctx, routing), k.leader(ctx), k.rbac(ctx), k.warmUp(ctx))
 }
 
 // api: the ScheduledJob API this CLI speaks is served.
-func (k checker) api() checkResult {
+func (k checker) api() CheckResult {
 	gv := v1alpha1.GroupVersion.String()
 	resources, err := k.discovery.ServerResourcesForGroupVersion(gv)
 	switch {
 	case apierrors.IsNotFound(err):
-		return checkResult{Check: "api", Status: checkFail, Detail: gv + " is not served: the ScheduledJob CRD is not installed",
+		return CheckResult{Check: "api", Status: CheckFail, Detail: gv + " is not served: the ScheduledJob CRD is not installed",
 			Fix: "install ontime (docs/install.md), or kubectl apply -f the CRD of its chart or install.yaml"}
 	case err != nil:
-		return checkResult{Check: "api", Status: checkFail, Detail: "cannot reach the API server: " + err.Error(), Fix: "check --kubeconfig and --context"}
+		return CheckResult{Check: "api", Status: CheckFail, Detail: "cannot reach the API server: " + err.Error(), Fix: "check --kubeconfig and --context"}
 	}
 	served := map[string]bool{}
 	for _, r := range resources.APIResources {
 		served[r.Name] = true
 	}
 	if !served["scheduledjobs"] {
-		return checkResult{Check: "api", Status: checkFail, Detail: gv + " serves no scheduledjobs", Fix: "reinstall the CRD of this version"}
+		return CheckResult{Check: "api", Status: CheckFail, Detail: gv + " serves no scheduledjobs", Fix: "reinstall the CRD of this version"}
 	}
 	// Kinds added after ScheduledJobs: an upgrade that did not apply their
 	// CRDs (Helm never upgrades them) runs ScheduledJobs without them.
@@ -184,21 +190,21 @@ func (k checker) api() checkResult {
 		}
 	}
 	if len(missing) > 0 {
-		return checkResult{Check: "api", Status: checkWarn, Detail: "ScheduledJobs are served (" + gv + "), " + strings.Join(missing, ", ") + " are not: the CRDs were not upgraded",
+		return CheckResult{Check: "api", Status: CheckWarn, Detail: "ScheduledJobs are served (" + gv + "), " + strings.Join(missing, ", ") + " are not: the CRDs were not upgraded",
 			Fix: "apply the chart's CRDs (docs/install.md, Upgrading), then restart the controller"}
 	}
-	return checkResult{Check: "api", Status: checkOK, Detail: "ScheduledJobs, Backfills and concurrency groups are served (" + gv + ")"}
+	return CheckResult{Check: "api", Status: CheckOK, Detail: "ScheduledJobs, Backfills and concurrency groups are served (" + gv + ")"}
 }
 
 // webhook: the admission webhook answers a dry-run create through its
 // Service.
-func (k checker) webhook(ctx context.Context, retryRefused bool) checkResult {
-	result := checkResult{Check: "webhook"}
+func (k checker) webhook(ctx context.Context, retryRefused bool) CheckResult {
+	result := CheckResult{Check: "webhook"}
 	configuration := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 	err := k.client.Get(ctx, client.ObjectKey{Name: k.opts.webhook}, configuration)
 	registered := err == nil
 	if apierrors.IsNotFound(err) {
-		result.Status, result.Detail = checkWarn, "no ValidatingWebhookConfiguration "+k.opts.webhook+": specs are checked only by the controller, which reports a bad one in status"
+		result.Status, result.Detail = CheckWarn, "no ValidatingWebhookConfiguration "+k.opts.webhook+": specs are checked only by the controller, which reports a bad one in status"
 		result.Fix = "install with the chart or install.yaml, which register the webhook"
 		return result
 	}
@@ -207,11 +213,11 @@ func (k checker) webhook(ctx context.Context, retryRefused bool) checkResult {
 		grace = routingGrace
 	}
 	if err := k.dryRunCreate(ctx, grace); err != nil {
-		result.Status, result.Detail = checkFail, "a dry-run create of a ScheduledJob in "+k.namespace+" failed: "+err.Error()
+		result.Status, result.Detail = CheckFail, "a dry-run create of a ScheduledJob in "+k.namespace+" failed: "+err.Error()
 		result.Fix = webhookFix(err, k.opts.controllerNamespace)
 		return result
 	}
-	result.Status, result.Detail = checkOK, "a dry-run create of a ScheduledJob in "+k.namespace+" was admitted"
+	result.Status, result.Detail = CheckOK, "a dry-run create of a ScheduledJob in "+k.namespace+" was admitted"
 	if registered {
 		result.Detail += " by " + k.opts.webhook
 	} else {
@@ -312,17 +318,17 @@ func checkSample(namespace string) *v1alpha1.ScheduledJob {
 }
 
 // leader: a controller holds the Lease and renews it; its version.
-func (k checker) leader(ctx context.Context) checkResult {
-	result := checkResult{Check: "leader"}
+func (k checker) leader(ctx context.Context) CheckResult {
+	result := CheckResult{Check: "leader"}
 	lease := &coordinationv1.Lease{}
 	err := k.client.Get(ctx, client.ObjectKey{Namespace: k.opts.controllerNamespace, Name: controllercmd.LeaderElectionID}, lease)
 	switch {
 	case apierrors.IsNotFound(err):
-		result.Status, result.Detail = checkFail, "no Lease "+controllercmd.LeaderElectionID+" in "+k.opts.controllerNamespace+": no controller with leader election (as installed) has run there"
+		result.Status, result.Detail = CheckFail, "no Lease "+controllercmd.LeaderElectionID+" in "+k.opts.controllerNamespace+": no controller with leader election (as installed) has run there"
 		result.Fix = "kubectl -n " + k.opts.controllerNamespace + " get deploy,pods; or --controller-namespace if ontime runs elsewhere"
 		return result
 	case err != nil:
-		result.Status, result.Detail = checkWarn, "cannot read the Lease: "+err.Error()
+		result.Status, result.Detail = CheckWarn, "cannot read the Lease: "+err.Error()
 		return result
 	}
 	holder, renewed := "", time.Time{}
@@ -338,12 +344,12 @@ func (k checker) leader(ctx context.Context) checkResult {
 	}
 	age := k.now.Sub(renewed).Round(time.Second)
 	if holder == "" || age > duration {
-		result.Status = checkFail
+		result.Status = CheckFail
 		result.Detail = fmt.Sprintf("the Lease is not held: last renewed %s ago by %q (lease %s); no run starts until a controller leads", age, holder, duration)
 		result.Fix = "kubectl -n " + k.opts.controllerNamespace + " get pods; kubectl -n " + k.opts.controllerNamespace + " logs deploy/ontime-controller"
 		return result
 	}
-	result.Status, result.Detail = checkOK, fmt.Sprintf("%s leads, renewed %s ago (lease %s)", podOf(holder), age, duration)
+	result.Status, result.Detail = CheckOK, fmt.Sprintf("%s leads, renewed %s ago (lease %s)", podOf(holder), age, duration)
 	return k.version(ctx, podOf(holder), result)
 }
 
@@ -355,28 +361,28 @@ func podOf(identity string) string {
 
 // version adds the leader's image to a passing leader check, and warns
 // when it is not this CLI's version.
-func (k checker) version(ctx context.Context, podName string, result checkResult) checkResult {
+func (k checker) version(ctx context.Context, podName string, result CheckResult) CheckResult {
 	pod := &corev1.Pod{}
 	if err := k.client.Get(ctx, client.ObjectKey{Namespace: k.opts.controllerNamespace, Name: podName}, pod); err != nil || len(pod.Spec.Containers) == 0 {
 		return result
 	}
 	image := pod.Spec.Containers[0].Image
-	result.Detail += "; image " + image + ", CLI " + version
-	if !strings.HasSuffix(image, ":"+version) && !strings.Contains(image, ":"+version+"@") {
-		result.Status = checkWarn
+	result.Detail += "; image " + image + ", CLI " + k.opts.cliVersion
+	if !strings.HasSuffix(image, ":"+k.opts.cliVersion) && !strings.Contains(image, ":"+k.opts.cliVersion+"@") {
+		result.Status = CheckWarn
 		result.Fix = "use the CLI of the controller's version (ontime version), or upgrade one of them"
 	}
 	return result
 }
 
 // rbac: what the caller may do with ScheduledJobs in the namespace.
-func (k checker) rbac(ctx context.Context) checkResult {
+func (k checker) rbac(ctx context.Context) CheckResult {
 	var allowed, denied []string
 	for _, verb := range []string{"get", "list", "watch", "create", "update", "patch", "delete"} {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: k.namespace, Verb: verb, Group: v1alpha1.GroupVersion.Group, Resource: "scheduledjobs"}}}
 		if err := k.client.Create(ctx, review); err != nil {
-			return checkResult{Check: "rbac", Status: checkWarn, Detail: "cannot review access: " + err.Error()}
+			return CheckResult{Check: "rbac", Status: CheckWarn, Detail: "cannot review access: " + err.Error()}
 		}
 		if review.Status.Allowed {
 			allowed = append(allowed, verb)
@@ -389,10 +395,10 @@ func (k checker) rbac(ctx context.Context) checkResult {
 		detail += ", not " + strings.Join(denied, ", ")
 	}
 	if len(allowed) == 0 {
-		return checkResult{Check: "rbac", Status: checkWarn, Detail: detail,
+		return CheckResult{Check: "rbac", Status: CheckWarn, Detail: detail,
 			Fix: "bind Kubernetes' view or edit ClusterRole in " + k.namespace + " (ontime-view and ontime-edit aggregate into them)"}
 	}
-	return checkResult{Check: "rbac", Status: checkOK, Detail: detail}
+	return CheckResult{Check: "rbac", Status: CheckOK, Detail: detail}
 }
 
 func orNothing(verbs []string) string {
@@ -407,12 +413,12 @@ func orNothing(verbs []string) string {
 const capacityBufferGroup = "autoscaling.x-k8s.io"
 
 // warmUp: the placeholders' PriorityClass, and the CapacityBuffer API.
-func (k checker) warmUp(ctx context.Context) checkResult {
-	result := checkResult{Check: "warm-up", Status: checkOK}
+func (k checker) warmUp(ctx context.Context) CheckResult {
+	result := CheckResult{Check: "warm-up", Status: CheckOK}
 	class := &schedulingv1.PriorityClass{}
 	switch err := k.client.Get(ctx, client.ObjectKey{Name: v1alpha1.DefaultPlaceholderPriorityClass}, class); {
 	case apierrors.IsNotFound(err):
-		result.Status = checkWarn
+		result.Status = CheckWarn
 		result.Detail = "no PriorityClass " + v1alpha1.DefaultPlaceholderPriorityClass + ": Placeholder warm-up that names none is refused"
 		result.Fix = "install it (the chart and install.yaml do), or set --placeholder-priority-class"
 	case err != nil:

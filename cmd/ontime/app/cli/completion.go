@@ -1,19 +1,19 @@
-package app
+package cli
 
 import (
 	"context"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 )
 
-// completeScheduledJobs completes a command's first argument with sj/NAME
+// CompleteScheduledJobs completes a command's first argument with sj/NAME
 // for each ScheduledJob of its namespace (-n, else the context's), read
-// with its cluster flags (cli.ClusterFlags.CompleteFrom).
-func completeScheduledJobs(cluster *cli.ClusterFlags) cobra.CompletionFunc {
+// with its cluster flags (ClusterFlags.CompleteFrom).
+func CompleteScheduledJobs(cluster *ClusterFlags) cobra.CompletionFunc {
 	complete := cluster.CompleteFrom(listScheduledJobs)
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) > 0 {
@@ -34,4 +34,22 @@ func listScheduledJobs(ctx context.Context, c client.Client, namespace string) (
 		names = append(names, "sj/"+sj.Name)
 	}
 	return names, nil
+}
+
+// ScheduledJobName accepts NAME, sj/NAME, scheduledjob/NAME,
+// scheduledjobs/NAME and scheduledjob.ontime.dev/NAME.
+func ScheduledJobName(arg string) (string, error) {
+	kind, name, found := strings.Cut(arg, "/")
+	if !found {
+		name, kind = kind, "sj"
+	}
+	switch strings.ToLower(kind) {
+	case "sj", "scheduledjob", "scheduledjobs", "scheduledjob.ontime.dev", "scheduledjobs.ontime.dev":
+	default:
+		return "", BadInput("%q: not a ScheduledJob; write sj/NAME", arg)
+	}
+	if name == "" {
+		return "", BadInput("%q: the name is empty", arg)
+	}
+	return name, nil
 }

@@ -1,4 +1,4 @@
-package app
+package clustercmd
 
 import (
 	"context"
@@ -21,12 +21,12 @@ var pullFailures = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": tru
 // (the image cannot be pulled, the container crashes, no node takes the
 // pod), since the webhook and the leader checks can only say that nothing
 // answers.
-func (k checker) controller(ctx context.Context) checkResult {
-	result := checkResult{Check: "controller"}
+func (k checker) controller(ctx context.Context) CheckResult {
+	result := CheckResult{Check: "controller"}
 	ns := k.opts.controllerNamespace
 	var pods corev1.PodList
 	if err := k.client.List(ctx, &pods, client.InNamespace(ns), controllerLabel); err != nil {
-		result.Status, result.Detail = checkWarn, "cannot list the controller's pods in "+ns+": "+err.Error()
+		result.Status, result.Detail = CheckWarn, "cannot list the controller's pods in "+ns+": "+err.Error()
 		return result
 	}
 	var ready int
@@ -49,14 +49,14 @@ func (k checker) controller(ctx context.Context) checkResult {
 	total := ready + len(problems)
 	switch {
 	case total == 0:
-		result.Status, result.Detail = checkFail, "no controller pods in "+ns
+		result.Status, result.Detail = CheckFail, "no controller pods in "+ns
 		result.Fix = "kubectl -n " + ns + " get deploy,rs,events: install ontime (docs/install.md), or --controller-namespace if it runs elsewhere"
 	case ready == 0:
-		result.Status, result.Detail, result.Fix = checkFail, fmt.Sprintf("0/%d pods ready; %s", total, strings.Join(problems, "; ")), fix
+		result.Status, result.Detail, result.Fix = CheckFail, fmt.Sprintf("0/%d pods ready; %s", total, strings.Join(problems, "; ")), fix
 	case len(problems) > 0:
-		result.Status, result.Detail, result.Fix = checkWarn, fmt.Sprintf("%d/%d pods ready; %s", ready, total, strings.Join(problems, "; ")), fix
+		result.Status, result.Detail, result.Fix = CheckWarn, fmt.Sprintf("%d/%d pods ready; %s", ready, total, strings.Join(problems, "; ")), fix
 	default:
-		result.Status, result.Detail = checkOK, fmt.Sprintf("%d/%d pods ready", ready, total)
+		result.Status, result.Detail = CheckOK, fmt.Sprintf("%d/%d pods ready", ready, total)
 	}
 	return result
 }

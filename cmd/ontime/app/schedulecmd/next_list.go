@@ -1,4 +1,4 @@
-package app
+package schedulecmd
 
 import (
 	"cmp"
@@ -40,7 +40,7 @@ type upcomingRun struct {
 // in time order: what runs next, and when its warm-up begins. A suspended
 // ScheduledJob has no next run, and one whose schedule no longer parses
 // is named on stderr and left out.
-func nextOfEvery(cmd *cobra.Command, cluster *cli.ClusterFlags, allNamespaces bool, from time.Time, count int, output *outputFlag) error {
+func nextOfEvery(cmd *cobra.Command, cluster *cli.ClusterFlags, allNamespaces bool, from time.Time, count int, output *cli.Output) error {
 	list, err := scheduledJobsOf(cmd.Context(), cluster, allNamespaces)
 	if err != nil {
 		return err
@@ -71,10 +71,10 @@ func nextOfEvery(cmd *cobra.Command, cluster *cli.ClusterFlags, allNamespaces bo
 		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	runs = runs[:min(count, len(runs))]
-	if output.structured() {
-		return output.write(cmd.OutOrStdout(), runs)
+	if output.Structured() {
+		return output.Write(cmd.OutOrStdout(), runs)
 	}
-	return printUpcoming(cmd.OutOrStdout(), runs, allNamespaces, output.format == "wide")
+	return printUpcoming(cmd.OutOrStdout(), runs, allNamespaces, output.Format == "wide")
 }
 
 // printUpcoming is the table of nextOfEvery, with the namespace under -A
@@ -88,9 +88,9 @@ func printUpcoming(w io.Writer, runs []upcomingRun, allNamespaces, wide bool) er
 		_, err := fmt.Fprintf(w, "No ScheduledJob %s has a next run (there is none, or every one is suspended).\n", where)
 		return err
 	}
-	table := newListTable(w, allNamespaces, wide, "NAME\tRUN\tWARM-UP FROM", "SCHEDULE\tTIME ZONE")
+	table := cli.NewListTable(w, allNamespaces, wide, "NAME\tRUN\tWARM-UP FROM", "SCHEDULE\tTIME ZONE")
 	for _, r := range runs {
-		table.row(r.Namespace, fmt.Sprintf("%s\t%s\t%s", r.Name, r.Run, cmp.Or(r.WarmUp, "-")), fmt.Sprintf("%s\t%s", cmp.Or(r.Schedule, "once"), r.TimeZone))
+		table.Row(r.Namespace, fmt.Sprintf("%s\t%s\t%s", r.Name, r.Run, cmp.Or(r.WarmUp, "-")), fmt.Sprintf("%s\t%s", cmp.Or(r.Schedule, "once"), r.TimeZone))
 	}
 	return table.Flush()
 }

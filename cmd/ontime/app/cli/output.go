@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bytes"
@@ -16,19 +16,17 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/yaml"
-
-	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 )
 
-// outputFlag is -o on every command that prints a result: a format for
+// Output is -o on every command that prints a result: a format for
 // people (text or table, the default), json and yaml for programs, with
 // the same fields in both (the JSON names), and, wherever json is, kubectl's
 // template forms over those fields: jsonpath=, jsonpath-file=,
 // go-template=, go-template-file= (k8s.io/cli-runtime's printers) and
 // custom-columns=. A result that is a list reads as a kubectl List does,
 // its elements under .items.
-type outputFlag struct {
-	format  string
+type Output struct {
+	Format  string
 	formats []string
 	// printer is the template's, once check has read -o.
 	printer printers.ResourcePrinter
@@ -37,8 +35,8 @@ type outputFlag struct {
 // templateForms are -o's forms that take an argument after "=".
 var templateForms = []string{"jsonpath", "jsonpath-file", "go-template", "go-template-file", "custom-columns"}
 
-// bind adds -o with its formats, the first the default.
-func (o *outputFlag) bind(cmd *cobra.Command, formats ...string) {
+// Bind adds -o with its formats, the first the default.
+func (o *Output) Bind(cmd *cobra.Command, formats ...string) {
 	o.formats = formats
 	shown := slices.Clone(formats)
 	if slices.Contains(formats, "json") {
@@ -46,22 +44,22 @@ func (o *outputFlag) bind(cmd *cobra.Command, formats ...string) {
 			shown = append(shown, form+"=…")
 		}
 	}
-	cmd.Flags().StringVarP(&o.format, "output", "o", formats[0], "output format: "+strings.Join(shown, ", "))
+	cmd.Flags().StringVarP(&o.Format, "output", "o", formats[0], "output format: "+strings.Join(shown, ", "))
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(shown, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))
 }
 
-// check refuses a format the command does not print, and a template that
+// Check refuses a format the command does not print, and a template that
 // does not parse.
-func (o *outputFlag) check() error {
-	if slices.Contains(o.formats, o.format) {
+func (o *Output) Check() error {
+	if slices.Contains(o.formats, o.Format) {
 		return nil
 	}
-	form, argument, hasArgument := strings.Cut(o.format, "=")
+	form, argument, hasArgument := strings.Cut(o.Format, "=")
 	if !slices.Contains(o.formats, "json") || !slices.Contains(templateForms, form) {
-		return cli.BadInput("-o %q: must be %s", o.format, strings.Join(o.formats, ", ")+o.templateHint())
+		return BadInput("-o %q: must be %s", o.Format, strings.Join(o.formats, ", ")+o.templateHint())
 	}
 	if !hasArgument || argument == "" {
-		return cli.BadInput("-o %q: %s needs its argument, as in -o %s=%s", o.format, form, form, templateExample[form])
+		return BadInput("-o %q: %s needs its argument, as in -o %s=%s", o.Format, form, form, templateExample[form])
 	}
 	var err error
 	if form == "custom-columns" {
@@ -73,7 +71,7 @@ func (o *outputFlag) check() error {
 		o.printer, err = flags.ToPrinter(form)
 	}
 	if err != nil {
-		return cli.BadInput("-o %q: %v", o.format, err)
+		return BadInput("-o %q: %v", o.Format, err)
 	}
 	return nil
 }
@@ -84,21 +82,21 @@ var templateExample = map[string]string{
 	"go-template-file": "FILE", "custom-columns": "NAME:.name,TIME:.run",
 }
 
-func (o *outputFlag) templateHint() string {
+func (o *Output) templateHint() string {
 	if !slices.Contains(o.formats, "json") {
 		return ""
 	}
 	return ", or " + strings.Join(templateForms, "=, ") + "="
 }
 
-// structured reports whether the format is for programs: json, yaml or a
+// Structured reports whether the format is for programs: json, yaml or a
 // template over them.
-func (o *outputFlag) structured() bool {
-	return o.format == "json" || o.format == "yaml" || o.printer != nil
+func (o *Output) Structured() bool {
+	return o.Format == "json" || o.Format == "yaml" || o.printer != nil
 }
 
-// write prints value as json, yaml or through the template.
-func (o *outputFlag) write(w io.Writer, value any) error {
+// Write prints value as json, yaml or through the template.
+func (o *Output) Write(w io.Writer, value any) error {
 	switch {
 	case o.printer != nil:
 		object, err := asObject(value)
@@ -106,10 +104,10 @@ func (o *outputFlag) write(w io.Writer, value any) error {
 			return err
 		}
 		return o.printer.PrintObj(object, w)
-	case o.format == "yaml":
-		return writeYAML(w, value)
+	case o.Format == "yaml":
+		return WriteYAML(w, value)
 	}
-	return writeJSON(w, value)
+	return WriteJSON(w, value)
 }
 
 // asObject is value's JSON as the printers read an object: a list becomes
@@ -129,13 +127,15 @@ func asObject(value any) (*unstructured.Unstructured, error) {
 	return &unstructured.Unstructured{Object: map[string]any{"items": content}}, nil
 }
 
-func writeJSON(w io.Writer, value any) error {
+// WriteJSON writes value as indented JSON (-o json).
+func WriteJSON(w io.Writer, value any) error {
 	encoder := json.NewEncoder(w)
 	encoder.SetIndent("", "  ")
 	return encoder.Encode(value)
 }
 
-func writeYAML(w io.Writer, value any) error {
+// WriteYAML writes value as YAML, with its JSON field names (-o yaml).
+func WriteYAML(w io.Writer, value any) error {
 	data, err := yaml.Marshal(value)
 	if err != nil {
 		return err
@@ -202,24 +202,24 @@ func (p *columnsPrinter) PrintObj(object runtime.Object, w io.Writer) error {
 	return table.Flush()
 }
 
-// listTable is a table in kubectl's form for a list across namespaces: a
+// ListTable is a table in kubectl's form for a list across namespaces: a
 // NAMESPACE column first under -A, and the wide columns last under -o
 // wide. Cells are tab-separated.
-type listTable struct {
+type ListTable struct {
 	*tabwriter.Writer
 	allNamespaces, wide bool
 }
 
-// newListTable starts a table, printing its header.
-func newListTable(w io.Writer, allNamespaces, wide bool, columns, wideColumns string) *listTable {
-	t := &listTable{Writer: tabwriter.NewWriter(w, 0, 8, 3, ' ', 0), allNamespaces: allNamespaces, wide: wide}
-	t.row("NAMESPACE", columns, wideColumns)
+// NewListTable starts a table, printing its header.
+func NewListTable(w io.Writer, allNamespaces, wide bool, columns, wideColumns string) *ListTable {
+	t := &ListTable{Writer: tabwriter.NewWriter(w, 0, 8, 3, ' ', 0), allNamespaces: allNamespaces, wide: wide}
+	t.Row("NAMESPACE", columns, wideColumns)
 	return t
 }
 
-// row prints one row: its namespace under -A, its cells, its wide cells
+// Row prints one row: its namespace under -A, its cells, its wide cells
 // under -o wide.
-func (t *listTable) row(namespace, cells, wideCells string) {
+func (t *ListTable) Row(namespace, cells, wideCells string) {
 	if t.allNamespaces {
 		fmt.Fprint(t, namespace+"\t")
 	}

@@ -1,6 +1,6 @@
 //go:build integration
 
-package app
+package clustercmd
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/clitest"
 )
 
 // TestUninstallPreview: against a real API server, the preview finds a
@@ -23,7 +24,7 @@ import (
 func TestUninstallPreview(t *testing.T) {
 	// Its own API server and processes, no package state: beside the others.
 	t.Parallel()
-	c := startAPIServer(t, "config/crd/bases")
+	c := clitest.StartAPIServer(t, "config/crd/bases")
 	ctx := context.Background()
 	var out bytes.Buffer
 	if err := printUninstallPreview(&out, uninstallPreview{}); err != nil || !strings.Contains(out.String(), "No ScheduledJob") {

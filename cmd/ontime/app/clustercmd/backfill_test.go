@@ -1,4 +1,4 @@
-package app
+package clustercmd
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/scheme"
+
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 )
 
 // TestBackfillCommand: --dry-run lists every time with what the backfill
@@ -24,8 +26,8 @@ import (
 // flags' values, once (the same command again finds it).
 func TestBackfillCommand(t *testing.T) {
 	at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	now = func() time.Time { return at }
-	defer func() { now = time.Now }()
+	cli.Now = func() time.Time { return at }
+	defer func() { cli.Now = time.Now }()
 	sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "reports", Name: "nightly"},
 		Spec: v1alpha1.ScheduledJobSpec{Schedule: "0 6 * * *", TimeZone: ptr.To("Europe/Amsterdam")}}
 	failed := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "reports", Name: sj.JobName(time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)),

@@ -1,10 +1,9 @@
-package app
+package clustercmd
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,9 +17,10 @@ import (
 	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 )
 
-func newTriggerCommand() *cobra.Command {
+// NewTriggerCommand is ontime trigger: a ScheduledJob's run, now.
+func NewTriggerCommand() *cobra.Command {
 	var cluster cli.ClusterFlags
-	var output outputFlag
+	var output cli.Output
 	var waitFor bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -37,7 +37,7 @@ handling one request twice (after a crash) makes one.`,
   kubectl logs -f $(ontime trigger sj/nightly-report -n reports --wait -o name)`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := scheduledJobName(args[0])
+			name, err := cli.ScheduledJobName(args[0])
 			if err != nil {
 				return err
 			}
@@ -45,7 +45,7 @@ handling one request twice (after a crash) makes one.`,
 			if err != nil {
 				return err
 			}
-			if err := output.check(); err != nil {
+			if err := output.Check(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -58,7 +58,7 @@ handling one request twice (after a crash) makes one.`,
 			out := cmd.OutOrStdout()
 			// For people, each step as it happens; -o name prints the
 			// Job alone, for kubectl (kubectl logs $(ontime trigger … -o name)).
-			text := output.format == "text"
+			text := output.Format == "text"
 			if text {
 				fmt.Fprintf(out, "scheduledjob.ontime.dev/%s triggered (request %s); its job is %s\n", name, value, jobName)
 			}
@@ -72,19 +72,19 @@ handling one request twice (after a crash) makes one.`,
 				}
 			}
 			switch {
-			case output.structured():
-				return output.write(out, result)
-			case output.format == "name":
+			case output.Structured():
+				return output.Write(out, result)
+			case output.Format == "name":
 				fmt.Fprintf(out, "job.batch/%s\n", jobName)
 			}
 			return nil
 		},
 	}
 	cluster.Bind(cmd, "", "namespace of the ScheduledJob (default: the kubeconfig context's)")
-	cmd.ValidArgsFunction = completeScheduledJobs(&cluster)
+	cmd.ValidArgsFunction = cli.CompleteScheduledJobs(&cluster)
 	cmd.Flags().BoolVar(&waitFor, "wait", false, "wait until the controller has started the Job or refused the run")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long --wait waits")
-	output.bind(cmd, "text", "name", "json", "yaml")
+	output.Bind(cmd, "text", "name", "json", "yaml")
 	return cmd
 }
 
@@ -99,24 +99,6 @@ type triggerResult struct {
 	Started bool   `json:"started,omitempty"`
 }
 
-// scheduledJobName accepts NAME, sj/NAME, scheduledjob/NAME,
-// scheduledjobs/NAME and scheduledjob.ontime.dev/NAME.
-func scheduledJobName(arg string) (string, error) {
-	kind, name, found := strings.Cut(arg, "/")
-	if !found {
-		name, kind = kind, "sj"
-	}
-	switch strings.ToLower(kind) {
-	case "sj", "scheduledjob", "scheduledjobs", "scheduledjob.ontime.dev", "scheduledjobs.ontime.dev":
-	default:
-		return "", cli.BadInput("%q: not a ScheduledJob; write sj/NAME", arg)
-	}
-	if name == "" {
-		return "", cli.BadInput("%q: the name is empty", arg)
-	}
-	return name, nil
-}
-
 // requestRun sets the trigger annotation to the request time.
 func requestRun(ctx context.Context, c client.Client, key types.NamespacedName) (value, jobName string, err error) {
 	sj := &v1alpha1.ScheduledJob{}
@@ -129,7 +111,7 @@ func requestRun(ctx context.Context, c client.Client, key types.NamespacedName) 
 	if sj.DecodeError != "" {
 		return "", "", fmt.Errorf("scheduledjob %s cannot be decoded, so the controller would not run it: %s; fix it with kubectl edit", key.Name, sj.DecodeError)
 	}
-	value = now().UTC().Format(time.RFC3339Nano)
+	value = cli.Now().UTC().Format(time.RFC3339Nano)
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{v1alpha1.TriggerAnnotation: value}}})
 	if err := c.Patch(ctx, sj, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return "", "", fmt.Errorf("requesting a run: %w", err)

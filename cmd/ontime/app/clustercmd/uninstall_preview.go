@@ -1,4 +1,4 @@
-package app
+package clustercmd
 
 import (
 	"context"
@@ -22,9 +22,10 @@ import (
 // Jobs and in its warm-up pods' owner-kind label.
 const scheduledJobKind = "ScheduledJob"
 
-func newUninstallPreviewCommand() *cobra.Command {
+// NewUninstallPreviewCommand is ontime uninstall-preview: what uninstalling would delete.
+func NewUninstallPreviewCommand() *cobra.Command {
 	var cluster cli.ClusterFlags
-	var output outputFlag
+	var output cli.Output
 	cmd := &cobra.Command{
 		Use:   "uninstall-preview",
 		Short: "List what deleting the ScheduledJob CRD would delete with it",
@@ -39,7 +40,7 @@ gives the whole order.`,
   ontime uninstall-preview -o json | jq '.runningJobs'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := output.check(); err != nil {
+			if err := output.Check(); err != nil {
 				return err
 			}
 			c, _, err := cluster.Client()
@@ -50,14 +51,14 @@ gives the whole order.`,
 			if err != nil {
 				return err
 			}
-			if output.structured() {
-				return output.write(cmd.OutOrStdout(), preview)
+			if output.Structured() {
+				return output.Write(cmd.OutOrStdout(), preview)
 			}
 			return printUninstallPreview(cmd.OutOrStdout(), preview)
 		},
 	}
 	cluster.Bind(cmd, "", "")
-	output.bind(cmd, "table", "json", "yaml")
+	output.Bind(cmd, "table", "json", "yaml")
 	return cmd
 }
 

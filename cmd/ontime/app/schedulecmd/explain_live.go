@@ -1,4 +1,4 @@
-package app
+package schedulecmd
 
 import (
 	"context"
@@ -97,7 +97,7 @@ func meaningOfLive(sj *v1alpha1.ScheduledJob) (v1alpha1.Meaning, error) {
 
 // getScheduledJob reads the ScheduledJob arg names (sj/NAME).
 func getScheduledJob(ctx context.Context, cluster *cli.ClusterFlags, arg string) (*v1alpha1.ScheduledJob, error) {
-	name, err := scheduledJobName(arg)
+	name, err := cli.ScheduledJobName(arg)
 	if err != nil {
 		return nil, err
 	}

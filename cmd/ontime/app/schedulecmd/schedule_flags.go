@@ -1,4 +1,4 @@
-package app
+package schedulecmd
 
 import (
 	"errors"
@@ -13,9 +13,6 @@ import (
 	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
 	"github.com/ontime-dev/ontime/pkg/cron"
 )
-
-// now is the CLI's clock; tests replace it.
-var now = time.Now
 
 // scheduleFlags are the flags that say how to read a schedule.
 type scheduleFlags struct {
@@ -61,7 +58,7 @@ func (f *scheduleFlags) parse(args []string) (*cron.Spec, error) {
 
 func parseFrom(from string) (time.Time, error) {
 	if from == "" {
-		return now(), nil
+		return cli.Now(), nil
 	}
 	t, err := time.Parse(time.RFC3339, from)
 	if err != nil {
@@ -84,7 +81,7 @@ func activations(spec *cron.Spec, from time.Time, n int) []time.Time {
 }
 
 // printTimes prints runs, and with a lead when warm-up for each begins.
-func printTimes(w io.Writer, times []time.Time, lead time.Duration, output *outputFlag) error {
+func printTimes(w io.Writer, times []time.Time, lead time.Duration, output *cli.Output) error {
 	type run struct {
 		Run    string `json:"run"`
 		WarmUp string `json:"warmUp"`
@@ -96,10 +93,10 @@ func printTimes(w io.Writer, times []time.Time, lead time.Duration, output *outp
 		runs[i] = run{Run: formatted[i], WarmUp: warmUpStart(t, lead).Format(time.RFC3339)}
 	}
 	switch {
-	case output.structured() && lead > 0:
-		return output.write(w, runs)
-	case output.structured():
-		return output.write(w, formatted)
+	case output.Structured() && lead > 0:
+		return output.Write(w, runs)
+	case output.Structured():
+		return output.Write(w, formatted)
 	}
 	for _, r := range runs {
 		if lead > 0 {

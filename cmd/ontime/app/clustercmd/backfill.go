@@ -1,4 +1,4 @@
-package app
+package clustercmd
 
 import (
 	"context"
@@ -34,7 +34,8 @@ type backfillOptions struct {
 	timeout   time.Duration
 }
 
-func newBackfillCommand() *cobra.Command {
+// NewBackfillCommand is ontime backfill: a ScheduledJob's missed runs over a range, as a Backfill.
+func NewBackfillCommand() *cobra.Command {
 	var cluster cli.ClusterFlags
 	var opts backfillOptions
 	cmd := &cobra.Command{
@@ -58,7 +59,7 @@ the ScheduledJob's time zone).`,
   kubectl get backfills -n reports`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := scheduledJobName(args[0])
+			name, err := cli.ScheduledJobName(args[0])
 			if err != nil {
 				return err
 			}
@@ -70,7 +71,7 @@ the ScheduledJob's time zone).`,
 		},
 	}
 	cluster.Bind(cmd, "", "namespace of the ScheduledJob (default: the kubeconfig context's)")
-	cmd.ValidArgsFunction = completeScheduledJobs(&cluster)
+	cmd.ValidArgsFunction = cli.CompleteScheduledJobs(&cluster)
 	flags := cmd.Flags()
 	flags.StringVar(&opts.from, "from", "", "the earliest time to run, included (RFC 3339, or a date)")
 	flags.StringVar(&opts.to, "to", "", "the latest time to run, included (RFC 3339, or a date); in the past")
@@ -95,7 +96,7 @@ func runBackfill(ctx context.Context, out io.Writer, c client.Client, key types.
 		}
 		return err
 	}
-	bf, err := buildBackfill(sj, opts, now())
+	bf, err := buildBackfill(sj, opts, cli.Now())
 	if err != nil {
 		return err
 	}
@@ -237,7 +238,7 @@ func followBackfill(ctx context.Context, out io.Writer, c client.Client, key typ
 			line += fmt.Sprintf(" (%s: %s)", p.Reason, p.Message)
 		}
 		if line != last {
-			fmt.Fprintf(out, "%s  %s\n", now().UTC().Format(time.TimeOnly), line)
+			fmt.Fprintf(out, "%s  %s\n", cli.Now().UTC().Format(time.TimeOnly), line)
 			last = line
 		}
 		return meta.IsStatusConditionTrue(bf.Status.Conditions, v1alpha1.BackfillComplete), nil

@@ -1,41 +1,39 @@
 //go:build integration
 
-package app
+package schedulecmd
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/ontime-dev/ontime/internal/scheme"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
+	"github.com/ontime-dev/ontime/cmd/ontime/app/clitest"
 	"github.com/ontime-dev/ontime/internal/spread"
-	"github.com/ontime-dev/ontime/internal/testenv"
 )
 
 // TestRebalance rewrites a crowded group's ConfigMap on a real API server:
 // every member in a minute of its own, the epoch counted.
 func TestRebalance(t *testing.T) {
-	c := startAPIServer(t)
+	c := clitest.StartAPIServer(t)
 	ctx := context.Background()
 	key := crowdedLedger(t, c, "reports", "a", "b", "c")
 
 	var out bytes.Buffer
-	table := &outputFlag{format: "table"}
+	table := &cli.Output{Format: "table"}
 	if err := rebalance(ctx, c, key, true, &out, table); err != nil || !strings.Contains(out.String(), "would rebalance 3 ScheduledJobs (3 moved), epoch 1: busiest minute 3 → 1 starts (ideal 1)") {
 		t.Fatalf("dry run: %v\n%s", err, out.String())
 	}
 	out.Reset()
 	var result rebalanceResult
-	if err := rebalance(ctx, c, key, true, &out, &outputFlag{format: "json"}); err != nil || json.Unmarshal(out.Bytes(), &result) != nil ||
+	if err := rebalance(ctx, c, key, true, &out, &cli.Output{Format: "json"}); err != nil || json.Unmarshal(out.Bytes(), &result) != nil ||
 		!result.DryRun || result.Moved != 3 || len(result.Placements) != 3 || result.PeakBefore != 3 || result.PeakAfter != 1 {
 		t.Fatalf("dry run, -o json: %v %+v\n%s", err, result, out.String())
 	}
@@ -48,44 +46,6 @@ func TestRebalance(t *testing.T) {
 	if err := rebalance(ctx, c, missing, false, &out, table); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("missing group: %v", err)
 	}
-}
-
-// startAPIServer starts a test API server with the CRDs of crdDirs.
-func startAPIServer(t *testing.T, crdDirs ...string) client.Client {
-	t.Helper()
-	c, _ := startAPIServerConfig(t, crdDirs...)
-	return c
-}
-
-// startAPIServerConfig is startAPIServer, with the API server's client
-// config (for a kubeconfig).
-func startAPIServerConfig(t *testing.T, crdDirs ...string) (client.Client, *rest.Config) {
-	t.Helper()
-	env, config, err := testenv.Start(crdDirs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(config, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ontime-system"}}); err != nil {
-		t.Fatal(err)
-	}
-	return c, config
-}
-
-// startAPIServerKubeconfig is startAPIServer with a kubeconfig for it,
-// for the commands' --kubeconfig.
-func startAPIServerKubeconfig(t *testing.T, crdDirs ...string) (client.Client, string) {
-	t.Helper()
-	c, config := startAPIServerConfig(t, crdDirs...)
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := testenv.WriteKubeconfig(config, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	return c, kubeconfig
 }
 
 // crowdedLedger creates a group's ConfigMap with every member at minute 7.
