@@ -417,7 +417,7 @@ BEFORE_REAL_NODE := nice -n 10
 # engine checks) run meanwhile in the foreground at the lowest CPU
 # priority: they take only what the clusters leave idle and never make a
 # run late; on a cold machine the linters are built there too, at that
-# priority (the background tests need only Helm and crane). Then the
+# priority (what the real node needs built is [tools]'s). Then the
 # image test, which mostly compiles, starts in the background at that
 # priority, and the burst test, a timing test on its own API server, runs
 # once the end-to-end tests have ended. If a foreground step fails, make
@@ -448,12 +448,10 @@ test: kube-binaries autoscaler ## Everything CI runs: generated files, lint, uni
 	@# holds back, made containerd start EarlyStart containers 3 to 18 s
 	@# late beside the real node's measured minutes (2026-11-29). On a new
 	@# machine [compat] builds 1.34's etcd, kube-apiserver and kubectl
-	@# first (about 10 minutes at the lowest priority), past e2e's end:
-	@# chaos goes before the real node so that the build ends during it
-	@# (cold CI 4 minutes shorter than with the real node waiting).
-	@# 40 minutes: on a cold machine its image compiles for two platforms
-	@# beside the foreground's first compile; on 2026-11-29 a cold run was
-	@# still in its first subtest 16 minutes in (9 minutes warm).
+	@# first (about 11 minutes at nice 10), past e2e's end: chaos goes
+	@# before the real node so that the build ends during it. [tools]
+	@# compiles its image's binaries before it starts; 40 minutes leaves
+	@# room for a slow machine (about 7.5 minutes here).
 	@hack/background.sh start $(BACKGROUND_DIR) real-node --after chaos,compat,tools $(GO) test -tags realnode -count=1 -timeout 40m -v ./test/realnode/
 	@echo "==> meanwhile, at the lowest CPU priority: lint, unit and envtest, chart"
 	$(IDLE) $(MAKE) --no-print-directory lint unit-tests TEST_TAGS=integration
