@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -164,4 +165,18 @@ func (f *ClusterFlags) Client() (client.Client, string, error) {
 	}
 	c, err := client.New(config, client.Options{Scheme: scheme.New()})
 	return c, namespace, err
+}
+
+// ScheduledJob is the client and the key of the ScheduledJob arg names
+// (sj/NAME, in -n's namespace, else the context's).
+func (f *ClusterFlags) ScheduledJob(arg string) (client.Client, types.NamespacedName, error) {
+	name, err := ScheduledJobName(arg)
+	if err != nil {
+		return nil, types.NamespacedName{}, err
+	}
+	c, namespace, err := f.Client()
+	if err != nil {
+		return nil, types.NamespacedName{}, err
+	}
+	return c, types.NamespacedName{Namespace: namespace, Name: name}, nil
 }

@@ -59,15 +59,11 @@ the ScheduledJob's time zone).`,
   kubectl get backfills -n reports`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := cli.ScheduledJobName(args[0])
+			c, key, err := cluster.ScheduledJob(args[0])
 			if err != nil {
 				return err
 			}
-			c, ns, err := cluster.Client()
-			if err != nil {
-				return err
-			}
-			return runBackfill(cmd.Context(), cmd.OutOrStdout(), c, types.NamespacedName{Namespace: ns, Name: name}, opts)
+			return runBackfill(cmd.Context(), cmd.OutOrStdout(), c, key, opts)
 		},
 	}
 	cluster.Bind(cmd, "", "namespace of the ScheduledJob (default: the kubeconfig context's)")

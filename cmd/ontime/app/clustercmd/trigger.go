@@ -37,11 +37,7 @@ handling one request twice (after a crash) makes one.`,
   kubectl logs -f $(ontime trigger sj/nightly-report -n reports --wait -o name)`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := cli.ScheduledJobName(args[0])
-			if err != nil {
-				return err
-			}
-			c, ns, err := cluster.Client()
+			c, key, err := cluster.ScheduledJob(args[0])
 			if err != nil {
 				return err
 			}
@@ -49,18 +45,17 @@ handling one request twice (after a crash) makes one.`,
 				return err
 			}
 			ctx := cmd.Context()
-			key := types.NamespacedName{Namespace: ns, Name: name}
 			value, jobName, err := requestRun(ctx, c, key)
 			if err != nil {
 				return err
 			}
-			result := triggerResult{ScheduledJob: name, Namespace: ns, Request: value, Job: jobName}
+			result := triggerResult{ScheduledJob: key.Name, Namespace: key.Namespace, Request: value, Job: jobName}
 			out := cmd.OutOrStdout()
 			// For people, each step as it happens; -o name prints the
 			// Job alone, for kubectl (kubectl logs $(ontime trigger … -o name)).
 			text := output.Format == "text"
 			if text {
-				fmt.Fprintf(out, "scheduledjob.ontime.dev/%s triggered (request %s); its job is %s\n", name, value, jobName)
+				fmt.Fprintf(out, "scheduledjob.ontime.dev/%s triggered (request %s); its job is %s\n", key.Name, value, jobName)
 			}
 			if waitFor {
 				if err := waitForRun(ctx, c, key, value, jobName, timeout); err != nil {

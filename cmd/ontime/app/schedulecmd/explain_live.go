@@ -10,7 +10,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/cmd/ontime/app/cli"
@@ -97,16 +96,12 @@ func meaningOfLive(sj *v1alpha1.ScheduledJob) (v1alpha1.Meaning, error) {
 
 // getScheduledJob reads the ScheduledJob arg names (sj/NAME).
 func getScheduledJob(ctx context.Context, cluster *cli.ClusterFlags, arg string) (*v1alpha1.ScheduledJob, error) {
-	name, err := cli.ScheduledJobName(arg)
-	if err != nil {
-		return nil, err
-	}
-	c, ns, err := cluster.Client()
+	c, key, err := cluster.ScheduledJob(arg)
 	if err != nil {
 		return nil, err
 	}
 	sj := &v1alpha1.ScheduledJob{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sj); err != nil {
+	if err := c.Get(ctx, key, sj); err != nil {
 		return nil, err
 	}
 	return sj, nil
