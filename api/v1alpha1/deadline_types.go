@@ -31,8 +31,12 @@ type Deadline struct {
 const MaxDeadlineAfter = 7 * 24 * time.Hour
 
 // For returns the deadline of the run scheduled at scheduled, in loc for
-// at; false when the deadline is not understood (see Validate).
+// at; false without a deadline (d nil) or when it is not understood (see
+// Validate).
 func (d *Deadline) For(scheduled time.Time, loc *time.Location) (time.Time, bool) {
+	if d == nil {
+		return time.Time{}, false
+	}
 	if d.After != nil {
 		return scheduled.Add(d.After.Duration), d.After.Duration > 0
 	}

@@ -73,6 +73,27 @@ func ScheduledTime(job *batchv1.Job) (time.Time, bool) {
 	return t, err == nil
 }
 
+// RunDeadline returns the deadline stamped on a run's Job when it was made
+// (DeadlineAnnotation); false for a Job made without one (before
+// spec.deadline was set, by hand, or by a backfill) or whose value does
+// not parse.
+func RunDeadline(job *batchv1.Job) (time.Time, bool) {
+	value, ok := job.Annotations[DeadlineAnnotation]
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, value)
+	return t, err == nil
+}
+
+// StampDeadline records on a run's Job the deadline it is judged by.
+func StampDeadline(job *batchv1.Job, deadline time.Time) {
+	if job.Annotations == nil {
+		job.Annotations = map[string]string{}
+	}
+	job.Annotations[DeadlineAnnotation] = deadline.UTC().Format(time.RFC3339Nano)
+}
+
 // JobFinished returns Complete or Failed for a finished Job: the
 // condition the Job controller set True.
 func JobFinished(job *batchv1.Job) (batchv1.JobConditionType, bool) {

@@ -188,6 +188,12 @@ const (
 	// ReleaseAtAnnotation on an EarlyStart pod is when `ontime-wait` lets
 	// the run's commands start: the run's scheduled time (RFC 3339).
 	ReleaseAtAnnotation = "ontime.dev/release-at"
+	// DeadlineAnnotation is set on a scheduled run's Job, when its
+	// ScheduledJob has spec.deadline, to the time the run must have
+	// succeeded by (RFC 3339, UTC), as the deadline in force when the Job
+	// was made says. The run is judged by it, whatever spec.deadline
+	// later becomes: a changed deadline never reports an earlier run.
+	DeadlineAnnotation = "ontime.dev/deadline"
 )
 
 // ScheduledJobLabel is on every Job ontime creates for a ScheduledJob; its

@@ -1,15 +1,19 @@
 // Package deadline watches a ScheduledJob's latest run against its
-// spec.deadline, as a pure function of the ScheduledJob's Jobs, what it
-// stored and the current time: it learns the runs' times from the Jobs
-// that succeeded and predicts when the latest run will succeed.
+// deadline, as a pure function of the ScheduledJob's Jobs, what it stored
+// and the current time: it learns the runs' times from the Jobs that
+// succeeded and predicts when the latest run will succeed.
 //
 // Invariants: each successful run's time is learned once (learnedThrough);
 // each run is reported at risk at most once and missed at most once
 // (atRiskReported, missedReported), in the same status write that records
-// it, so a write that fails reports nothing and its retry reports once.
+// it, so a write that fails reports nothing and its retry reports once. A
+// run is judged by the deadline stamped on its Job when it was made
+// (v1alpha1.RunDeadline), so a changed spec.deadline never reports an
+// earlier run; a run held back without a Job is judged by spec.deadline.
 package deadline
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -116,21 +120,23 @@ func Watch(in Input) Verdict {
 	}
 	learn(st, in.Jobs)
 	if in.Stored == nil {
-		// The deadline is new: the runs it finds past it ran without one.
+		// The deadline is new (or set again after it was removed): runs
+		// stamped under an earlier one were reported then.
 		markPastDeadlines(st, in)
 	}
 	missed, missWake := reportMisses(st, in)
 	run, ok := watchedRun(in)
 	st.ScheduledTime, st.Deadline, st.PredictedFinish = nil, nil, nil
 	if !ok {
-		return Verdict{Status: st, Missed: missed, Wake: missWake}
+		// No run made under a deadline yet: only the next run is judged.
+		v := Verdict{Status: st, Missed: missed, Wake: missWake}
+		if why := infeasible(st, in); why != "" {
+			v.Condition = Condition{metav1.ConditionTrue, v1alpha1.ReasonDeadlineInfeasible, why}
+		}
+		return v
 	}
-	deadline, ok := in.Deadline.For(run.scheduled, in.Location)
-	if !ok {
-		return Verdict{Status: st, Missed: missed, Wake: missWake}
-	}
-	st.ScheduledTime, st.Deadline = timeAt(run.scheduled), timeAt(deadline)
-	v := judge(st, in, run, deadline)
+	st.ScheduledTime, st.Deadline = timeAt(run.scheduled), timeAt(run.deadline)
+	v := judge(st, in, run)
 	v.Status, v.Missed, v.Wake = st, missed, earliest(v.Wake, missWake)
 	return v
 }
@@ -138,63 +144,66 @@ func Watch(in Input) Verdict {
 // reportMisses reports, oldest first and each once, the runs whose
 // deadline has passed without their success (or that succeeded after
 // it): not only the latest, since a run can still be running, or held
-// back, when the next is scheduled. It returns them, and the earliest
-// deadline still ahead of an unfinished run (zero: none). Deadlines never
-// go back as runs go forward, so every run before the latest reported
-// has been judged: missedReported marks them all.
+// back, when the next is scheduled. It stops at the first run still
+// unfinished before its deadline and returns that deadline (zero: none):
+// missedReported then never passes a run not yet judged, even when a
+// deadline cut by more than the gap between runs puts a later run's
+// deadline before an earlier one's (the later run is reported once the
+// earlier is judged).
 func reportMisses(st *v1alpha1.DeadlineStatus, in Input) ([]Miss, time.Time) {
 	var misses []Miss
-	var wake time.Time
 	for _, r := range runsSince(in, st.MissedReported) {
-		deadline, ok := in.Deadline.For(r.scheduled, in.Location)
-		if !ok {
-			continue
-		}
 		var doneAt time.Time
 		succeeded := false
 		if r.job != nil {
 			doneAt, succeeded = succeededAt(r.job)
 		}
 		switch {
-		case succeeded && !doneAt.After(deadline):
-		case !succeeded && in.Now.Before(deadline):
-			wake = earliest(wake, deadline)
+		case succeeded && !doneAt.After(r.deadline):
+		case !succeeded && in.Now.Before(r.deadline):
+			return misses, r.deadline
 		case succeeded:
-			misses = append(misses, Miss{r.scheduled, fmt.Sprintf("the run of %s succeeded at %s, %s (%s)",
-				stamp(r.scheduled), stamp(doneAt), againstDeadline(doneAt, deadline), in.Deadline)})
+			misses = append(misses, Miss{r.scheduled, fmt.Sprintf("the run of %s succeeded at %s, %s",
+				stamp(r.scheduled), stamp(doneAt), againstDeadline(doneAt, r.deadline))})
 			st.MissedReported = timeAt(r.scheduled)
 		default: // unfinished, and its deadline has come
-			misses = append(misses, Miss{r.scheduled, fmt.Sprintf("the run of %s has not succeeded by its deadline %s (%s): %s",
-				stamp(r.scheduled), stamp(deadline), in.Deadline, breakdown(in, r))})
+			misses = append(misses, Miss{r.scheduled, fmt.Sprintf("the run of %s has not succeeded by its deadline %s: %s",
+				stamp(r.scheduled), stamp(r.deadline), breakdown(in, r))})
 			st.MissedReported = timeAt(r.scheduled)
 		}
 	}
-	return misses, wake
+	return misses, time.Time{}
 }
 
 // markPastDeadlines marks the runs whose deadline has passed as reported,
 // without reporting them.
 func markPastDeadlines(st *v1alpha1.DeadlineStatus, in Input) {
 	for _, r := range runsSince(in, nil) {
-		if deadline, ok := in.Deadline.For(r.scheduled, in.Location); ok && !in.Now.Before(deadline) {
+		if !in.Now.Before(r.deadline) {
 			st.MissedReported = timeAt(r.scheduled)
 		}
 	}
 }
 
-// runsSince are the scheduled runs after reported (all without it), with
-// a held-back one, oldest first.
+// runsSince are the runs judged by a deadline scheduled after reported
+// (all without it), oldest first: those whose Job carries the deadline
+// it was made under, and a held-back one, judged by spec.deadline.
 func runsSince(in Input, reported *metav1.Time) []run {
 	var runs []run
 	for _, job := range in.Jobs {
 		at, ok := v1alpha1.ScheduledTime(job)
-		if ok && !v1alpha1.IsTriggered(job) && !at.After(in.Now) && (reported == nil || at.After(reported.Time)) {
-			runs = append(runs, run{scheduled: at, job: job})
+		if !ok || v1alpha1.IsTriggered(job) || at.After(in.Now) || (reported != nil && !at.After(reported.Time)) {
+			continue
+		}
+		if deadline, judged := v1alpha1.RunDeadline(job); judged {
+			runs = append(runs, run{scheduled: at, deadline: deadline, job: job})
 		}
 	}
 	if !in.Held.IsZero() && (reported == nil || in.Held.After(reported.Time)) &&
-		!slices.ContainsFunc(runs, func(r run) bool { return r.scheduled.Equal(in.Held) }) {
-		runs = append(runs, run{scheduled: in.Held, held: true})
+		!slices.ContainsFunc(in.Jobs, func(job *batchv1.Job) bool { at, ok := v1alpha1.ScheduledTime(job); return ok && at.Equal(in.Held) }) {
+		if deadline, ok := in.Deadline.For(in.Held, in.Location); ok {
+			runs = append(runs, run{scheduled: in.Held, deadline: deadline, held: true})
+		}
 	}
 	slices.SortFunc(runs, func(a, b run) int { return a.scheduled.Compare(b.scheduled) })
 	return runs
@@ -208,12 +217,12 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// run is the run watched: its scheduled time, its Job (nil while held
-// back) and what the Job says.
+// run is a run judged by a deadline: its scheduled time, that deadline,
+// its Job (nil while held back) and what the Job says.
 type run struct {
-	scheduled time.Time
-	job       *batchv1.Job
-	held      bool
+	scheduled, deadline time.Time
+	job                 *batchv1.Job
+	held                bool
 }
 
 // watchedRun is the latest scheduled run: a held-back one if later than
@@ -227,8 +236,9 @@ func watchedRun(in Input) (run, bool) {
 }
 
 // judge says whether the run is on track, at risk or past its deadline.
-func judge(st *v1alpha1.DeadlineStatus, in Input, r run, deadline time.Time) Verdict {
+func judge(st *v1alpha1.DeadlineStatus, in Input, r run) Verdict {
 	var v Verdict
+	deadline := r.deadline
 	if r.job != nil {
 		if at, ok := succeededAt(r.job); ok {
 			v.Condition = Condition{metav1.ConditionFalse, v1alpha1.ReasonRunSucceeded,
@@ -238,52 +248,55 @@ func judge(st *v1alpha1.DeadlineStatus, in Input, r run, deadline time.Time) Ver
 		}
 	}
 	failed := r.job != nil && finishedFailed(r.job)
-	predicted, predictable := predict(st, in, r)
+	p, predictable := predict(st, in, r)
 	if predictable && !failed {
-		st.PredictedFinish = timeAt(predicted)
+		// Never in the past: the controller looks again when it is
+		// reached (p.changes), the deadline's verdict given or not.
+		st.PredictedFinish = timeAt(p.finish)
+		v.Wake = p.changes
 	}
 	why := breakdown(in, r)
 	switch {
 	case !in.Now.Before(deadline):
 		// Reported (event, metric) by reportMisses, with the earlier runs.
 		v.Condition = Condition{metav1.ConditionTrue, v1alpha1.ReasonDeadlineMissed,
-			fmt.Sprintf("the run of %s has not succeeded by its deadline %s (%s): %s", stamp(r.scheduled), stamp(deadline), in.Deadline, why)}
+			fmt.Sprintf("the run of %s has not succeeded by its deadline %s: %s", stamp(r.scheduled), stamp(deadline), why)}
 		return v
 	case failed:
 		v.Condition = Condition{metav1.ConditionTrue, v1alpha1.ReasonDeadlineAtRisk,
 			fmt.Sprintf("the run of %s failed: it will not succeed by its deadline %s unless run again (ontime trigger)", stamp(r.scheduled), stamp(deadline))}
-	case predictable && predicted.After(deadline):
+	case predictable && p.finish.After(deadline):
 		v.Condition = Condition{metav1.ConditionTrue, v1alpha1.ReasonDeadlineAtRisk,
-			fmt.Sprintf("the run of %s is predicted to succeed at %s, after its deadline %s: runs take %s (the 90th percentile of the last %d); %s",
-				stamp(r.scheduled), stamp(predicted), stamp(deadline), st.TypicalRunTime.Duration, len(st.RecentRunTimes), why)}
+			fmt.Sprintf("the run of %s is predicted to succeed at %s, %s: %s; %s",
+				stamp(r.scheduled), stamp(p.finish), againstDeadline(p.finish, deadline), p.basis, why)}
 	default:
-		v.Condition = Condition{metav1.ConditionFalse, v1alpha1.ReasonOnTrack, onTrackMessage(r, predicted, predictable, deadline)}
-		v.Wake = wakeFor(st, r, deadline, in.Now)
+		v.Condition = Condition{metav1.ConditionFalse, v1alpha1.ReasonOnTrack, onTrackMessage(r, p, predictable)}
+		v.Wake = earliest(v.Wake, wakeFor(st, r, in.Now))
 		v.Condition = upFront(v.Condition, st, in)
 		return v
 	}
 	v.AtRisk = reportOnce(&st.AtRiskReported, r.scheduled)
-	v.Wake = deadline
+	v.Wake = earliest(v.Wake, deadline)
 	return v
 }
 
 // wakeFor is when an on-track verdict may change: when a run that has
 // not started could no longer finish in time if it started then, or at
 // the deadline.
-func wakeFor(st *v1alpha1.DeadlineStatus, r run, deadline, now time.Time) time.Time {
+func wakeFor(st *v1alpha1.DeadlineStatus, r run, now time.Time) time.Time {
 	if typical := st.TypicalRunTime; typical != nil && !started(r) {
-		if latestStart := deadline.Add(-typical.Duration); latestStart.After(now) {
+		if latestStart := r.deadline.Add(-typical.Duration); latestStart.After(now) {
 			return latestStart
 		}
 	}
-	return deadline
+	return r.deadline
 }
 
-func onTrackMessage(r run, predicted time.Time, predictable bool, deadline time.Time) string {
+func onTrackMessage(r run, p prediction, predictable bool) string {
 	if !predictable {
-		return fmt.Sprintf("the run of %s has until %s; no run has succeeded yet to predict it from", stamp(r.scheduled), stamp(deadline))
+		return fmt.Sprintf("the run of %s has until %s; no run has succeeded yet to predict it from", stamp(r.scheduled), stamp(r.deadline))
 	}
-	return fmt.Sprintf("the run of %s is predicted to succeed at %s, %s", stamp(r.scheduled), stamp(predicted), againstDeadline(predicted, deadline))
+	return fmt.Sprintf("the run of %s is predicted to succeed at %s, %s: %s", stamp(r.scheduled), stamp(p.finish), againstDeadline(p.finish, r.deadline), p.basis)
 }
 
 func againstDeadline(at, deadline time.Time) string {
@@ -293,38 +306,132 @@ func againstDeadline(at, deadline time.Time) string {
 	return fmt.Sprintf("%s before its deadline %s", deadline.Sub(at).Truncate(time.Second), stamp(deadline))
 }
 
-// predict is when the run is predicted to succeed: its start (now while it
-// has not started; a held-back run starts once the run ahead of it
-// finishes, a run waiting in its group when the group predicts it is
+// prediction is when a run is predicted to succeed (to the second, rounded
+// up), what that rests on, and when it next changes with nothing else
+// changing: time passing a run that has not started, or a running run
+// outlasting what was learned.
+type prediction struct {
+	finish, changes time.Time
+	basis           string
+}
+
+// predict is when the run is predicted to succeed: a running run as
+// runningPrediction says; otherwise its start (now while it has not
+// started; a held-back run starts once the run ahead of it is predicted
+// to finish, a run waiting in its group when the group predicts it is
 // admitted) plus the typical run time, never before now. False until a
 // run time is learned.
-func predict(st *v1alpha1.DeadlineStatus, in Input, r run) (time.Time, bool) {
+func predict(st *v1alpha1.DeadlineStatus, in Input, r run) (prediction, bool) {
 	if st.TypicalRunTime == nil {
-		return time.Time{}, false
+		return prediction{}, false
+	}
+	if started(r) {
+		return runningPrediction(st.RecentRunTimes, r.job.Status.StartTime.Time, r.deadline, in.Now), true
 	}
 	typical := st.TypicalRunTime.Duration
-	start := in.Now
+	start, changes := in.Now, time.Time{}
 	switch {
-	case started(r):
-		start = r.job.Status.StartTime.Time
 	case r.held:
-		start = later(in.Now, aheadFinishes(in, typical))
+		ahead := aheadFinishes(in, st)
+		start, changes = later(in.Now, ahead.finish), ahead.changes
 	case waitsInGroup(r) && in.Group != nil:
 		start = later(in.Now, in.Group.PredictedAdmission(r.job.Namespace, r.job.Name))
 	}
-	return later(in.Now, start.Add(typical)), true
+	finish := roundUp(start.Add(typical))
+	return prediction{finish: finish, changes: earliest(changes, finish), basis: typicalBasis(st)}, true
 }
 
-// aheadFinishes is when the latest started, unfinished run ahead of a
-// held-back one is predicted to finish.
-func aheadFinishes(in Input, typical time.Duration) time.Time {
-	var finish time.Time
-	for _, job := range in.Jobs {
-		if started(run{job: job}) && !finished(job) {
-			finish = later(finish, job.Status.StartTime.Add(typical))
+// typicalBasis says what a prediction from the typical run time rests on.
+func typicalBasis(st *v1alpha1.DeadlineStatus) string {
+	return fmt.Sprintf("runs take %s (the 90th percentile of the last %d)", st.TypicalRunTime.Duration, len(st.RecentRunTimes))
+}
+
+// JobTimeResolution is how far a learned run time, or a running run's
+// time so far, may be from the truth: a Job's startTime and
+// completionTime are whole seconds, each rounded down, so a run as long
+// as a learned one may seem up to two seconds longer.
+const JobTimeResolution = 2 * time.Second
+
+// runningPrediction predicts when a run running since start succeeds,
+// from the learned run times (times) and how long it has run:
+//   - while some learned runs took longer than it has run so far, it is
+//     predicted to take the 90th percentile of those (the runs that were
+//     still running at its age): the typical run time until it outlasts
+//     the fastest learned run, then later as it outlasts more of them.
+//     It changes when the run outlasts the next one;
+//   - once it has run as long as the slowest, within JobTimeResolution,
+//     it is predicted to end at the end of that margin;
+//   - past that it is slower than every learned run, and they say
+//     nothing of when it ends: it is predicted to run as long again as it
+//     has run so far (its age is the only measure left, as in Gott's
+//     delta-t argument). It changes continuously: the controller looks
+//     again when the prediction is reached and, before that, at the first
+//     second it passes the deadline.
+//
+// The prediction is never before now.
+func runningPrediction(times []metav1.Duration, start, deadline, now time.Time) prediction {
+	ran := max(now.Sub(start), 0)
+	var longer []metav1.Duration
+	var slowest time.Duration
+	for _, t := range times {
+		slowest = max(slowest, t.Duration)
+		if t.Duration > ran {
+			longer = append(longer, t)
 		}
 	}
-	return finish
+	shown := ran.Truncate(time.Second)
+	if q, ok := Quantile(longer, RunTimeQuantile); ok {
+		p := prediction{finish: roundUp(start.Add(q)), basis: fmt.Sprintf("runs take %s (the 90th percentile of the last %d)", q, len(times))}
+		if len(longer) < len(times) {
+			p.basis = fmt.Sprintf("it has run %s, longer than %d of the last %d runs, and those that ran longer took %s (their 90th percentile)",
+				shown, len(times)-len(longer), len(times), q)
+		}
+		p.changes = start.Add(nextChange(longer, q))
+		return p
+	}
+	if end := start.Add(slowest + JobTimeResolution); now.Before(end) {
+		return prediction{finish: roundUp(end), changes: end,
+			basis: fmt.Sprintf("it has run %s, as long as the slowest of the last %d runs (%s)", shown, len(times), slowest)}
+	}
+	p := prediction{finish: roundUp(now.Add(ran)),
+		basis: fmt.Sprintf("it has run %s, longer than any of the last %d runs (the slowest took %s), so it is predicted to run as long again", shown, len(times), slowest)}
+	p.changes = p.finish
+	if !p.finish.After(deadline) {
+		// start + 2×ran passes the deadline just after the midpoint.
+		midpoint := start.Add(deadline.Sub(start) / 2)
+		p.changes = earliest(p.changes, midpoint.Truncate(time.Second).Add(time.Second))
+	}
+	return p
+}
+
+// nextChange is how long after its start a run predicted to take q, the
+// quantile of the learned runs longer than it has run (longer), must run
+// for the prediction to change: until it outlasts as many of them, shortest
+// first, as leave a different quantile (or none: the slowest's margin).
+func nextChange(longer []metav1.Duration, q time.Duration) time.Duration {
+	sorted := slices.SortedFunc(slices.Values(longer), func(a, b metav1.Duration) int { return cmp.Compare(a.Duration, b.Duration) })
+	for i, t := range sorted {
+		if rest, ok := Quantile(sorted[i+1:], RunTimeQuantile); !ok || rest != q {
+			return t.Duration
+		}
+	}
+	return sorted[len(sorted)-1].Duration // not reached: the last leaves none
+}
+
+// ahead is when the latest started, unfinished run ahead of a held-back
+// one is predicted to finish, and when that prediction changes.
+type ahead struct{ finish, changes time.Time }
+
+func aheadFinishes(in Input, st *v1alpha1.DeadlineStatus) ahead {
+	var a ahead
+	for _, job := range in.Jobs {
+		if started(run{job: job}) && !finished(job) {
+			deadline, _ := v1alpha1.RunDeadline(job)
+			p := runningPrediction(st.RecentRunTimes, job.Status.StartTime.Time, deadline, in.Now)
+			a.finish, a.changes = later(a.finish, p.finish), earliest(a.changes, p.changes)
+		}
+	}
+	return a
 }
 
 // started reports whether the run's Job has started running: it has a
@@ -455,4 +562,15 @@ func later(a, b time.Time) time.Time {
 
 func timeAt(t time.Time) *metav1.Time { return &metav1.Time{Time: t} }
 
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+// roundUp is t at the next whole second (t if whole): what status keeps of
+// a prediction, never before it.
+func roundUp(t time.Time) time.Time {
+	if whole := t.Truncate(time.Second); whole.Before(t) {
+		return whole.Add(time.Second)
+	}
+	return t
+}
+
+// stamp is t in UTC, with its fraction of a second when it has one: two
+// times a message compares never read the same when they differ.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

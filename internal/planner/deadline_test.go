@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -100,5 +101,61 @@ func TestDeadlineInfeasibleThroughDecide(t *testing.T) {
 	says = `ConcurrencyGroup "nightly" predicts the next run, at 2026-11-24T10:00:00Z, is admitted at 2026-11-24T10:05:00Z`
 	if c := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionDeadlineAtRisk); c == nil || c.Reason != v1alpha1.ReasonDeadlineInfeasible || !strings.Contains(c.Message, says) {
 		t.Errorf("a group admitting it late: DeadlineAtRisk %+v, want DeadlineInfeasible saying %q", c, says)
+	}
+}
+
+// TestScheduledRunsCarryTheirDeadline: under spec.deadline, Decide makes a
+// scheduled run's Job with the deadline it is judged by (in the zone, for
+// at); a run by hand (ontime trigger) has none.
+func TestScheduledRunsCarryTheirDeadline(t *testing.T) {
+	ten := mustTime("2026-11-24T10:00:00Z")
+	sj := scheduledJob(onTheHour, mustTime("2026-11-24T08:00:00Z"))
+	sj.Spec.TimeZone = ptr.To("Europe/Amsterdam")
+	sj.Spec.Deadline = &v1alpha1.Deadline{At: "12:30"}
+	plan := Decide(Input{ScheduledJob: sj, Now: ten.Add(100 * time.Millisecond)})
+	if plan.Create == nil {
+		t.Fatal("no run created at 10:00")
+	}
+	if got, ok := v1alpha1.RunDeadline(plan.Create.Job); !ok || !got.Equal(mustTime("2026-11-24T11:30:00Z")) {
+		t.Errorf("the run's Job carries deadline %v (%v), want 12:30 in Amsterdam, 11:30 UTC", got, ok)
+	}
+	sj.Annotations = map[string]string{v1alpha1.TriggerAnnotation: "now"}
+	sj.Status.LastScheduleTime = &metav1.Time{Time: ten}
+	triggered := Decide(Input{ScheduledJob: sj, Now: ten.Add(10 * time.Minute)})
+	if triggered.Trigger == nil {
+		t.Fatal("no run by hand")
+	}
+	if _, ok := v1alpha1.RunDeadline(triggered.Trigger.Job); ok {
+		t.Error("a run by hand carries a deadline; such runs are neither watched nor learned from")
+	}
+}
+
+// TestShortenedDeadlineThroughDecide: a run that met its 30 minute
+// deadline is not reported when the deadline is cut to 5 minutes, nor
+// counted (out.DeadlinesMissed feeds ontime_deadline_missed_total); the
+// next run is judged at once, DeadlineInfeasible with its event.
+func TestShortenedDeadlineThroughDecide(t *testing.T) {
+	ten := mustTime("2026-11-24T10:00:00Z")
+	sj := scheduledJob(onTheHour, mustTime("2026-11-24T08:00:00Z"))
+	sj.Spec.Deadline = &v1alpha1.Deadline{After: &metav1.Duration{Duration: 30 * time.Minute}}
+	sj.Status.LastScheduleTime = &metav1.Time{Time: ten}
+	run := childJob(sj, ten, "ten", true)
+	run.Status.StartTime = &metav1.Time{Time: ten}
+	run.Status.CompletionTime = &metav1.Time{Time: ten.Add(20 * time.Minute)}
+	jobs := []*batchv1.Job{run}
+	out := Decide(Input{ScheduledJob: sj, Jobs: jobs, Now: ten.Add(21 * time.Minute)}).Finish()
+	if c := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionDeadlineAtRisk); c == nil || c.Reason != v1alpha1.ReasonRunSucceeded {
+		t.Fatalf("DeadlineAtRisk %+v, want RunSucceeded", c)
+	}
+
+	sj.Status = out.Status
+	sj.Spec.Deadline = &v1alpha1.Deadline{After: &metav1.Duration{Duration: 5 * time.Minute}}
+	out = Decide(Input{ScheduledJob: sj, Jobs: jobs, Now: ten.Add(22 * time.Minute)}).Finish()
+	if out.DeadlinesMissed != 0 || eventMessage(out, v1alpha1.ReasonDeadlineMissed) != "" {
+		t.Errorf("a deadline cut to 5 minutes reported the run that met its 30: %d missed, event %q", out.DeadlinesMissed, eventMessage(out, v1alpha1.ReasonDeadlineMissed))
+	}
+	c := meta.FindStatusCondition(out.Status.Conditions, v1alpha1.ConditionDeadlineAtRisk)
+	if c == nil || c.Reason != v1alpha1.ReasonDeadlineInfeasible || eventMessage(out, v1alpha1.ReasonDeadlineInfeasible) == "" {
+		t.Errorf("DeadlineAtRisk %+v, want the next run judged at once: DeadlineInfeasible, with its event", c)
 	}
 }

@@ -61,9 +61,15 @@ func (s scheduling) atLimit(name string) bool {
 }
 
 // newRun is the run at scheduled with its Job named name; under an active
-// limit it is to be claimed first, unless it is already.
+// limit it is to be claimed first, unless it is already. Under
+// spec.deadline the Job carries the run's deadline as the spec says now,
+// which the run is judged by (runs by hand and backfills have none).
 func (s scheduling) newRun(name string, scheduled time.Time) *Run {
-	return &Run{Job: buildJob(s.sj, name, scheduled, s.loc), Scheduled: scheduled, Claim: s.limited() && !slices.Contains(s.claims, name)}
+	job := buildJob(s.sj, name, scheduled, s.loc)
+	if deadline, ok := s.sj.Spec.Deadline.For(scheduled, s.loc); ok {
+		v1alpha1.StampDeadline(job, deadline)
+	}
+	return &Run{Job: job, Scheduled: scheduled, Claim: s.limited() && !slices.Contains(s.claims, name)}
 }
 
 // dropStaleClaims removes from status.active the claims of scheduled runs

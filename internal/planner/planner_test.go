@@ -67,7 +67,7 @@ func scheduledJob(schedule string, created time.Time) *v1alpha1.ScheduledJob {
 // childJob is upstream's "prev" Job, created for a run scheduled at
 // `scheduled`.
 func childJob(sj *v1alpha1.ScheduledJob, scheduled time.Time, uid string, done bool) *batchv1.Job {
-	job := buildJob(sj, sj.JobName(scheduled), scheduled, time.UTC)
+	job := scheduling{sj: sj, loc: time.UTC}.newRun(sj.JobName(scheduled), scheduled).Job
 	job.UID = types.UID(uid)
 	job.CreationTimestamp = metav1.NewTime(scheduled)
 	if done {
