@@ -340,7 +340,9 @@ func TestSlowRunAtRiskBeforeItsDeadline(t *testing.T) {
 // is judged at once (DeadlineInfeasible). A run in flight when the cut
 // comes keeps its 50 s. A run made before any deadline is not judged.
 func TestRunsJudgedByTheirOwnDeadline(t *testing.T) {
-	after := func(d time.Duration) *v1alpha1.Deadline { return &v1alpha1.Deadline{After: &metav1.Duration{Duration: d}} }
+	after := func(d time.Duration) *v1alpha1.Deadline {
+		return &v1alpha1.Deadline{After: &metav1.Duration{Duration: d}}
+	}
 	onTime := jobUnder(after(50*time.Second), two, two, two.Add(24*time.Second))
 	under50s := Watch(Input{Deadline: after(50 * time.Second), Jobs: []*batchv1.Job{onTime}, Location: time.UTC, Now: two.Add(30 * time.Second)})
 	next := Outlook{Next: two.Add(time.Minute), Following: two.Add(2 * time.Minute)}
