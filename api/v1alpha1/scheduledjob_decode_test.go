@@ -35,7 +35,7 @@ func decode(t *testing.T, data string) runtime.Object {
 // or status, and DecodeError is never written back.
 func TestUndecodableScheduledJob(t *testing.T) {
 	sj := decode(t, undecodableJSON).(*ScheduledJob)
-	want := "json: cannot unmarshal number 2147483648 into Go struct field ScheduledJobSpec.spec.successfulJobsHistoryLimit of type int32"
+	want := "spec.successfulJobsHistoryLimit: Invalid value: 2147483648: json: cannot unmarshal number 2147483648 into Go value of type int32"
 	if sj.Name != "broken" || sj.Namespace != "team" || sj.UID != "u1" || sj.ResourceVersion != "7" || sj.DecodeError != want {
 		t.Errorf("decoded %s/%s uid %s rv %s, DecodeError %q; want team/broken u1 7 and %q", sj.Namespace, sj.Name, sj.UID, sj.ResourceVersion, sj.DecodeError, want)
 	}
@@ -45,6 +45,30 @@ func TestUndecodableScheduledJob(t *testing.T) {
 	out, _ := json.Marshal(sj)
 	if strings.Contains(string(out), "DecodeError") || strings.Contains(string(out), "cannot unmarshal") {
 		t.Errorf("marshaled %s", out)
+	}
+}
+
+// TestDecodeErrorNamesItsField: a value whose parse error names no field
+// (a time, a duration, deep in the Job template) is reported at its path
+// with its value, as the API server reports a field it refuses.
+func TestDecodeErrorNamesItsField(t *testing.T) {
+	for name, tc := range map[string]struct{ spec, want string }{
+		"runAt's offset out of range": {`{"runAt":"2026-01-01T00:00:00+25:00"}`,
+			`spec.runAt: Invalid value: "2026-01-01T00:00:00+25:00": must be an RFC 3339 time such as 2026-01-01T00:00:00Z: time zone offset hour out of range`},
+		"a deadline that is no duration": {`{"deadline":{"after":"soon"}}`,
+			`spec.deadline.after: Invalid value: "soon": time: invalid duration "soon"`},
+		"deep in the Job template": {`{"jobTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":"lots"}}}]}}}}}`,
+			`spec.jobTemplate.spec.template.spec.containers[0].resources.limits[cpu]: Invalid value: "lots": quantities must match the regular expression`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var sj ScheduledJob
+			if err := json.Unmarshal([]byte(`{"metadata":{"name":"broken"},"spec":`+tc.spec+`}`), &sj); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(sj.DecodeError, tc.want) {
+				t.Errorf("DecodeError %q, want %q", sj.DecodeError, tc.want)
+			}
+		})
 	}
 }
 

@@ -396,3 +396,21 @@ func TestLaterDeadlineFirst(t *testing.T) {
 		t.Errorf("reported again: %+v", again.Missed)
 	}
 }
+
+// TestAtRiskMessageTellsTheTimesApart: a run that has not started, looked
+// at a fraction of a second after the last moment it could start and
+// still succeed in time (the held-back run of the issue, at deadline −
+// typical), is predicted a fraction past its deadline. The message gives
+// the prediction to the second, rounded up, and how far past: never the
+// same time twice.
+func TestAtRiskMessageTellsTheTimesApart(t *testing.T) {
+	after50s := &v1alpha1.Deadline{After: &metav1.Duration{Duration: 50 * time.Second}}
+	learned := jobUnder(after50s, two.Add(-time.Minute), two.Add(-time.Minute), two.Add(-36*time.Second)) // 24 s
+	waiting := jobUnder(after50s, two, time.Time{}, time.Time{})
+	v := Watch(Input{Deadline: after50s, Stored: &v1alpha1.DeadlineStatus{}, Jobs: []*batchv1.Job{learned, waiting}, Location: time.UTC,
+		Now: two.Add(26*time.Second + 300*time.Millisecond)})
+	want := "the run of 2026-11-30T02:00:00Z is predicted to succeed at 2026-11-30T02:00:51Z, 1s after its deadline 2026-11-30T02:00:50Z: runs take 24s (the 90th percentile of the last 1); its Job has not started"
+	if v.Condition.Reason != v1alpha1.ReasonDeadlineAtRisk || v.Condition.Message != want {
+		t.Errorf("condition %s:\n%s\nwant DeadlineAtRisk:\n%s", v.Condition.Reason, v.Condition.Message, want)
+	}
+}

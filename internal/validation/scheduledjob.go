@@ -167,8 +167,10 @@ func validateRunDeadline(spec v1alpha1.ScheduledJobSpec, path *field.Path) (fiel
 		return nil, nil
 	}
 	switch {
-	case (d.After == nil) == (d.At == ""):
-		return field.ErrorList{field.Invalid(path, d.String(), "must set exactly one of after (such as 4h) and at (such as 07:00)")}, nil
+	case d.After == nil && d.At == "":
+		return field.ErrorList{field.Required(path, "set after (such as 4h after each run's time) or at (a time of day such as 07:00)")}, nil
+	case d.After != nil && d.At != "":
+		return field.ErrorList{field.Invalid(path, fmt.Sprintf("after: %s, at: %s", d.After.Duration, d.At), "set after or at, not both")}, nil
 	case d.After != nil && (d.After.Duration <= 0 || d.After.Duration > v1alpha1.MaxDeadlineAfter):
 		return field.ErrorList{field.Invalid(path.Child("after"), d.After.Duration.String(), fmt.Sprintf("must be more than 0 and at most %s", v1alpha1.MaxDeadlineAfter))}, nil
 	case d.At != "":

@@ -18,6 +18,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -448,5 +450,50 @@ func TestPriorityWarningsUseTheControllersClass(t *testing.T) {
 	sj.Spec.WarmUp.Placeholder = &v1alpha1.PlaceholderWarmUp{PriorityClassName: v1alpha1.DefaultPlaceholderPriorityClass}
 	if got := v.priorityWarnings(context.Background(), sj); len(got) != 0 {
 		t.Errorf("the spec names an existing class: warnings %q, want none", got)
+	}
+}
+
+// TestMessagesOfInputATypedClientCannotSend: what a user's YAML can say
+// and a typed client cannot, through the API server and the webhook, with
+// the message the user sees: each names the field and shows the value. A
+// deadline's at that is not HH:MM is refused by the CRD's pattern, before
+// the webhook (docs/observability.md quotes this message).
+func TestMessagesOfInputATypedClientCannotSend(t *testing.T) {
+	for name, tc := range map[string]struct {
+		set  map[string]any
+		want string
+	}{
+		"runAt's offset out of range": {map[string]any{"schedule": nil, "runAt": "2026-01-01T00:00:00+25:00"},
+			`spec.runAt: Invalid value: "2026-01-01T00:00:00+25:00": must be an RFC 3339 time such as 2026-01-01T00:00:00Z: time zone offset hour out of range`},
+		"a deadline's at not HH:MM": {map[string]any{"deadline": map[string]any{"at": "7:00"}},
+			`spec.deadline.at: Invalid value: "7:00": spec.deadline.at in body should match '^([01][0-9]|2[0-3]):[0-5][0-9]$'`},
+		"an empty deadline": {map[string]any{"deadline": map[string]any{}},
+			`spec.deadline: Required value: set after (such as 4h after each run's time) or at (a time of day such as 07:00)`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(validScheduledJob("raw"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj := &unstructured.Unstructured{Object: content}
+			obj.SetAPIVersion(v1alpha1.GroupVersion.String())
+			obj.SetKind("ScheduledJob")
+			spec := content["spec"].(map[string]any)
+			for key, value := range tc.set {
+				if value == nil {
+					delete(spec, key)
+				} else {
+					spec[key] = value
+				}
+			}
+			err = apiClient.Create(context.Background(), obj)
+			if err == nil {
+				_ = apiClient.Delete(context.Background(), obj)
+				t.Fatalf("accepted; want refused with %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("refused with:\n%v\nwant it to say:\n%s", err, tc.want)
+			}
+		})
 	}
 }
