@@ -90,9 +90,14 @@ type DeadlineStatus struct {
 	LearnedThrough *metav1.Time `json:"learnedThrough,omitempty"`
 
 	// scheduledTime is the run watched: the latest scheduled run, until
-	// it succeeds. deadline is its deadline, and predictedFinish when it
-	// is predicted to succeed: its start (its Job's status.startTime, or
-	// now while it has not started) plus typicalRunTime, never before now.
+	// it succeeds. deadline is its deadline (the one its Job was made
+	// under, annotation ontime.dev/deadline), and predictedFinish when it
+	// is predicted to succeed, never in the past: while it has not
+	// started, now (or when it may start) plus typicalRunTime; while it
+	// runs, its start plus the 90th percentile of the learned runs that
+	// took longer than it has run so far, and once it is slower than
+	// every one of them, now plus what it has run (as long again). See
+	// docs/observability.md.
 	// +optional
 	ScheduledTime *metav1.Time `json:"scheduledTime,omitempty"`
 	// +optional

@@ -65,7 +65,13 @@ func (sj *ScheduledJob) TriggeredJobName(request string) string {
 // ScheduledTime reads the scheduled time a Job was created for from its
 // ScheduledTimestampAnnotation.
 func ScheduledTime(job *batchv1.Job) (time.Time, bool) {
-	value, ok := job.Annotations[ScheduledTimestampAnnotation]
+	return timeAnnotation(job, ScheduledTimestampAnnotation)
+}
+
+// timeAnnotation is the RFC 3339 time job's annotation key holds; false
+// without one, or when it does not parse.
+func timeAnnotation(job *batchv1.Job, key string) (time.Time, bool) {
+	value, ok := job.Annotations[key]
 	if !ok {
 		return time.Time{}, false
 	}
@@ -78,12 +84,7 @@ func ScheduledTime(job *batchv1.Job) (time.Time, bool) {
 // spec.deadline was set, by hand, or by a backfill) or whose value does
 // not parse.
 func RunDeadline(job *batchv1.Job) (time.Time, bool) {
-	value, ok := job.Annotations[DeadlineAnnotation]
-	if !ok {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339Nano, value)
-	return t, err == nil
+	return timeAnnotation(job, DeadlineAnnotation)
 }
 
 // StampDeadline records on a run's Job the deadline it is judged by.

@@ -14,6 +14,7 @@ import (
 // promise that names the tests keeping it.
 var promiseSections = map[string][]string{
 	"concurrency-groups.md": {"How a run waits and starts", "What happens when…"},
+	"observability.md":      {"What the deadline promises"},
 }
 
 // testName is a test or benchmark named in backquotes.
