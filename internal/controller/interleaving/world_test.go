@@ -154,7 +154,7 @@ type Controllers struct {
 	LeaseChanged func(holder *string) bool
 	// JobCreated, when set, tells the standby its cache shows a Job
 	// created.
-	JobCreated func(name string)
+	JobCreated func(job types.NamespacedName)
 }
 
 type builder func(r Replica) Controllers
@@ -246,7 +246,7 @@ func (w *world) startReplica(r *replica) {
 	}
 	r.cache.onChange = func(k kind, old, updated client.Object) {
 		if k == kindJob && old == nil && updated != nil && built.JobCreated != nil {
-			built.JobCreated(updated.GetName())
+			built.JobCreated(client.ObjectKeyFromObject(updated))
 		}
 		for _, c := range r.ctrls {
 			for _, key := range scheduledJobWatches(k, old, updated) {

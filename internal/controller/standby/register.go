@@ -72,7 +72,7 @@ func (s *Standby) followJobCreations(mgr ctrl.Manager) error {
 	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
 		job, ok := obj.(*batchv1.Job)
 		if ok && job.Labels[v1alpha1.ScheduledJobLabel] != "" && s.clock.Since(job.CreationTimestamp.Time) < 2*time.Second {
-			s.JobCreated(job.Name)
+			s.JobCreated(client.ObjectKeyFromObject(job))
 		}
 	}})
 	return err

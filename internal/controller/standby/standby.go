@@ -87,9 +87,11 @@ type memory struct {
 	// readLive are the ScheduledJobs whose claim was refused: the cache
 	// is behind, and the next reconcile plans from a live read.
 	readLive map[types.NamespacedName]bool
-	// created are the Jobs the standby created itself, by name, until its
-	// cache shows them: the expectations of its own creates.
-	created map[string]bool
+	// created are the Jobs the standby created itself, by namespace and
+	// name, until its cache shows them: the expectations of its own
+	// creates. (Keyed by name alone, a leader's Job of the same name in
+	// another namespace would be taken for the standby's own.)
+	created map[types.NamespacedName]bool
 	// failureReported is, by ScheduledJob, the run (its Job's name) whose
 	// failed create was reported: the retries of the same run, every
 	// backoff step of an API outage, are logged, not sent as events again.
@@ -113,7 +115,7 @@ const leaderRenewsWithin = 5 * time.Second
 
 // JobCreated tells the standby its cache shows a run's Job just created;
 // one it created itself says nothing of the leader.
-func (s *Standby) JobCreated(name string) { s.memory.jobCreated(name, s.clock.Now()) }
+func (s *Standby) JobCreated(job types.NamespacedName) { s.memory.jobCreated(job, s.clock.Now()) }
 
 // New returns the standby of a replica whose leader controller is leader,
 // leading once leading is closed (manager.Elected()).
@@ -189,20 +191,21 @@ func (s *Standby) start(ctx context.Context, sj *v1alpha1.ScheduledJob, plan pla
 	}
 	job := plan.Create.Job.DeepCopy()
 	key := client.ObjectKeyFromObject(sj)
-	s.memory.creating(job.Name)
+	jobKey := client.ObjectKeyFromObject(job)
+	s.memory.creating(jobKey)
 	switch creation, err := s.cluster.CreateJob(ctx, job); creation {
 	case jobcontrol.Created:
 		s.memory.forgetReported(key)
 		jobcontrol.Emit(s.recorder, sj, plan.ResultEvents(planner.Created(plan.Create, job)))
 	case jobcontrol.Refused:
-		if s.memory.createRefused(key, job.Name) {
+		if s.memory.createRefused(key, jobKey) {
 			jobcontrol.Emit(s.recorder, sj, plan.ResultEvents(planner.CreateFailed(plan.Create, err)))
 		}
 		return err
 	default:
 		// The leader's Job, another standby's, or a name taken: the
 		// leader reports it.
-		s.memory.notCreated(key, job.Name)
+		s.memory.notCreated(key, jobKey)
 	}
 	return nil
 }
@@ -240,14 +243,14 @@ func (s *Standby) handedOver(key types.NamespacedName) bool {
 	}
 }
 
-// jobCreated records that the cache shows the Job name just created: the
+// jobCreated records that the cache shows the Job just created: the
 // end of the standby's own expectation, or a Job of someone else's, the
 // leader's sign of life.
-func (m *memory) jobCreated(name string, now time.Time) {
+func (m *memory) jobCreated(job types.NamespacedName, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.created[name] {
-		delete(m.created, name)
+	if m.created[job] {
+		delete(m.created, job)
 		return
 	}
 	m.lastJobCreated = now
@@ -309,37 +312,37 @@ func (m *memory) takeReadLive(key types.NamespacedName) bool {
 	return live
 }
 
-// creating expects the Job name, which the standby is about to create.
-func (m *memory) creating(name string) {
+// creating expects the Job, which the standby is about to create.
+func (m *memory) creating(job types.NamespacedName) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.created == nil {
-		m.created = map[string]bool{}
+		m.created = map[types.NamespacedName]bool{}
 	}
-	m.created[name] = true
+	m.created[job] = true
 }
 
-// createRefused forgets the expectation of the Job name, which the API
+// createRefused forgets the expectation of the Job, which the API
 // server refused, and reports whether the refusal of this run is new to
 // report (not a retry of the run reported last for key).
-func (m *memory) createRefused(key types.NamespacedName, name string) (report bool) {
+func (m *memory) createRefused(key, job types.NamespacedName) (report bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.created, name)
+	delete(m.created, job)
 	if m.failureReported == nil {
 		m.failureReported = map[types.NamespacedName]string{}
 	}
 	reported, ok := m.failureReported[key]
-	m.failureReported[key] = name
-	return !ok || reported != name
+	m.failureReported[key] = job.Name
+	return !ok || reported != job.Name
 }
 
-// notCreated forgets the expectation of the Job name, which someone else
+// notCreated forgets the expectation of the Job, which someone else
 // created, and the failure reported for key.
-func (m *memory) notCreated(key types.NamespacedName, name string) {
+func (m *memory) notCreated(key, job types.NamespacedName) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.created, name)
+	delete(m.created, job)
 	delete(m.failureReported, key)
 }
 

@@ -264,7 +264,7 @@ func TestStandbyWaitsWhileTheLeaderCreatesJobs(t *testing.T) {
 	w.clock.SetTime(run.Add(DefaultGrace - time.Second))
 	w.standby.LeaseRenewed()
 	w.clock.SetTime(run.Add(DefaultGrace))
-	w.standby.JobCreated("report-29928120")
+	w.standby.JobCreated(types.NamespacedName{Namespace: "ns", Name: "report-29928120"})
 	if result := w.reconcileAt(t, run.Add(DefaultGrace)); len(w.jobs(t)) != 0 || result.RequeueAfter != leaderBusyFor {
 		t.Fatalf("%d Jobs, requeue after %s: want none while the leader creates Jobs, and a look %s later", len(w.jobs(t)), result.RequeueAfter, leaderBusyFor)
 	}
@@ -284,7 +284,7 @@ func TestStandbyWithADeadLeaderIgnoresOtherStandbys(t *testing.T) {
 	w.clock.SetTime(run.Add(-10 * time.Second))
 	w.standby.LeaseRenewed() // its last renewal, 10 s before the run
 	w.clock.SetTime(run.Add(DefaultGrace))
-	w.standby.JobCreated("other-29928121")
+	w.standby.JobCreated(types.NamespacedName{Namespace: "ns", Name: "other-29928121"})
 	if w.reconcileAt(t, run.Add(DefaultGrace)); len(w.jobs(t)) != 1 {
 		t.Errorf("%d Jobs: the standby waited for a leader that stopped renewing its Lease", len(w.jobs(t)))
 	}
@@ -298,7 +298,7 @@ func TestStandbyIgnoresItsOwnJobs(t *testing.T) {
 	w.clock.SetTime(run)
 	w.standby.LeaseRenewed()
 	w.reconcileAt(t, run.Add(DefaultGrace))
-	w.standby.JobCreated("report-29928121")
+	w.standby.JobCreated(types.NamespacedName{Namespace: "ns", Name: "report-29928121"})
 	if w.standby.leaderBusy(run.Add(DefaultGrace)) {
 		t.Error("the standby took its own Job for a live leader's")
 	}
@@ -450,4 +450,23 @@ func (m *memory) hasReported(key types.NamespacedName) bool {
 	defer m.mu.Unlock()
 	_, ok := m.failureReported[key]
 	return ok
+}
+
+// TestStandbyTellsItsOwnJobsByNamespace: the standby's expectations of its
+// own creates are keyed by namespace and name. A leader's Job of the same
+// name in another namespace (a ScheduledJob called report there too) is
+// the leader's sign of life, not the standby's own Job seen.
+func TestStandbyTellsItsOwnJobsByNamespace(t *testing.T) {
+	w := newWorld(t, scheduledJob(v1alpha1.AllowConcurrent))
+	w.standby.LeaseChanged(ptr.To("replica-a"))
+	w.clock.SetTime(run)
+	w.standby.LeaseRenewed()
+	w.reconcileAt(t, run.Add(DefaultGrace))
+	if len(w.jobs(t)) != 1 {
+		t.Fatalf("%d Jobs, want the run's, started by the standby", len(w.jobs(t)))
+	}
+	w.standby.JobCreated(types.NamespacedName{Namespace: "elsewhere", Name: "report-29928121"})
+	if !w.standby.leaderBusy(run.Add(DefaultGrace)) {
+		t.Error("a leader's Job in another namespace was taken for the standby's own, of the same name")
+	}
 }
