@@ -129,11 +129,7 @@ func Watch(in Input) Verdict {
 	st.ScheduledTime, st.Deadline, st.PredictedFinish = nil, nil, nil
 	if !ok {
 		// No run made under a deadline yet: only the next run is judged.
-		v := Verdict{Status: st, Missed: missed, Wake: missWake}
-		if why := infeasible(st, in); why != "" {
-			v.Condition = Condition{metav1.ConditionTrue, v1alpha1.ReasonDeadlineInfeasible, why}
-		}
-		return v
+		return Verdict{Status: st, Condition: upFront(Condition{}, st, in), Missed: missed, Wake: missWake}
 	}
 	st.ScheduledTime, st.Deadline = timeAt(run.scheduled), timeAt(run.deadline)
 	v := judge(st, in, run)
@@ -313,6 +309,9 @@ func againstDeadline(at, deadline time.Time) string {
 type prediction struct {
 	finish, changes time.Time
 	basis           string
+	// asLongAgain: a running run slower than every learned run, predicted
+	// to run as long again as it has, a prediction that moves with now.
+	asLongAgain bool
 }
 
 // predict is when the run is predicted to succeed: a running run as
@@ -326,7 +325,15 @@ func predict(st *v1alpha1.DeadlineStatus, in Input, r run) (prediction, bool) {
 		return prediction{}, false
 	}
 	if started(r) {
-		return runningPrediction(st.RecentRunTimes, r.job.Status.StartTime.Time, r.deadline, in.Now), true
+		start := r.job.Status.StartTime.Time
+		p := runningPrediction(st.RecentRunTimes, start, in.Now)
+		if p.asLongAgain && !p.finish.After(r.deadline) {
+			// start + 2×(now − start) passes the deadline just after the
+			// midpoint: look again at the first second past it.
+			midpoint := start.Add(r.deadline.Sub(start) / 2)
+			p.changes = earliest(p.changes, midpoint.Truncate(time.Second).Add(time.Second))
+		}
+		return p, true
 	}
 	typical := st.TypicalRunTime.Duration
 	start, changes := in.Now, time.Time{}
@@ -338,12 +345,13 @@ func predict(st *v1alpha1.DeadlineStatus, in Input, r run) (prediction, bool) {
 		start = later(in.Now, in.Group.PredictedAdmission(r.job.Namespace, r.job.Name))
 	}
 	finish := roundUp(start.Add(typical))
-	return prediction{finish: finish, changes: earliest(changes, finish), basis: typicalBasis(st)}, true
+	return prediction{finish: finish, changes: earliest(changes, finish), basis: runTimesBasis(typical, len(st.RecentRunTimes))}, true
 }
 
-// typicalBasis says what a prediction from the typical run time rests on.
-func typicalBasis(st *v1alpha1.DeadlineStatus) string {
-	return fmt.Sprintf("runs take %s (the 90th percentile of the last %d)", st.TypicalRunTime.Duration, len(st.RecentRunTimes))
+// runTimesBasis says what a prediction from the typical run time, the
+// 90th percentile of the last n runs' times, rests on.
+func runTimesBasis(typical time.Duration, n int) string {
+	return fmt.Sprintf("runs take %s (the 90th percentile of the last %d)", typical, n)
 }
 
 // JobTimeResolution is how far a learned run time, or a running run's
@@ -364,12 +372,11 @@ const JobTimeResolution = 2 * time.Second
 //   - past that it is slower than every learned run, and they say
 //     nothing of when it ends: it is predicted to run as long again as it
 //     has run so far (its age is the only measure left, as in Gott's
-//     delta-t argument). It changes continuously: the controller looks
-//     again when the prediction is reached and, before that, at the first
-//     second it passes the deadline.
+//     delta-t argument). It changes continuously: changes is when it is
+//     reached, and predict adds when it passes the watched run's deadline.
 //
 // The prediction is never before now.
-func runningPrediction(times []metav1.Duration, start, deadline, now time.Time) prediction {
+func runningPrediction(times []metav1.Duration, start, now time.Time) prediction {
 	ran := max(now.Sub(start), 0)
 	var longer []metav1.Duration
 	var slowest time.Duration
@@ -381,7 +388,7 @@ func runningPrediction(times []metav1.Duration, start, deadline, now time.Time) 
 	}
 	shown := ran.Truncate(time.Second)
 	if q, ok := Quantile(longer, RunTimeQuantile); ok {
-		p := prediction{finish: roundUp(start.Add(q)), basis: fmt.Sprintf("runs take %s (the 90th percentile of the last %d)", q, len(times))}
+		p := prediction{finish: roundUp(start.Add(q)), basis: runTimesBasis(q, len(times))}
 		if len(longer) < len(times) {
 			p.basis = fmt.Sprintf("it has run %s, longer than %d of the last %d runs, and those that ran longer took %s (their 90th percentile)",
 				shown, len(times)-len(longer), len(times), q)
@@ -393,15 +400,9 @@ func runningPrediction(times []metav1.Duration, start, deadline, now time.Time) 
 		return prediction{finish: roundUp(end), changes: end,
 			basis: fmt.Sprintf("it has run %s, as long as the slowest of the last %d runs (%s)", shown, len(times), slowest)}
 	}
-	p := prediction{finish: roundUp(now.Add(ran)),
+	finish := roundUp(now.Add(ran))
+	return prediction{finish: finish, changes: finish, asLongAgain: true,
 		basis: fmt.Sprintf("it has run %s, longer than any of the last %d runs (the slowest took %s), so it is predicted to run as long again", shown, len(times), slowest)}
-	p.changes = p.finish
-	if !p.finish.After(deadline) {
-		// start + 2×ran passes the deadline just after the midpoint.
-		midpoint := start.Add(deadline.Sub(start) / 2)
-		p.changes = earliest(p.changes, midpoint.Truncate(time.Second).Add(time.Second))
-	}
-	return p
 }
 
 // nextChange is how long after its start a run predicted to take q, the
@@ -426,8 +427,7 @@ func aheadFinishes(in Input, st *v1alpha1.DeadlineStatus) ahead {
 	var a ahead
 	for _, job := range in.Jobs {
 		if started(run{job: job}) && !finished(job) {
-			deadline, _ := v1alpha1.RunDeadline(job)
-			p := runningPrediction(st.RecentRunTimes, job.Status.StartTime.Time, deadline, in.Now)
+			p := runningPrediction(st.RecentRunTimes, job.Status.StartTime.Time, in.Now)
 			a.finish, a.changes = later(a.finish, p.finish), earliest(a.changes, p.changes)
 		}
 	}

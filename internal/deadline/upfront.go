@@ -38,7 +38,7 @@ func infeasible(st *v1alpha1.DeadlineStatus, in Input) string {
 	if !ok {
 		return ""
 	}
-	runTimes := fmt.Sprintf("runs take %s (the 90th percentile of the last %d)", typical, len(st.RecentRunTimes))
+	runTimes := runTimesBasis(typical, len(st.RecentRunTimes))
 	if finish := ahead.Next.Add(typical); finish.After(deadline) {
 		return fmt.Sprintf("%s, longer than the deadline allows: the next run, at %s, must succeed by %s, %s after its time",
 			runTimes, stamp(ahead.Next), stamp(deadline), deadline.Sub(ahead.Next))

@@ -293,11 +293,7 @@ func TestStandbyWithADeadLeaderIgnoresOtherStandbys(t *testing.T) {
 // TestStandbyIgnoresItsOwnJobs: the Jobs the standby creates say nothing
 // of a live leader: it goes on starting runs.
 func TestStandbyIgnoresItsOwnJobs(t *testing.T) {
-	w := newWorld(t, scheduledJob(v1alpha1.AllowConcurrent))
-	w.standby.LeaseChanged(ptr.To("replica-a"))
-	w.clock.SetTime(run)
-	w.standby.LeaseRenewed()
-	w.reconcileAt(t, run.Add(DefaultGrace))
+	w := standbyStartedTheRun(t)
 	w.standby.JobCreated(types.NamespacedName{Namespace: "ns", Name: "report-29928121"})
 	if w.standby.leaderBusy(run.Add(DefaultGrace)) {
 		t.Error("the standby took its own Job for a live leader's")
@@ -457,11 +453,7 @@ func (m *memory) hasReported(key types.NamespacedName) bool {
 // name in another namespace (a ScheduledJob called report there too) is
 // the leader's sign of life, not the standby's own Job seen.
 func TestStandbyTellsItsOwnJobsByNamespace(t *testing.T) {
-	w := newWorld(t, scheduledJob(v1alpha1.AllowConcurrent))
-	w.standby.LeaseChanged(ptr.To("replica-a"))
-	w.clock.SetTime(run)
-	w.standby.LeaseRenewed()
-	w.reconcileAt(t, run.Add(DefaultGrace))
+	w := standbyStartedTheRun(t)
 	if len(w.jobs(t)) != 1 {
 		t.Fatalf("%d Jobs, want the run's, started by the standby", len(w.jobs(t)))
 	}
@@ -469,4 +461,17 @@ func TestStandbyTellsItsOwnJobsByNamespace(t *testing.T) {
 	if !w.standby.leaderBusy(run.Add(DefaultGrace)) {
 		t.Error("a leader's Job in another namespace was taken for the standby's own, of the same name")
 	}
+}
+
+// standbyStartedTheRun is a world whose leader renews its Lease and whose
+// standby has started the run, its grace past: the standby expects its
+// own Job, which its cache has not shown yet.
+func standbyStartedTheRun(t *testing.T) *world {
+	t.Helper()
+	w := newWorld(t, scheduledJob(v1alpha1.AllowConcurrent))
+	w.standby.LeaseChanged(ptr.To("replica-a"))
+	w.clock.SetTime(run)
+	w.standby.LeaseRenewed()
+	w.reconcileAt(t, run.Add(DefaultGrace))
+	return w
 }
