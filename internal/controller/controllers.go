@@ -145,9 +145,14 @@ func (o Options) Defaults() v1alpha1.ControllerDefaults {
 // process. clk is the only source of the current time below cmd/, so that
 // tests can step it.
 func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opts Options) error {
+	// Every controller's metrics are registered here, with
+	// controller-runtime's registry, and nowhere on import.
 	starts := spreadledger.NewStartsCollector(mgr.GetClient(), opts.SpreadNamespace, clk, mgr.GetLogger().WithName("metrics"))
 	if err := metrics.Registry.Register(starts); err != nil {
 		return fmt.Errorf("registering the spread ledgers' metrics: %w", err)
+	}
+	if err := scheduledjob.RegisterMetrics(metrics.Registry); err != nil {
+		return fmt.Errorf("registering the ScheduledJob controller's metrics: %w", err)
 	}
 
 	// The groups' controllers and CronJob warm-up list a group's member

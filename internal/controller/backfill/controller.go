@@ -23,6 +23,7 @@ import (
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/backfillplan"
 	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
+	"github.com/ontime-dev/ontime/internal/controller/requeue"
 	"github.com/ontime-dev/ontime/internal/wakeup"
 )
 
@@ -105,9 +106,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if len(plan.Deletes) > 0 {
 		// A deleted Job of the live schedule sends this controller no
 		// event: look again for the time it frees.
-		return wakeup.After(time.Second), nil
+		return requeue.After(time.Second), nil
 	}
-	return wakeup.After(wakeup.Delay(c.clock.Now(), plan.Wake)), nil
+	return requeue.After(wakeup.Delay(c.clock.Now(), plan.Wake)), nil
 }
 
 // gather reads what a plan is made from.

@@ -32,6 +32,7 @@ import (
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/concurrency"
 	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
+	"github.com/ontime-dev/ontime/internal/controller/requeue"
 	"github.com/ontime-dev/ontime/internal/wakeup"
 )
 
@@ -168,7 +169,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := c.carryOut(ctx, group, plan); err != nil {
 		return reconcile.Result{}, err
 	}
-	return wakeup.After(wakeup.Delay(c.clock.Now(), plan.Wake)), nil
+	return requeue.After(wakeup.Delay(c.clock.Now(), plan.Wake)), nil
 }
 
 // gather lists the group's Jobs from the cache, and reads from the API

@@ -1,7 +1,6 @@
 package concurrencygroup
 
 import (
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -9,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/internal/concurrency"
+	"github.com/ontime-dev/ontime/internal/controller/runmetrics"
 )
 
 // Metrics are the groups' metrics. Every replica runs the controller, so
@@ -35,30 +35,17 @@ func NewMetrics(registry prometheus.Registerer) (*Metrics, error) {
 			Help: "Runs this replica found waiting past their starting deadline (not run)."}, labels),
 	}
 	var err error
-	m.active, err = register(registry, m.active)
+	m.active, err = runmetrics.RegisterOnce(registry, m.active)
 	if err == nil {
-		m.waiting, err = register(registry, m.waiting)
+		m.waiting, err = runmetrics.RegisterOnce(registry, m.waiting)
 	}
 	if err == nil {
-		m.wait, err = register(registry, m.wait)
+		m.wait, err = runmetrics.RegisterOnce(registry, m.wait)
 	}
 	if err == nil {
-		m.missedRuns, err = register(registry, m.missedRuns)
+		m.missedRuns, err = runmetrics.RegisterOnce(registry, m.missedRuns)
 	}
 	return m, err
-}
-
-// register registers c, or returns the collector registered before it (a
-// process that registers its controllers again, as tests do).
-func register[C prometheus.Collector](registry prometheus.Registerer, c C) (C, error) {
-	err := registry.Register(c)
-	var already prometheus.AlreadyRegisteredError
-	if errors.As(err, &already) {
-		if existing, ok := already.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, err
 }
 
 func (m *Metrics) observe(kind string, group client.Object, plan concurrency.Plan) {

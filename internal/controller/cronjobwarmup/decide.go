@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/runmetrics"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
@@ -99,6 +100,6 @@ func warmUpInput(in gathered, settings v1alpha1.WarmUpSettings) warmup.Input {
 // observe records what the plan measured, once its state is written:
 // the same metrics as a ScheduledJob's, labeled kind="CronJob".
 func (d warmUpPlan) observe() {
-	warmup.Observe(warmup.Observation{Kind: kind, Strategy: d.strategy,
+	runmetrics.Observe(runmetrics.Observation{Kind: kind, Strategy: d.strategy,
 		CapacityReadyAfter: d.readyAfter, Late: d.late, Started: d.started})
 }

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/ontime-dev/ontime/internal/controller/requeue"
 	"github.com/ontime-dev/ontime/internal/controller/warmupobjects"
 	"github.com/ontime-dev/ontime/internal/wakeup"
 	"github.com/ontime-dev/ontime/internal/warmup"
@@ -131,7 +132,7 @@ func (r *Reconciler[O]) carryOut(ctx context.Context, plan Plan, now time.Time) 
 			if runErr != nil {
 				return reconcile.Result{}, runErr
 			}
-			return wakeup.After(r.remaining(now, plan.Wake())), nil
+			return requeue.After(r.remaining(now, plan.Wake())), nil
 		}
 	}
 	// 3b. Warm-up: create and delete placeholder pods and CapacityBuffers.
@@ -155,7 +156,7 @@ func (r *Reconciler[O]) carryOut(ctx context.Context, plan Plan, now time.Time) 
 		return reconcile.Result{}, failed
 	}
 	log.FromContext(ctx).V(1).Info("reconciled", "requeueAfter", wake)
-	return wakeup.After(wake), nil
+	return requeue.After(wake), nil
 }
 
 // remaining is what is left of a wake-up delay planned at now once the

@@ -33,7 +33,7 @@ import (
 // queued ahead of it. Reconciling each in turn, create then status, would
 // write the first status after one or two creations; here it must come
 // after at least a quarter of them; the wake-ups of the due runs are in
-// the queue, at the events' priority (wakeup.Priority), before the new
+// the queue, at the events' priority (requeue.Priority), before the new
 // Jobs' events, and on an idle machine every Job comes before any status
 // write. (Not all: the queue adds due items on
 // timers, and under load the first Jobs' watch events can overtake the

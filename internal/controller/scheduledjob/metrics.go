@@ -3,11 +3,10 @@ package scheduledjob
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
+	"github.com/ontime-dev/ontime/internal/controller/runmetrics"
 	"github.com/ontime-dev/ontime/internal/planner"
-	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
 var (
@@ -114,7 +113,7 @@ func recordMetrics(sj *v1alpha1.ScheduledJob, outcome planner.Outcome) {
 	if outcome.SuspendedAfterFailures {
 		suspendedAfterFailures.Inc()
 	}
-	warmup.Observe(warmup.Observation{Kind: "ScheduledJob", Strategy: outcome.WarmUp,
+	runmetrics.Observe(runmetrics.Observation{Kind: "ScheduledJob", Strategy: outcome.WarmUp,
 		CapacityReadyAfter: outcome.CapacityReadyAfter, Late: outcome.WarmUpLate, Started: outcome.Started})
 }
 
@@ -157,13 +156,20 @@ func forgetSeries(namespace, name string, vecs ...*prometheus.MetricVec) {
 	}
 }
 
-func init() {
-	metrics.Registry.MustRegister(jobCreationSkew, missedRuns, suspendedAfterFailures,
+// RegisterMetrics registers the ScheduledJob controller's metrics, and the
+// run metrics it shares with CronJob warm-up, with registry.
+func RegisterMetrics(registry prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{jobCreationSkew, missedRuns, suspendedAfterFailures,
 		objectiveRuns, objectiveLateRuns, objectiveTarget, objectiveAttainment,
-		deadlineAtRisk, deadlineMissed, deadlineAtRiskReported)
+		deadlineAtRisk, deadlineMissed, deadlineAtRiskReported, undecodableScheduledJobs} {
+		if _, err := runmetrics.RegisterOnce(registry, c); err != nil {
+			return err
+		}
+	}
 	// Every reason is exported from the start, at 0, so that an alert on
 	// increase() sees the first miss (a series born at 1 shows no increase).
 	for _, reason := range []planner.MissReason{planner.MissDeadline, planner.MissSkipped, planner.MissConflict} {
 		missedRuns.WithLabelValues(string(reason))
 	}
+	return runmetrics.Register(registry)
 }

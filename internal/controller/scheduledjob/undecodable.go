@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/planner"
@@ -20,10 +19,6 @@ var undecodableScheduledJobs = prometheus.NewGauge(prometheus.GaugeOpts{
 	Name: "ontime_undecodable_scheduledjobs",
 	Help: "ScheduledJobs stored with a value the controller cannot decode (event Undecodable names it): they do not run until fixed or deleted.",
 })
-
-func init() {
-	metrics.Registry.MustRegister(undecodableScheduledJobs)
-}
 
 // undecodables are the ScheduledJobs the controller found undecodable, by
 // the resourceVersion it reported, so that each stored version is reported

@@ -33,8 +33,8 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
+	"github.com/ontime-dev/ontime/internal/controller/requeue"
 	"github.com/ontime-dev/ontime/internal/planner"
-	"github.com/ontime-dev/ontime/internal/wakeup"
 )
 
 // DefaultGrace is how long after a run's time the standby starts it if
@@ -148,14 +148,14 @@ func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		return reconcile.Result{}, err
 	}
 	run := plan.Create
-	next := wakeup.After(s.after(plan.RequeueAfter))
+	next := requeue.After(s.after(plan.RequeueAfter))
 	switch {
 	case run == nil || !now.Before(plan.StandbyUntil):
 		return next, nil // nothing due, or too late: the leader's
 	case now.Before(run.Scheduled.Add(s.currentGrace())):
-		return wakeup.After(run.Scheduled.Add(s.currentGrace()).Sub(now)), nil
+		return requeue.After(run.Scheduled.Add(s.currentGrace()).Sub(now)), nil
 	case s.leaderBusy(now):
-		return wakeup.After(leaderBusyFor), nil
+		return requeue.After(leaderBusyFor), nil
 	}
 	if run.Claim {
 		if err := s.cluster.Claim(ctx, sj, planner.Claiming(sj, run)); err != nil {

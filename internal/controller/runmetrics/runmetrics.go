@@ -1,17 +1,20 @@
-package warmup
+// Package runmetrics holds the metrics of runs and their warm-up, shared by
+// the ScheduledJob controller and the CronJob warm-up controller (label
+// kind), and the one way every controller's metrics are registered: with
+// the registry internal/controller.Register hands them (controller-runtime's),
+// never on import.
+package runmetrics
 
 import (
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 )
 
-// Metrics of runs and their warm-up, shared by the ScheduledJob controller
-// and the CronJob warm-up controller (label kind), in controller-runtime's
-// registry.
+// Metrics of runs and their warm-up.
 var (
 	// StartLateness is the headline number: scheduled time to the run's
 	// first container running.
@@ -41,8 +44,13 @@ var (
 	}, []string{"strategy", "kind"})
 )
 
-func init() {
-	metrics.Registry.MustRegister(StartLateness, StartPhase, CapacityReady, Late)
+// Register registers the run metrics with registry.
+func Register(registry prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{StartLateness, StartPhase, CapacityReady, Late} {
+		if _, err := RegisterOnce(registry, c); err != nil {
+			return err
+		}
+	}
 	// Every strategy and kind is exported from the start, at 0, so that
 	// alerts see the first late run as an increase and dashboards have
 	// every series ("none" is a run without warm-up).
@@ -60,6 +68,21 @@ func init() {
 			Late.WithLabelValues(strategy, kind)
 		}
 	}
+	return nil
+}
+
+// RegisterOnce registers c, or returns the collector registered before it
+// in its place: a process that registers its controllers again, as tests
+// do, goes on with the first registration's.
+func RegisterOnce[C prometheus.Collector](registry prometheus.Registerer, c C) (C, error) {
+	err := registry.Register(c)
+	var already prometheus.AlreadyRegisteredError
+	if errors.As(err, &already) {
+		if existing, ok := already.ExistingCollector.(C); ok {
+			return existing, nil
+		}
+	}
+	return c, err
 }
 
 // Observation is what one reconcile of an owner measured of its runs and
