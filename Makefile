@@ -503,6 +503,11 @@ bench-controller: kube-binaries ## ScheduledJobs vs CronJobs on a kwok cluster (
 	$(BENCH) ./test/bench/controller/ -args -n 100,1000
 	$(BENCH) ./test/bench/controller/ -args -spread 1000 -periods 1
 
+.PHONY: bench-burst
+bench-burst: kube-binaries ## N runs due at one instant (N = 1000, 5000, 10000): the bare-client floor, ontime, and kube-controller-manager's CronJob controller at its defaults and with ontime's limits, each in a fresh cluster of the same settings; then API requests per run at N = 100 in steady state, ontime next to kube-controller-manager (about 90 minutes).
+	$(BENCH) ./test/bench/burst/ -args -n 1000,5000,10000
+	$(BENCH) ./test/bench/controller/ -args -n 100
+
 .PHONY: bench-spread
 bench-spread: kube-binaries ## Spreading only: 1000 ScheduledJobs on */5, H/5 hashed and balanced, and the bare-client floor (about 40 minutes).
 	$(BENCH) ./test/bench/controller/ -args -spread 1000 -periods 1

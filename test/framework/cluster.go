@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -83,9 +84,10 @@ func FreshBenchCluster(tb testing.TB, name string, nodes int, auditPolicy string
 
 // AuditEvent is the part of an audit.k8s.io/v1 Event the tests read.
 type AuditEvent struct {
-	Verb      string `json:"verb"`
-	UserAgent string `json:"userAgent"`
-	ObjectRef *struct {
+	Verb       string `json:"verb"`
+	UserAgent  string `json:"userAgent"`
+	RequestURI string `json:"requestURI"`
+	ObjectRef  *struct {
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
 		Namespace   string `json:"namespace"`
@@ -99,10 +101,17 @@ type AuditEvent struct {
 }
 
 // CreatedJobIn reports whether e is a successful creation of a Job in
-// namespace.
+// namespace. A dry run, such as ontime's webhook makes of a ScheduledJob's
+// Job template when it is created, creates nothing.
 func (e AuditEvent) CreatedJobIn(namespace string) bool {
 	return e.Verb == "create" && e.ObjectRef != nil && e.ObjectRef.Resource == "jobs" && e.ObjectRef.Namespace == namespace &&
-		e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusCreated
+		e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusCreated && !e.DryRun()
+}
+
+// DryRun reports whether the request was a dry run (?dryRun=All).
+func (e AuditEvent) DryRun() bool {
+	u, err := url.ParseRequestURI(e.RequestURI)
+	return err == nil && u.Query().Get("dryRun") != ""
 }
 
 // ReadAuditLog calls f with each line (one JSON audit event) of an API

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -274,9 +275,17 @@ func (c *Controller) MetricSum(name string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return SumMetric(strings.NewReader(strings.Join(lines, "\n")), name)
+}
+
+// SumMetric reads Prometheus' text format and returns the sum of the
+// samples of metric name, whatever their labels (0 when there are none).
+func SumMetric(text io.Reader, name string) (float64, error) {
 	sum := 0.0
-	for _, line := range lines {
-		fields := strings.Fields(line)
+	scanner := bufio.NewScanner(text)
+	scanner.Buffer(make([]byte, 1<<16), 1<<22)
+	for scanner.Scan() {
+		fields := strings.Fields(scanner.Text())
 		if len(fields) != 2 || (fields[0] != name && !strings.HasPrefix(fields[0], name+"{")) {
 			continue
 		}
@@ -286,7 +295,7 @@ func (c *Controller) MetricSum(name string) (float64, error) {
 		}
 		sum += v
 	}
-	return sum, nil
+	return sum, scanner.Err()
 }
 
 // IsLeader reports whether the process says, on its metrics endpoint, that
@@ -348,6 +357,16 @@ func (c *Controller) Running() bool {
 	default:
 		return true
 	}
+}
+
+// Pid is the running process's id, 0 when none runs.
+func (c *Controller) Pid() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmd == nil || c.cmd.Process == nil {
+		return 0
+	}
+	return c.cmd.Process.Pid
 }
 
 // MetricsURL is the process's /metrics.

@@ -9,6 +9,7 @@
 package framework
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -303,4 +304,34 @@ func WriteTempFile(tb testing.TB, name, content string) string {
 		tb.Fatal(err)
 	}
 	return path
+}
+
+// CreateJobsAtOnce is the benchmarks' floor: at instant, n Jobs created in
+// namespace (which must exist) by a client without a rate limit, 200
+// requests at a time, as fast as the API server takes them — the best any
+// controller could do on the same cluster. The Jobs are named as a
+// CronJob's run of that minute (JobScheduledTime reads it back).
+func CreateJobsAtOnce(tb testing.TB, kubeconfig, namespace string, n int, instant time.Time) {
+	tb.Helper()
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	config.QPS, config.Burst = -1, 0 // no client-side rate limit
+	c, err := client.New(config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx := context.Background()
+	Progress("floor: creating %d Jobs at %s", n, instant.Format(time.TimeOnly))
+	time.Sleep(time.Until(instant))
+	Parallel(n, func(i int) {
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("job-%05d-%d", i, instant.Unix()/60)}, Spec: JobTemplate().Spec}
+		if err := c.Create(ctx, job); err != nil {
+			tb.Errorf("creating %s: %v", job.Name, err)
+		}
+	}, 200)
+	if tb.Failed() {
+		tb.FailNow()
+	}
 }

@@ -11,14 +11,11 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/scheme"
 	"github.com/ontime-dev/ontime/test/framework"
 )
 
@@ -161,32 +158,13 @@ func waitEffective(t *testing.T, c client.Client, n int) {
 func measureFloor(t *testing.T, n int) string {
 	framework.Progress("N=%d floor: starting a fresh cluster", n)
 	cl := freshCluster(t, n)
-	config, err := clientcmd.BuildConfigFromFlags("", cl.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	config.QPS, config.Burst = -1, 0 // no client-side rate limit
-	c, err := client.New(config, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-floor"}}); err != nil {
+	c := framework.NewClient(t, cl.Kubeconfig)
+	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-floor"}}); err != nil {
 		t.Fatal(err)
 	}
 	// The instant is the next whole minute, as for a scheduled run.
 	instant := time.Now().Truncate(time.Minute).Add(time.Minute)
-	framework.Progress("N=%d floor: creating %d Jobs at %s", n, n, instant.Format(time.TimeOnly))
-	time.Sleep(time.Until(instant))
-	framework.Parallel(n, func(i int) {
-		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-floor", Name: fmt.Sprintf("job-%04d-%d", i, instant.Unix()/60)}, Spec: framework.JobTemplate().Spec}
-		if err := c.Create(ctx, job); err != nil {
-			t.Errorf("creating %s: %v", job.Name, err)
-		}
-	}, 200)
-	if t.Failed() {
-		t.FailNow()
-	}
+	framework.CreateJobsAtOnce(t, cl.Kubeconfig, "bench-floor", n, instant)
 	time.Sleep(5 * time.Second) // the audit log is written asynchronously
 	var skews []time.Duration
 	framework.ReadAudit(t, framework.AuditLogPath(cluster), func(e framework.AuditEvent) {
