@@ -192,3 +192,13 @@ func sameVersions(a, b client.ObjectList) bool {
 	}
 	return true
 }
+
+// AddUser adds a user of the API server, in groups, and returns a config
+// that authenticates as it (with no permission until a test grants one).
+func (h *Harness) AddUser(name string, groups ...string) (*rest.Config, error) {
+	user, err := h.env.ControlPlane.AddUser(envtest.User{Name: name, Groups: groups}, h.Config)
+	if err != nil {
+		return nil, err
+	}
+	return user.Config(), nil
+}

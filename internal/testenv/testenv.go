@@ -46,6 +46,9 @@ type Options struct {
 	// for: serve on env.WebhookInstallOptions.LocalServingHost, Port and
 	// CertDir.
 	WebhookDirs []string
+	// APIServerFlags are kube-apiserver flags beyond envtest's, such as
+	// a smaller --max-requests-inflight for a test of its flow control.
+	APIServerFlags map[string]string
 }
 
 // StartWith starts the test API server with opts.
@@ -79,6 +82,9 @@ func StartWith(opts Options) (*envtest.Environment, *rest.Config, error) {
 	}
 	for _, dir := range opts.WebhookDirs {
 		env.WebhookInstallOptions.Paths = append(env.WebhookInstallOptions.Paths, filepath.Join(root, dir))
+	}
+	for name, value := range opts.APIServerFlags {
+		env.ControlPlane.GetAPIServer().Configure().Set(name, value)
 	}
 	config, err := env.Start()
 	if err != nil {

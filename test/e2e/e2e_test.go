@@ -76,6 +76,7 @@ func TestScheduledJobsAgainstCronJobs(t *testing.T) {
 	// cannot run the controller's container).
 	cluster.Kubectl(t, "apply", "--server-side", "--dry-run=server", "-k", "config/default")
 	t.Run("install manifests", func(t *testing.T) { checkInstallManifests(t, cluster) })
+	t.Run("flow control", func(t *testing.T) { checkFlowControl(t, cluster) })
 	c := framework.NewClient(t, kubeconfig)
 	ctx := context.Background()
 	waitForCRD(t, c)

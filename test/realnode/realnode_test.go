@@ -133,7 +133,7 @@ func TestInstallOnRealNode(t *testing.T) {
 		framework.Progress("uninstalling as docs/install.md says, with ontime check between the steps")
 		e.deleteWorkloads(t)
 		e.checkWebhookDown(t)
-		cluster.Kubectl(t, "delete", "validatingwebhookconfiguration,mutatingwebhookconfiguration,priorityclass,clusterrole,clusterrolebinding",
+		cluster.Kubectl(t, "delete", "validatingwebhookconfiguration,mutatingwebhookconfiguration,priorityclass,flowschema,clusterrole,clusterrolebinding",
 			"-l", "app.kubernetes.io/name=ontime", "--wait")
 		cluster.Kubectl(t, "delete", "-n", namespace, "deploy,svc,secret,sa,role,rolebinding,pdb",
 			"-l", "app.kubernetes.io/name=ontime", "--wait")
