@@ -254,7 +254,7 @@ func (c *Controller) carryOut(ctx context.Context, group client.Object, plan con
 		waited[admission.Job.UID] = admission.Waited
 	}
 	for _, job := range plan.Release {
-		released, err := c.release(ctx, job)
+		released, err := c.jobs.Release(ctx, job)
 		if err != nil {
 			return err
 		}
@@ -293,17 +293,8 @@ func (c *Controller) carryOut(ctx context.Context, group client.Object, plan con
 // controller does not (a ScheduledJob's controller records the miss, then
 // deletes it). Nothing is done if the Job was released or deleted since.
 func (c *Controller) markMissed(ctx context.Context, group client.Object, job *batchv1.Job, reason, message string) ([]*batchv1.Job, error) {
-	marked := job.DeepCopy()
-	if marked.Annotations == nil {
-		marked.Annotations = map[string]string{}
-	}
-	marked.Annotations[v1alpha1.MissedAnnotation] = c.clock.Now().UTC().Format(time.RFC3339)
-	// Conditional on the resourceVersion that showed it waiting: it fails
-	// if the Job was released since.
-	switch err := c.cached.Update(ctx, marked); {
-	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
+	marked, err := c.jobs.MarkMissed(ctx, job, c.clock.Now())
+	if marked == nil {
 		return nil, err
 	}
 	c.metrics.missed(c.kind, group)
@@ -312,25 +303,4 @@ func (c *Controller) markMissed(ctx context.Context, group client.Object, job *b
 		return nil, nil
 	}
 	return []*batchv1.Job{marked}, nil
-}
-
-// release starts an admitted run's Job: read from the API server, and
-// updated conditionally on what was read, unless it was marked missed
-// (then it never runs, and the next plan drops its entry).
-func (c *Controller) release(ctx context.Context, job *batchv1.Job) (bool, error) {
-	current, err := jobcontrol.ReadLive(ctx, c.live, client.ObjectKeyFromObject(job))
-	if current == nil {
-		return false, err
-	}
-	if current.UID != job.UID || current.Spec.Suspend == nil || !*current.Spec.Suspend {
-		return false, nil
-	}
-	if _, missed := current.Annotations[v1alpha1.MissedAnnotation]; missed {
-		return false, nil
-	}
-	current.Spec.Suspend = ptr.To(false)
-	if err := c.cached.Update(ctx, current); err != nil {
-		return false, client.IgnoreNotFound(err)
-	}
-	return true, nil
 }

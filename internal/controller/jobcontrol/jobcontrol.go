@@ -2,7 +2,8 @@
 // leader, the standby, backfill, the concurrency groups) touches their
 // Jobs, as upstream's jobControlInterface is for the CronJob controller:
 // it creates a run's Job and says what an AlreadyExists means, deletes one
-// only while it is the Job that was read (a UID precondition), lists an
+// only while it is the Job that was read (a UID precondition), releases a
+// concurrency group's waiting run and marks one missed, lists an
 // owner's Jobs from the cache and reads the recorded ones the cache lacks
 // from the API server, and holds the indexes those lists use and the
 // retry backoff the controllers share. Nothing here decides what to do.
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -106,6 +108,48 @@ func (w Writer) Delete(ctx context.Context, job *batchv1.Job) (gone bool, err er
 		return true, nil
 	}
 	return false, err
+}
+
+// Release starts a run a concurrency group admitted: it unsuspends its
+// Job, read from the API server and updated conditionally on what was
+// read, unless the Job is another run's now (another UID), already
+// running, gone, or marked missed (it then never runs). released reports
+// that this call unsuspended it.
+func (w Writer) Release(ctx context.Context, job *batchv1.Job) (released bool, err error) {
+	current, err := ReadLive(ctx, w.live, client.ObjectKeyFromObject(job))
+	if current == nil {
+		return false, err
+	}
+	if current.UID != job.UID || current.Spec.Suspend == nil || !*current.Spec.Suspend {
+		return false, nil
+	}
+	if _, missed := current.Annotations[v1alpha1.MissedAnnotation]; missed {
+		return false, nil
+	}
+	current.Spec.Suspend = ptr.To(false)
+	if err := w.writer.Update(ctx, current); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return true, nil
+}
+
+// MarkMissed marks a waiting run's Job missed at now, so that it is never
+// released, conditionally on the resourceVersion that showed it waiting:
+// nothing is written if the Job was released or deleted since (marked is
+// then nil). It returns the Job as marked.
+func (w Writer) MarkMissed(ctx context.Context, job *batchv1.Job, now time.Time) (marked *batchv1.Job, err error) {
+	marked = job.DeepCopy()
+	if marked.Annotations == nil {
+		marked.Annotations = map[string]string{}
+	}
+	marked.Annotations[v1alpha1.MissedAnnotation] = now.UTC().Format(time.RFC3339)
+	switch err := w.writer.Update(ctx, marked); {
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return marked, nil
 }
 
 // FailureBackoff retries a failed reconcile quickly and never waits longer

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -132,4 +133,103 @@ func TestDelete(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waiting is a group's waiting run: a suspended Job.
+func waiting(name string, uid types.UID, annotations map[string]string) *batchv1.Job {
+	suspend := true
+	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: uid, Annotations: annotations}, Spec: batchv1.JobSpec{Suspend: &suspend}}
+}
+
+// TestRelease: a group's admitted run is unsuspended only while its Job
+// is the one admitted, still waiting and not marked missed.
+func TestRelease(t *testing.T) {
+	admitted := waiting("run-1", "uid-1", nil)
+	running := waiting("run-1", "uid-1", nil)
+	running.Spec.Suspend = nil
+	tests := []struct {
+		name     string
+		existing *batchv1.Job
+		want     bool
+	}{
+		{name: "waiting: released", existing: admitted, want: true},
+		{name: "gone", existing: nil},
+		{name: "another run's Job of that name now", existing: waiting("run-1", "uid-2", nil)},
+		{name: "already running", existing: running},
+		{name: "marked missed: never runs", existing: waiting("run-1", "uid-1", map[string]string{v1alpha1.MissedAnnotation: "2026-12-07T10:00:00Z"})},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			builder := fake.NewClientBuilder().WithScheme(scheme.New())
+			if tc.existing != nil {
+				builder = builder.WithObjects(tc.existing.DeepCopy())
+			}
+			api := builder.Build()
+			released, err := NewWriter(api, api).Release(context.Background(), admitted.DeepCopy())
+			if err != nil || released != tc.want {
+				t.Fatalf("released %v, error %v; want %v", released, err, tc.want)
+			}
+			if tc.existing == nil {
+				return
+			}
+			var after batchv1.Job
+			if err := api.Get(context.Background(), client.ObjectKeyFromObject(admitted), &after); err != nil {
+				t.Fatal(err)
+			}
+			if unsuspended := after.Spec.Suspend != nil && !*after.Spec.Suspend; unsuspended != tc.want {
+				t.Errorf("the Job's suspend is %v after the release; want unsuspended %v", after.Spec.Suspend, tc.want)
+			}
+		})
+	}
+}
+
+// TestMarkMissed: a waiting run is marked missed only while it is the
+// version that showed it waiting.
+func TestMarkMissed(t *testing.T) {
+	now := mustTime(t, "2026-12-07T10:00:00Z")
+	for _, tc := range []struct {
+		name string
+		// changed makes the Job change (a release) after it was read.
+		changed, gone bool
+		want          bool
+	}{
+		{name: "still waiting: marked", want: true},
+		{name: "released since: a conflict, left alone", changed: true},
+		{name: "deleted since", gone: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(waiting("run-1", "uid-1", nil)).Build()
+			var read batchv1.Job
+			if err := api.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "run-1"}, &read); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.changed:
+				released := read.DeepCopy()
+				released.Spec.Suspend = nil
+				if err := api.Update(context.Background(), released); err != nil {
+					t.Fatal(err)
+				}
+			case tc.gone:
+				if err := api.Delete(context.Background(), read.DeepCopy()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			marked, err := NewWriter(api, api).MarkMissed(context.Background(), &read, now)
+			if err != nil || (marked != nil) != tc.want {
+				t.Fatalf("marked %v, error %v; want marked %v", marked != nil, err, tc.want)
+			}
+			if tc.want && marked.Annotations[v1alpha1.MissedAnnotation] != "2026-12-07T10:00:00Z" {
+				t.Errorf("annotations %v, want %s at %s", marked.Annotations, v1alpha1.MissedAnnotation, now.Format(time.RFC3339))
+			}
+		})
+	}
+}
+
+func mustTime(t *testing.T, value string) time.Time {
+	at, err := time.Parse(time.RFC3339, value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at
 }
