@@ -6,7 +6,8 @@
 //
 //   - the floor: a bare client, without a rate limit, creating N Jobs at
 //     the instant;
-//   - ontime's controller at its shipped defaults with N ScheduledJobs;
+//   - ontime's controller at its shipped defaults with N ScheduledJobs,
+//     and with 100 workers instead of 20;
 //   - kube-controller-manager's CronJob controller with N CronJobs, at its
 //     defaults (client 20 QPS, burst 30, 5 workers) and with its limits
 //     raised to ontime's shipped ones (300 QPS, burst 600, 20 workers).
@@ -51,7 +52,7 @@ const (
 
 var (
 	sizes   = flag.String("n", "1000,5000,10000", "comma-separated numbers of runs due at one instant")
-	rowList = flag.String("rows", "floor,ontime,kcm,kcm-raised", "comma-separated rows to measure: floor, ontime, kcm (kube-controller-manager's CronJob controller at its defaults), kcm-raised (with ontime's limits)")
+	rowList = flag.String("rows", "floor,ontime,ontime-100,kcm,kcm-raised", "comma-separated rows to measure: floor, ontime, ontime-100 (with 100 workers), kcm (kube-controller-manager's CronJob controller at its defaults), kcm-raised (with ontime's limits)")
 	window  = flag.Duration("window", 5*time.Minute, "how long after the instant to wait for every run's pod to run")
 	profile = flag.Bool("profile", false, "take a CPU profile of ontime's controller over the burst and print its top functions")
 )
@@ -62,7 +63,7 @@ func TestBenchBurst(t *testing.T) {
 		for _, name := range strings.Split(*rowList, ",") {
 			kind, ok := rowKinds[name]
 			if !ok {
-				t.Fatalf("unknown row %q: want floor, ontime, kcm or kcm-raised", name)
+				t.Fatalf("unknown row %q: want floor, ontime, ontime-100, kcm or kcm-raised", name)
 			}
 			t.Run(fmt.Sprintf("N=%d/%s", n, name), func(t *testing.T) {
 				r := measure(t, n, kind)
