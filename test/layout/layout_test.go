@@ -51,18 +51,18 @@ var allowed = map[string][]string{
 	// -o, the clock, ScheduledJob names and their completion.
 	"cmd/ontime/app/cli":  {"internal/scheme", "api/v1alpha1"},
 	"internal/controller": {"internal/controller/*", "internal/warmup", "api/v1alpha1"},
-	"internal/controller/*": {"internal/controller/jobcontrol", "internal/controller/owners", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/controller/requeue", "internal/controller/runmetrics", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
+	"internal/controller/*": {"internal/controller/jobcontrol", "internal/controller/owners", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/controller/requeue", "internal/controller/runmetrics", "internal/controller/statuswrite", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
 		"api/v1alpha1", "pkg/cron"},
 	// The ScheduledJob controller asks the spread ledgers where a
 	// ScheduledJob is placed before it plans.
-	"internal/controller/scheduledjob": {"internal/controller/jobcontrol", "internal/controller/owners", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/controller/requeue", "internal/controller/runmetrics", "internal/controller/spreadledger", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
+	"internal/controller/scheduledjob": {"internal/controller/jobcontrol", "internal/controller/owners", "internal/controller/warmupobjects", "internal/controller/recovery", "internal/controller/requeue", "internal/controller/runmetrics", "internal/controller/spreadledger", "internal/controller/statuswrite", "internal/planner", "internal/warmup", "internal/spread", "internal/wakeup",
 		"api/v1alpha1", "pkg/cron"},
 	// The Backfill controller: the backfill's plan, written through the
 	// job-control layer.
-	"internal/controller/backfill": {"internal/backfillplan", "internal/controller/jobcontrol", "internal/controller/requeue", "internal/wakeup", "api/v1alpha1"},
+	"internal/controller/backfill": {"internal/backfillplan", "internal/controller/jobcontrol", "internal/controller/requeue", "internal/controller/statuswrite", "internal/wakeup", "api/v1alpha1"},
 	// The concurrency groups' controller: the group's decision, written
 	// through the job-control layer.
-	"internal/controller/concurrencygroup": {"internal/concurrency", "internal/controller/jobcontrol", "internal/controller/requeue", "internal/controller/runmetrics", "internal/wakeup", "api/v1alpha1"},
+	"internal/controller/concurrencygroup": {"internal/concurrency", "internal/controller/jobcontrol", "internal/controller/requeue", "internal/controller/runmetrics", "internal/controller/statuswrite", "internal/wakeup", "api/v1alpha1"},
 	// The job-control layer: what every actor that starts or stops runs
 	// does to their Jobs.
 	"internal/controller/jobcontrol": {"internal/warmup", "api/v1alpha1"},
@@ -72,6 +72,9 @@ var allowed = map[string][]string{
 	// A reconcile's result that looks again later: on controller-runtime
 	// only.
 	"internal/controller/requeue": {},
+	// The one conditional status writer of every actor: on
+	// controller-runtime only.
+	"internal/controller/statuswrite": {"api/v1alpha1"},
 	// The run metrics both owners of runs export, and how every
 	// controller's metrics are registered.
 	"internal/controller/runmetrics": {"api/v1alpha1"},

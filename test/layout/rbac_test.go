@@ -82,9 +82,11 @@ var dynamicUses = []dynamicUse{
 	{[]rbacRule{{"autoscaling.x-k8s.io", "capacitybuffers", "list"}}, "github.com/ontime-dev/ontime/internal/controller/warmupobjects", "list"},
 	{[]rbacRule{{"autoscaling.x-k8s.io", "capacitybuffers", "create"}}, "github.com/ontime-dev/ontime/internal/controller/warmupobjects", "create"},
 	{[]rbacRule{{"autoscaling.x-k8s.io", "capacitybuffers", "delete"}}, "github.com/ontime-dev/ontime/internal/controller/warmupobjects", "delete"},
-	// One reconciler for both group kinds, through client.Object.
-	{[]rbacRule{{"ontime.dev", "concurrencygroups/status", "update"}, {"ontime.dev", "clusterconcurrencygroups/status", "update"}},
-		"github.com/ontime-dev/ontime/internal/controller/concurrencygroup", "update status"},
+	// The one conditional status writer of the leader, the standby,
+	// backfill and both group kinds, through client.Object.
+	{[]rbacRule{{"ontime.dev", "scheduledjobs/status", "patch"}, {"ontime.dev", "backfills/status", "patch"},
+		{"ontime.dev", "concurrencygroups/status", "patch"}, {"ontime.dev", "clusterconcurrencygroups/status", "patch"}},
+		"github.com/ontime-dev/ontime/internal/controller/statuswrite", "patch status"},
 }
 
 func readRules(group, resource string) []rbacRule {

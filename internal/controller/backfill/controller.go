@@ -9,7 +9,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -24,11 +23,12 @@ import (
 	"github.com/ontime-dev/ontime/internal/backfillplan"
 	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/controller/requeue"
+	"github.com/ontime-dev/ontime/internal/controller/statuswrite"
 	"github.com/ontime-dev/ontime/internal/wakeup"
 )
 
 // +kubebuilder:rbac:groups=ontime.dev,resources=backfills,verbs=get;list;watch
-// +kubebuilder:rbac:groups=ontime.dev,resources=backfills/status,verbs=update
+// +kubebuilder:rbac:groups=ontime.dev,resources=backfills/status,verbs=patch
 // +kubebuilder:rbac:groups=ontime.dev,resources=scheduledjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 
@@ -89,13 +89,12 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	plan := backfillplan.Decide(in)
-	if !equality.Semantic.DeepEqual(plan.Status, bf.Status) {
-		bf.Status = plan.Status
-		if err := c.cached.Status().Update(ctx, bf); err != nil {
-			// A conflict: someone wrote since; plan again from what they
-			// wrote.
-			return reconcile.Result{}, err
-		}
+	read := bf.DeepCopy()
+	bf.Status = plan.Status
+	if _, err := statuswrite.Write(ctx, c.cached, read, bf); err != nil {
+		// A conflict: someone wrote since; plan again from what they
+		// wrote.
+		return reconcile.Result{}, err
 	}
 	for _, e := range plan.Events {
 		c.recorder.Event(bf, e.Type, e.Reason, e.Message)

@@ -14,7 +14,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -33,11 +32,12 @@ import (
 	"github.com/ontime-dev/ontime/internal/concurrency"
 	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/controller/requeue"
+	"github.com/ontime-dev/ontime/internal/controller/statuswrite"
 	"github.com/ontime-dev/ontime/internal/wakeup"
 )
 
 // +kubebuilder:rbac:groups=ontime.dev,resources=concurrencygroups;clusterconcurrencygroups,verbs=get;list;watch
-// +kubebuilder:rbac:groups=ontime.dev,resources=concurrencygroups/status;clusterconcurrencygroups/status,verbs=update
+// +kubebuilder:rbac:groups=ontime.dev,resources=concurrencygroups/status;clusterconcurrencygroups/status,verbs=patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;update;delete
 
 // Controller reconciles the groups of one kind.
@@ -154,13 +154,12 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	plan := concurrency.Decide(concurrency.Input{Spec: *spec, Status: *status, Generation: group.GetGeneration(), Jobs: jobs, Upcoming: upcoming, Excluded: excluded, Now: now})
-	if !equality.Semantic.DeepEqual(plan.Status, *status) {
-		*status = plan.Status
-		if err := c.cached.Status().Update(ctx, group); err != nil {
-			// A conflict: another controller decided since; plan again
-			// from what it wrote.
-			return reconcile.Result{}, err
-		}
+	read := group.DeepCopyObject().(client.Object)
+	*status = plan.Status
+	if _, err := statuswrite.Write(ctx, c.cached, read, group); err != nil {
+		// A conflict: another controller decided since; plan again from
+		// what it wrote.
+		return reconcile.Result{}, err
 	}
 	c.metrics.observe(c.kind, group, plan)
 	if plan.OverLimit != "" {

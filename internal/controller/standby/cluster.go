@@ -9,6 +9,7 @@ import (
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
 	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
+	"github.com/ontime-dev/ontime/internal/controller/statuswrite"
 )
 
 // Cluster is everything the standby does to the cluster: what it reads,
@@ -79,5 +80,6 @@ func (c clusterClient) CreateJob(ctx context.Context, job *batchv1.Job) (jobcont
 }
 
 func (c clusterClient) Claim(ctx context.Context, sj, claimed *v1alpha1.ScheduledJob) error {
-	return c.cached.Status().Patch(ctx, claimed.DeepCopy(), client.MergeFromWithOptions(sj, client.MergeFromWithOptimisticLock{}))
+	_, err := statuswrite.Write(ctx, c.cached, sj, claimed.DeepCopy())
+	return err
 }

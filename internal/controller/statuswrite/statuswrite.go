@@ -1,0 +1,78 @@
+// Package statuswrite is how every actor that writes status (the leader,
+// the standby, backfill, the concurrency groups) writes it: one
+// conditional writer, so that a status planned from an object someone has
+// changed since is refused, never written over their change.
+package statuswrite
+
+import (
+	"context"
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Write writes after's status over before's as a merge patch of the
+// difference, conditional on before's resourceVersion: the API server
+// answers a Conflict if the object changed since it was read, and the
+// caller plans again from what it reads then. It writes nothing when the
+// statuses do not differ, and reports whether it wrote; after then carries
+// the object as written.
+//
+// always names status fields the patch carries even when unchanged: a diff
+// leaves out a value equal on both sides, so a count that is 0 on both
+// would never be written at all (the ACTIVE column of a ScheduledJob that
+// has not run would stay blank).
+func Write(ctx context.Context, writer client.StatusClient, before, after client.Object, always ...string) (bool, error) {
+	diff, err := client.MergeFrom(before).Data(after)
+	if err != nil {
+		return false, err
+	}
+	var changes map[string]any
+	if err := json.Unmarshal(diff, &changes); err != nil {
+		return false, err
+	}
+	if _, changed := changes["status"]; !changed {
+		return false, nil
+	}
+	patch, err := conditionalPatch(before, after, always)
+	if err != nil {
+		return false, err
+	}
+	return true, writer.Status().Patch(ctx, after, patch)
+}
+
+// conditionalPatch is the merge patch from before to after carrying
+// before's resourceVersion (the condition) and the always fields.
+func conditionalPatch(before, after client.Object, always []string) (client.Patch, error) {
+	data, err := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}).Data(after)
+	if err != nil || len(always) == 0 {
+		return client.RawPatch(types.MergePatchType, data), err
+	}
+	var body map[string]any
+	if err := json.Unmarshal(data, &body); err != nil {
+		return nil, err
+	}
+	full, err := json.Marshal(after)
+	if err != nil {
+		return nil, err
+	}
+	var object struct {
+		Status map[string]any `json:"status"`
+	}
+	if err := json.Unmarshal(full, &object); err != nil {
+		return nil, err
+	}
+	status, _ := body["status"].(map[string]any)
+	if status == nil {
+		status = map[string]any{}
+		body["status"] = status
+	}
+	for _, field := range always {
+		if value, ok := object.Status[field]; ok {
+			status[field] = value
+		}
+	}
+	data, err = json.Marshal(body)
+	return client.RawPatch(types.MergePatchType, data), err
+}
