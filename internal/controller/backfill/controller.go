@@ -121,28 +121,22 @@ func (c *Controller) gather(ctx context.Context, bf *v1alpha1.Backfill) (backfil
 	default:
 		in.ScheduledJob = sj
 	}
-	var jobs batchv1.JobList
-	if err := c.cached.List(ctx, &jobs, client.InNamespace(bf.Namespace), client.MatchingLabels{v1alpha1.ScheduledJobLabel: bf.Spec.ScheduledJobName}); err != nil {
-		return in, err
-	}
-	for i := range jobs.Items {
-		in.Jobs[jobs.Items[i].Name] = &jobs.Items[i]
-	}
 	// A claim's Job is read from the API server, so that a Job a
 	// predecessor created is recorded at once (not created again, to
 	// AlreadyExists), and a Job gone (deleted by hand, or by its TTL) is
 	// counted as gone, not as the cache last showed it. Exactly once does
 	// not rest on it: the claim and the history fence do.
-	for _, ref := range bf.Status.Active {
-		job, err := jobcontrol.ReadLive(ctx, c.live, types.NamespacedName{Namespace: bf.Namespace, Name: ref.Name})
-		switch {
-		case err != nil:
-			return in, err
-		case job == nil:
-			delete(in.Jobs, ref.Name)
-		default:
-			in.Jobs[ref.Name] = job
-		}
+	claims := make([]jobcontrol.Recorded, len(bf.Status.Active))
+	for i, ref := range bf.Status.Active {
+		claims[i] = jobcontrol.Recorded{NamespacedName: types.NamespacedName{Namespace: bf.Namespace, Name: ref.Name}}
+	}
+	opts := []client.ListOption{client.InNamespace(bf.Namespace), client.MatchingLabels{v1alpha1.ScheduledJobLabel: bf.Spec.ScheduledJobName}}
+	jobs, _, err := jobcontrol.CachedAndRecorded(ctx, c.cached, c.live, opts, claims, jobcontrol.Always, nil)
+	if err != nil {
+		return in, err
+	}
+	for _, job := range jobs {
+		in.Jobs[job.Name] = job
 	}
 	return in, nil
 }

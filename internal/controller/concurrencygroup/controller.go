@@ -181,27 +181,13 @@ func (c *Controller) gather(ctx context.Context, group client.Object, status *v1
 	if c.kind == v1alpha1.KindClusterConcurrencyGroup {
 		label, opts = v1alpha1.ClusterGroupLabel, nil
 	}
-	var list batchv1.JobList
-	if err := c.cached.List(ctx, &list, append(opts, client.MatchingLabels{label: group.GetName()})...); err != nil {
+	admitted := make([]jobcontrol.Recorded, len(status.Active))
+	for i, entry := range status.Active {
+		admitted[i] = jobcontrol.Recorded{NamespacedName: types.NamespacedName{Namespace: entry.Namespace, Name: entry.Name}, UID: entry.UID}
+	}
+	jobs, _, err := jobcontrol.CachedAndRecorded(ctx, c.cached, c.live, append(opts, client.MatchingLabels{label: group.GetName()}), admitted, jobcontrol.WhenUncached, nil)
+	if err != nil {
 		return nil, err
-	}
-	jobs := make([]*batchv1.Job, 0, len(list.Items))
-	present := map[types.UID]bool{}
-	for i := range list.Items {
-		jobs = append(jobs, &list.Items[i])
-		present[list.Items[i].UID] = true
-	}
-	for _, entry := range status.Active {
-		if present[entry.UID] {
-			continue
-		}
-		job, err := jobcontrol.ReadLive(ctx, c.live, types.NamespacedName{Namespace: entry.Namespace, Name: entry.Name})
-		if err != nil {
-			return nil, err
-		}
-		if job != nil {
-			jobs = replaceJob(jobs, job)
-		}
 	}
 	bypassed, err := c.pastTheWebhook(ctx, cronJobs)
 	return append(jobs, bypassed...), err
@@ -232,17 +218,6 @@ func (c *Controller) pastTheWebhook(ctx context.Context, cronJobs []batchv1.Cron
 		}
 	}
 	return bypassed, nil
-}
-
-// replaceJob puts job in jobs, in place of a Job of the same name.
-func replaceJob(jobs []*batchv1.Job, job *batchv1.Job) []*batchv1.Job {
-	for i, j := range jobs {
-		if j.Namespace == job.Namespace && j.Name == job.Name {
-			jobs[i] = job
-			return jobs
-		}
-	}
-	return append(jobs, job)
 }
 
 // carryOut releases the admitted runs, then marks the missed ones and

@@ -212,36 +212,19 @@ func Emit(recorder record.EventRecorder, obj client.Object, events []warmup.Even
 // not have it. readAhead says that it read one: the Jobs then show no one
 // moment.
 func ScheduledJobJobs(ctx context.Context, cached, live client.Reader, sj *v1alpha1.ScheduledJob, recorded []corev1.ObjectReference) (jobs []*batchv1.Job, readAhead bool, err error) {
-	var list batchv1.JobList
-	if err := cached.List(ctx, &list, client.InNamespace(sj.Namespace), client.MatchingFields{ScheduledJobOwnerKey: string(sj.UID)}); err != nil {
-		return nil, false, err
+	// A claim (no UID) names a Job that may not exist yet, and is read all
+	// the same: one that does is a run under way, whatever the status says
+	// of it. Its claimer may have died between creating it and recording
+	// it, after removing the trigger a triggered run served, and a claim
+	// without its request looks like one replaced by hand: from a cache
+	// behind, it would no longer block a Forbid run. Every recorded Job is
+	// looked for by name.
+	refs := make([]Recorded, len(recorded))
+	for i, ref := range recorded {
+		refs[i] = Recorded{NamespacedName: types.NamespacedName{Namespace: sj.Namespace, Name: ref.Name}}
 	}
-	jobs = make([]*batchv1.Job, 0, len(list.Items))
-	cachedNames := map[string]bool{}
-	for i := range list.Items {
-		jobs = append(jobs, &list.Items[i])
-		cachedNames[list.Items[i].Name] = true
-	}
-	for _, ref := range recorded {
-		// A claim (no UID) names a Job that may not exist yet, and is read
-		// all the same: one that does is a run under way, whatever the
-		// status says of it. Its claimer may have died between creating it
-		// and recording it, after removing the trigger a triggered run
-		// served, and a claim without its request looks like one replaced
-		// by hand: from a cache behind, it would no longer block a Forbid
-		// run.
-		if cachedNames[ref.Name] {
-			continue
-		}
-		job, err := ReadLive(ctx, live, types.NamespacedName{Namespace: sj.Namespace, Name: ref.Name})
-		if err != nil {
-			return nil, false, err
-		}
-		if job != nil && metav1.IsControlledBy(job, sj) {
-			jobs, readAhead = append(jobs, job), true
-		}
-	}
-	return jobs, readAhead, nil
+	opts := []client.ListOption{client.InNamespace(sj.Namespace), client.MatchingFields{ScheduledJobOwnerKey: string(sj.UID)}}
+	return CachedAndRecorded(ctx, cached, live, opts, refs, WhenUncached, func(job *batchv1.Job) bool { return metav1.IsControlledBy(job, sj) })
 }
 
 // ReadLive reads the Job named key from the API server; nil when there is
