@@ -24,55 +24,49 @@ import (
 // would never be written at all (the ACTIVE column of a ScheduledJob that
 // has not run would stay blank).
 func Write(ctx context.Context, writer client.StatusClient, before, after client.Object, always ...string) (bool, error) {
-	diff, err := client.MergeFrom(before).Data(after)
-	if err != nil {
-		return false, err
-	}
-	var changes map[string]any
-	if err := json.Unmarshal(diff, &changes); err != nil {
-		return false, err
-	}
-	if _, changed := changes["status"]; !changed {
-		return false, nil
-	}
-	patch, err := conditionalPatch(before, after, always)
-	if err != nil {
-		return false, err
-	}
-	return true, writer.Status().Patch(ctx, after, patch)
-}
-
-// conditionalPatch is the merge patch from before to after carrying
-// before's resourceVersion (the condition) and the always fields.
-func conditionalPatch(before, after client.Object, always []string) (client.Patch, error) {
+	// One diff: the patch carries the resourceVersion (the condition) and
+	// the status fields that differ, and no status at all when none does.
 	data, err := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}).Data(after)
-	if err != nil || len(always) == 0 {
-		return client.RawPatch(types.MergePatchType, data), err
+	if err != nil {
+		return false, err
 	}
 	var body map[string]any
 	if err := json.Unmarshal(data, &body); err != nil {
-		return nil, err
+		return false, err
+	}
+	status, changed := body["status"].(map[string]any)
+	if !changed {
+		return false, nil
+	}
+	if err := addAlways(status, after, always); err != nil {
+		return false, err
+	}
+	if data, err = json.Marshal(body); err != nil {
+		return false, err
+	}
+	return true, writer.Status().Patch(ctx, after, client.RawPatch(types.MergePatchType, data))
+}
+
+// addAlways sets the always fields of after's status in the patch's
+// status.
+func addAlways(status map[string]any, after client.Object, always []string) error {
+	if len(always) == 0 {
+		return nil
 	}
 	full, err := json.Marshal(after)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var object struct {
 		Status map[string]any `json:"status"`
 	}
 	if err := json.Unmarshal(full, &object); err != nil {
-		return nil, err
-	}
-	status, _ := body["status"].(map[string]any)
-	if status == nil {
-		status = map[string]any{}
-		body["status"] = status
+		return err
 	}
 	for _, field := range always {
 		if value, ok := object.Status[field]; ok {
 			status[field] = value
 		}
 	}
-	data, err = json.Marshal(body)
-	return client.RawPatch(types.MergePatchType, data), err
+	return nil
 }

@@ -46,18 +46,18 @@ func TestWrite(t *testing.T) {
 		api, read, _ := stored(t)
 		after := read.DeepCopy()
 		after.Status.EffectiveSchedule = "0 * * * *"
-		patch, err := conditionalPatch(read, after, []string{"activeCount"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := patch.Data(after)
-		for _, want := range []string{`"activeCount":0`, `"effectiveSchedule":"0 * * * *"`, `"resourceVersion":"` + read.ResourceVersion + `"`} {
-			if !strings.Contains(string(data), want) {
-				t.Errorf("patch %s lacks %s", data, want)
-			}
-		}
-		if written, err := Write(ctx, api, read, after, "activeCount"); err != nil || !written {
+		var sent []byte
+		recorder := interceptor.NewClient(api.(client.WithWatch), interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			sent, _ = patch.Data(obj)
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		}})
+		if written, err := Write(ctx, recorder, read, after, "activeCount"); err != nil || !written {
 			t.Fatalf("written %v, error %v", written, err)
+		}
+		for _, want := range []string{`"activeCount":0`, `"effectiveSchedule":"0 * * * *"`, `"resourceVersion":"` + read.ResourceVersion + `"`} {
+			if !strings.Contains(string(sent), want) {
+				t.Errorf("patch %s lacks %s", sent, want)
+			}
 		}
 		var now unstructured.Unstructured
 		now.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("ScheduledJob"))
