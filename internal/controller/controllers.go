@@ -27,6 +27,7 @@ import (
 	"github.com/ontime-dev/ontime/internal/controller/cronjobwarmup"
 	"github.com/ontime-dev/ontime/internal/controller/jobcontrol"
 	"github.com/ontime-dev/ontime/internal/controller/recovery"
+	"github.com/ontime-dev/ontime/internal/controller/runmetrics"
 	"github.com/ontime-dev/ontime/internal/controller/scheduledjob"
 	"github.com/ontime-dev/ontime/internal/controller/spreadledger"
 	"github.com/ontime-dev/ontime/internal/controller/standby"
@@ -148,7 +149,7 @@ func Register(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opt
 	// Every controller's metrics are registered here, with
 	// controller-runtime's registry, and nowhere on import.
 	starts := spreadledger.NewStartsCollector(mgr.GetClient(), opts.SpreadNamespace, clk, mgr.GetLogger().WithName("metrics"))
-	if err := metrics.Registry.Register(starts); err != nil {
+	if _, err := runmetrics.RegisterOnce(metrics.Registry, starts); err != nil {
 		return fmt.Errorf("registering the spread ledgers' metrics: %w", err)
 	}
 	if err := scheduledjob.RegisterMetrics(metrics.Registry); err != nil {
@@ -235,7 +236,7 @@ func registerBackfills(mgr ctrl.Manager, clk clock.PassiveClock, opts Options) e
 		return fmt.Errorf("looking up the Backfill API: %w", err)
 	}
 	progress := backfill.NewProgressCollector(mgr.GetClient(), mgr.Elected(), mgr.GetLogger().WithName("metrics"))
-	if err := metrics.Registry.Register(progress); err != nil {
+	if _, err := runmetrics.RegisterOnce(metrics.Registry, progress); err != nil {
 		return fmt.Errorf("registering the Backfills' metrics: %w", err)
 	}
 	backfills := backfill.NewController(mgr.GetClient(), mgr.GetAPIReader(), clk, recorderFor(mgr, "backfill-controller"))
