@@ -122,13 +122,13 @@ func TestRunsInDueOrderUnderAThrottledAPIServer(t *testing.T) {
 	}
 }
 
-// throttledUsers adds the controller's user and a noisy neighbour's, both
+// throttledUsers adds the controller's user and a noisy neighbor's, both
 // allowed everything, and a priority level of one seat that rejects (429)
 // whatever finds it busy, which both users' requests go to. It waits until
 // the API server classifies the controller's requests there.
 func throttledUsers(t *testing.T, h *testenv.Harness) (controller, noise *rest.Config) {
 	const level = "ontime-throttled"
-	users := []string{"ontime-controller", "noisy-neighbour"}
+	users := []string{"ontime-controller", "noisy-neighbor"}
 	configs := make([]*rest.Config, len(users))
 	subjects := make([]flowcontrolv1.Subject, len(users))
 	for i, user := range users {
@@ -170,7 +170,7 @@ func throttledUsers(t *testing.T, h *testenv.Harness) (controller, noise *rest.C
 	return configs[0], configs[1]
 }
 
-// keepBusy sends requests as the noisy neighbour from workers goroutines
+// keepBusy sends requests as the noisy neighbor from workers goroutines
 // until stopped.
 func keepBusy(ctx context.Context, config *rest.Config, workers int) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)

@@ -58,7 +58,7 @@ func measure(t *testing.T, n int, kind rowKind) *result {
 
 	time.Sleep(time.Until(instant.Add(-time.Second)))
 	before := usage(t, ctl)
-	profiled := startProfile(t, cl, ctl)
+	profiled := startProfile(cl, ctl)
 	if kind.newObject == nil {
 		framework.CreateJobsAtOnce(t, cl.Kubeconfig, namespace, n, instant)
 	}
@@ -139,7 +139,7 @@ const controllerUnderTest = "controller"
 
 // startProfile takes ontime's CPU profile over the burst when -profile
 // asks, and prints its top functions; the channel is closed when done.
-func startProfile(t *testing.T, cl *framework.Cluster, ctl *controllerProcess) <-chan struct{} {
+func startProfile(cl *framework.Cluster, ctl *controllerProcess) <-chan struct{} {
 	done := make(chan struct{})
 	if ctl == nil || ctl.pprofURL == "" {
 		close(done)
