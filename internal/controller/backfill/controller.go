@@ -91,7 +91,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	plan := backfillplan.Decide(in)
 	read := bf.DeepCopy()
 	bf.Status = plan.Status
-	if _, err := statuswrite.Write(ctx, c.cached, read, bf); err != nil {
+	if _, err := statuswrite.Write(ctx, c.cached, read, bf, nil); err != nil {
 		// A conflict: someone wrote since; plan again from what they
 		// wrote.
 		return reconcile.Result{}, err

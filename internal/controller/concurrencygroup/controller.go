@@ -156,7 +156,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	plan := concurrency.Decide(concurrency.Input{Spec: *spec, Status: *status, Generation: group.GetGeneration(), Jobs: jobs, Upcoming: upcoming, Excluded: excluded, Now: now})
 	read := group.DeepCopyObject().(client.Object)
 	*status = plan.Status
-	if _, err := statuswrite.Write(ctx, c.cached, read, group); err != nil {
+	if _, err := statuswrite.Write(ctx, c.cached, read, group, nil); err != nil {
 		// A conflict: another controller decided since; plan again from
 		// what it wrote.
 		return reconcile.Result{}, err

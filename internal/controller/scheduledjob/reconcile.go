@@ -605,7 +605,7 @@ func (c *Controller) emit(sj *v1alpha1.ScheduledJob, events []planner.Event) {
 func (c *Controller) writeStatus(ctx context.Context, sj *v1alpha1.ScheduledJob, status v1alpha1.ScheduledJobStatus) (bool, error) {
 	updated := sj.DeepCopy()
 	updated.Status = status
-	written, err := statuswrite.Write(ctx, c.kubeClient, sj, updated, "activeCount")
+	written, err := statuswrite.Write(ctx, c.kubeClient, sj, updated, map[string]any{"activeCount": status.ActiveCount})
 	if err != nil {
 		if apierrors.IsConflict(err) {
 			// Someone else wrote meanwhile: the returned error requeues,

@@ -80,6 +80,6 @@ func (c clusterClient) CreateJob(ctx context.Context, job *batchv1.Job) (jobcont
 }
 
 func (c clusterClient) Claim(ctx context.Context, sj, claimed *v1alpha1.ScheduledJob) error {
-	_, err := statuswrite.Write(ctx, c.cached, sj, claimed.DeepCopy())
+	_, err := statuswrite.Write(ctx, c.cached, sj, claimed.DeepCopy(), nil)
 	return err
 }

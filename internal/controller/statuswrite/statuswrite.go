@@ -19,11 +19,11 @@ import (
 // statuses do not differ, and reports whether it wrote; after then carries
 // the object as written.
 //
-// always names status fields the patch carries even when unchanged: a diff
-// leaves out a value equal on both sides, so a count that is 0 on both
-// would never be written at all (the ACTIVE column of a ScheduledJob that
-// has not run would stay blank).
-func Write(ctx context.Context, writer client.StatusClient, before, after client.Object, always ...string) (bool, error) {
+// always are status fields, by their JSON names, that the patch carries
+// even when unchanged: a diff leaves out a value equal on both sides, so a
+// count that is 0 on both would never be written at all (the ACTIVE
+// column of a ScheduledJob that has not run would stay blank).
+func Write(ctx context.Context, writer client.StatusClient, before, after client.Object, always map[string]any) (bool, error) {
 	// One diff: the patch carries the resourceVersion (the condition) and
 	// the status fields that differ, and no status at all when none does.
 	data, err := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}).Data(after)
@@ -38,35 +38,11 @@ func Write(ctx context.Context, writer client.StatusClient, before, after client
 	if !changed {
 		return false, nil
 	}
-	if err := addAlways(status, after, always); err != nil {
-		return false, err
+	for field, value := range always {
+		status[field] = value
 	}
 	if data, err = json.Marshal(body); err != nil {
 		return false, err
 	}
 	return true, writer.Status().Patch(ctx, after, client.RawPatch(types.MergePatchType, data))
-}
-
-// addAlways sets the always fields of after's status in the patch's
-// status.
-func addAlways(status map[string]any, after client.Object, always []string) error {
-	if len(always) == 0 {
-		return nil
-	}
-	full, err := json.Marshal(after)
-	if err != nil {
-		return err
-	}
-	var object struct {
-		Status map[string]any `json:"status"`
-	}
-	if err := json.Unmarshal(full, &object); err != nil {
-		return err
-	}
-	for _, field := range always {
-		if value, ok := object.Status[field]; ok {
-			status[field] = value
-		}
-	}
-	return nil
 }

@@ -37,7 +37,7 @@ func TestWrite(t *testing.T) {
 	ctx := context.Background()
 	t.Run("an unchanged status is not written", func(t *testing.T) {
 		api, read, writes := stored(t)
-		written, err := Write(ctx, api, read, read.DeepCopy())
+		written, err := Write(ctx, api, read, read.DeepCopy(), nil)
 		if err != nil || written || *writes != 0 {
 			t.Errorf("written %v, error %v, %d requests; want none", written, err, *writes)
 		}
@@ -51,7 +51,7 @@ func TestWrite(t *testing.T) {
 			sent, _ = patch.Data(obj)
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		}})
-		if written, err := Write(ctx, recorder, read, after, "activeCount"); err != nil || !written {
+		if written, err := Write(ctx, recorder, read, after, map[string]any{"activeCount": after.Status.ActiveCount}); err != nil || !written {
 			t.Fatalf("written %v, error %v", written, err)
 		}
 		for _, want := range []string{`"activeCount":0`, `"effectiveSchedule":"0 * * * *"`, `"resourceVersion":"` + read.ResourceVersion + `"`} {
@@ -73,12 +73,12 @@ func TestWrite(t *testing.T) {
 		// Someone else writes first.
 		theirs := read.DeepCopy()
 		theirs.Status.EffectiveSchedule = "30 * * * *"
-		if _, err := Write(ctx, api, read, theirs); err != nil {
+		if _, err := Write(ctx, api, read, theirs, nil); err != nil {
 			t.Fatal(err)
 		}
 		mine := read.DeepCopy()
 		mine.Status.EffectiveSchedule = "0 * * * *"
-		if _, err := Write(ctx, api, read, mine); !apierrors.IsConflict(err) {
+		if _, err := Write(ctx, api, read, mine, nil); !apierrors.IsConflict(err) {
 			t.Errorf("error %v, want a Conflict", err)
 		}
 	})
