@@ -33,10 +33,16 @@ import (
 )
 
 // throttledRuns is how many runs the throttled test makes, throttledStep
-// the time between their due times.
+// the time between their due times, and throttledRetryAfter the
+// Retry-After of each run's first Job create. A due time is stored to the
+// second (metav1.Time), so runs a fraction of a second apart are due at
+// one instant and may be taken in any order: the step is a whole second.
+// Each create takes at least throttledRetryAfter, longer than the step, so
+// that runs fall due while the one worker is busy and wait in its queue.
 const (
-	throttledRuns = 12
-	throttledStep = 300 * time.Millisecond
+	throttledRuns       = 12
+	throttledStep       = time.Second
+	throttledRetryAfter = 2
 )
 
 // TestRunsInDueOrderUnderAThrottledAPIServer: the API server's flow
@@ -49,7 +55,7 @@ const (
 // they fall is the server's choice, and in our runs it never fell on a
 // Job create (events and list requests took them): so the controller's
 // transport also answers each run's first Job create itself, 429 with
-// Retry-After: 1, as APF would, before the request leaves the process.
+// a Retry-After, as APF would, before the request leaves the process.
 func TestRunsInDueOrderUnderAThrottledAPIServer(t *testing.T) {
 	h, err := testenv.StartHarness(testenv.HarnessOptions{
 		// With 15 seats in the whole server, a priority level of one
@@ -273,7 +279,7 @@ func (l *responseLog) wrap(next http.RoundTripper) http.RoundTripper {
 }
 
 // rejectFirstJobCreates answers the first create of a Job in each
-// namespace 429 with Retry-After: 1, as the API server's flow control does,
+// namespace 429 with throttledRetryAfter, as the API server's flow control does,
 // without sending it; every other request goes on.
 func rejectFirstJobCreates(next http.RoundTripper) http.RoundTripper {
 	var mu sync.Mutex
@@ -294,7 +300,7 @@ func rejectFirstJobCreates(next http.RoundTripper) http.RoundTripper {
 		}
 		body := `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Too many requests, please try again later.","reason":"TooManyRequests","code":429}`
 		return &http.Response{StatusCode: http.StatusTooManyRequests, Status: "429 Too Many Requests", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-			Header: http.Header{"Retry-After": {"1"}, "Content-Type": {"application/json"}},
+			Header: http.Header{"Retry-After": {strconv.Itoa(throttledRetryAfter)}, "Content-Type": {"application/json"}},
 			Body:   io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: req}, nil
 	})
 }
