@@ -276,6 +276,8 @@ generate: $(HELM_DOCS) $(CRD_REF_DOCS) ## Regenerate deepcopy code, CRDs, RBAC a
 	{ sed -n '1p' docs/reference/api.md.new; echo; cat hack/crd-ref-docs/header.md; sed '1d' docs/reference/api.md.new; } > docs/reference/api.md
 	rm docs/reference/api.md.new
 	$(GO) test -count=1 -run '^TestCLIReference$$' ./cmd/ontime/app/ -args -update-reference >/dev/null
+	@# docs/architecture.md's files and functions one run enters, measured.
+	$(GO) test -count=1 -run '^TestOneRunsMeasuredPath$$' ./test/runpath/ -args -update-path >/dev/null
 	@# The chart's values.schema.json and README (helm-docs' values table) from values.yaml.
 	$(GO) run ./hack/chartdoc charts/ontime
 	$(HELM_DOCS) --log-level warning --chart-search-root charts --template-files README.md.gotmpl --sort-values-order file
@@ -296,6 +298,10 @@ generate: $(HELM_DOCS) $(CRD_REF_DOCS) ## Regenerate deepcopy code, CRDs, RBAC a
 	@cp config/webhook/manifests.yaml charts/ontime/files/webhook.yaml
 	@cp config/webhook/patches/job-match-conditions.yaml config/webhook/patches/cronjob-match-conditions.yaml charts/ontime/files/
 	@cp config/prometheus/rules.yaml config/prometheus/dashboard.json charts/ontime/files/prometheus/
+
+.PHONY: runpath
+runpath: ## Measure the files and functions of ontime's that one run's reconcile enters, and fail if docs/architecture.md's list differs (make generate rewrites it).
+	$(GO) test -count=1 -v -run '^TestOneRunsMeasuredPath$$' ./test/runpath/
 
 .PHONY: verify-generated
 verify-generated: ## Fail if generated code or manifests are out of date.
