@@ -435,31 +435,22 @@ type specProblem struct {
 	event     Event
 }
 
-// scheduleOf reads spec.schedule or spec.runAt, spec.timeZone,
-// spec.dstPolicy and spec.spread through the spec's one Meaning.
-// lastSchedule anchors an @every schedule; placement is where a Balanced
-// spread put the ScheduledJob.
-func scheduleOf(sj *v1alpha1.ScheduledJob, lastSchedule *time.Time, placement *v1alpha1.SpreadStatus) specSchedule {
+// scheduleOf is the schedule in effect: spec.schedule or spec.runAt,
+// spec.timeZone, spec.dstPolicy and spec.spread as judged (Judgement's
+// meaning, read with a Balanced spread's placement). lastSchedule anchors
+// an @every schedule.
+func scheduleOf(sj *v1alpha1.ScheduledJob, judged *Judgement, lastSchedule *time.Time) specSchedule {
 	spec := &sj.Spec
 	result := specSchedule{loc: time.UTC}
 	if spec.RunAt == nil && strings.Contains(spec.Schedule, "TZ") && specChanged(sj) {
 		result.warnings = append(result.warnings, unsupportedScheduleEvent(spec.Schedule))
 	}
-	var choices []int
-	if spec.RunAt == nil {
-		var problem *specProblem
-		if choices, problem = spreadChoices(sj, placement); problem != nil {
-			result.problem = problem
-			return result
-		}
-	}
-	meaning, err := sj.Meaning(choices)
-	if errs := v1alpha1.SpecErrors(err); len(errs) > 0 {
-		result.problem = problemOf(errs[0])
+	if judged.problem != nil {
+		result.problem = judged.problem
 		return result
 	}
-	result.loc, result.effective = meaning.Location, meaning.Effective()
-	result.schedule = meaning.RunsSince(sj.CreationTimestamp.Time, lastSchedule)
+	result.loc, result.effective = judged.meaning.Location, judged.effective
+	result.schedule = judged.meaning.RunsSince(sj.CreationTimestamp.Time, lastSchedule)
 	return result
 }
 

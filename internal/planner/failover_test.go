@@ -38,7 +38,8 @@ func TestStandbyWindow(t *testing.T) {
 		{"*/2 * * * *", StandbyWindow, StandbyWindow + RequestBound},
 	} {
 		sj := scheduledJob(c.schedule, justBeforeThePriorHour)
-		spec := scheduleOf(sj, nil, nil)
+		judged := Judge(sj, nil, topOfTheHour)
+		spec := scheduleOf(sj, &judged, nil)
 		if got := standbyUntil(spec.schedule, topOfTheHour).Sub(topOfTheHour); got != c.until {
 			t.Errorf("%q: the standby starts a run until %s after its time, want %s", c.schedule, got, c.until)
 		}

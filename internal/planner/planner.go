@@ -6,8 +6,10 @@
 // does I/O or reads a clock.
 //
 // Decide runs small steps, each taking what it reads and returning what it
-// decided: observeJobs (what the Jobs say), historyDeletions, scheduleOf
-// (what the spec means: v1alpha1.ScheduledJob.Meaning, with a Balanced
+// decided: Judge (what the spec means and what the webhook's rules find
+// wrong with it; a controller keeps it per generation in Judgements),
+// observeJobs (what the Jobs say), historyDeletions, scheduleOf
+// (the schedule in effect: v1alpha1.ScheduledJob.Meaning, with a Balanced
 // spread's placement as the values of its H fields), decideDueRun (the run
 // that is due, if any; under spec.catchUp the oldest run owed, catchup.go), announce (the next run and the readiness),
 // decideEarlyStart and decideWarmUp (warm-up before the next run, decided
@@ -79,7 +81,11 @@ type Input struct {
 	Group warmup.Group
 	// Defaults are the controller's defaults (--placeholder-image).
 	Defaults v1alpha1.ControllerDefaults
-	Now      time.Time
+	// Judged is the spec's Judgement with Placement, kept by the
+	// controller from one generation to the next (Judgements.Of); nil:
+	// Decide judges the spec itself.
+	Judged *Judgement
+	Now    time.Time
 }
 
 // Plan is what the reconciler must do. The runs come first: the Replace
@@ -210,7 +216,12 @@ const nextScheduleDelta = time.Millisecond
 
 // Decide builds the plan.
 func Decide(in Input) Plan {
-	invalid := invalidityOf(in.ScheduledJob, in.Now)
+	judged := in.Judged
+	if judged == nil {
+		judgement := Judge(in.ScheduledJob, in.Placement, in.Now)
+		judged = &judgement
+	}
+	invalid := judged.invalid
 	if len(invalid.warmUp) > 0 {
 		// Planned as without warm-up: its objects go, runs start on time.
 		in.ScheduledJob = in.ScheduledJob.DeepCopy()
@@ -227,7 +238,7 @@ func Decide(in Input) Plan {
 	observed.events = append(observed.events, failures.events...)
 	setFailures(&status, failures.streak)
 	streak, suspending := failures.streak, failures.suspending
-	spec := scheduleOf(sj, timeOf(status.LastScheduleTime), in.Placement)
+	spec := scheduleOf(sj, judged, timeOf(status.LastScheduleTime))
 	var heldUntil []time.Time
 	plan.Deletes, heldUntil = historyDeletions(sj, spec.schedule, observed.finished, observed.missed, streak, in.Now)
 	recordMissed(&status, observed.lastMissed)
@@ -570,11 +581,15 @@ func replacedByLaterRun(sj *v1alpha1.ScheduledJob, ref corev1.ObjectReference, j
 // gone under Replace without a later one, it costs a normal reconcile
 // nothing.
 func laterRunCameDue(sj *v1alpha1.ScheduledJob, at, now time.Time) bool {
-	spec := scheduleOf(sj, timeOf(sj.Status.LastScheduleTime), sj.RecordedPlacement())
-	if spec.schedule == nil {
+	meaning, problem := meaningOf(sj, sj.RecordedPlacement())
+	if problem != nil {
 		return false
 	}
-	next := spec.schedule.Next(at)
+	runs := meaning.RunsSince(sj.CreationTimestamp.Time, timeOf(sj.Status.LastScheduleTime))
+	if runs == nil {
+		return false
+	}
+	next := runs.Next(at)
 	return !next.IsZero() && !next.After(now)
 }
 

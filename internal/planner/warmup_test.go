@@ -32,7 +32,8 @@ func warmJob(schedule, zone string, policy v1alpha1.DSTPolicy, lead time.Duratio
 	if zone != "" {
 		sj.Spec.TimeZone = ptr.To(zone)
 	}
-	if s := scheduleOf(sj, nil, nil); s.problem == nil {
+	judged := Judge(sj, nil, now)
+	if s := scheduleOf(sj, &judged, nil); s.problem == nil {
 		if prev := s.schedule.Prev(now); !prev.IsZero() {
 			sj.Status.LastScheduleTime = &metav1.Time{Time: prev}
 		}

@@ -65,6 +65,9 @@ type Controller struct {
 	// warmUp reads the ScheduledJob's warm-up objects; the loop carries
 	// its warm-up changes out with it, as it does a CronJob's.
 	warmUp *warmupobjects.Executor
+	// judgements keep each ScheduledJob's spec judged (validated and
+	// parsed) once per generation and placement.
+	judgements planner.Judgements
 }
 
 // Options configure the controller.
@@ -126,6 +129,7 @@ func (kind) New() *v1alpha1.ScheduledJob { return &v1alpha1.ScheduledJob{} }
 func (k kind) Forget(ctx context.Context, key types.NamespacedName) error {
 	k.known.forget(key)
 	k.undecodable.forget(key)
+	k.judgements.Forget(key)
 	forgetObjective(key.Namespace, key.Name)
 	forgetDeadline(key.Namespace, key.Name)
 	return k.ledgers.ForgetDeleted(ctx, key)
@@ -227,6 +231,7 @@ func (c *Controller) decide(ctx context.Context, cached *v1alpha1.ScheduledJob, 
 	if placeErr != nil {
 		in.Placement = sj.RecordedPlacement()
 	}
+	in.Judged = c.judgements.Of(sj, in.Placement, now)
 	return decision{stored: stored, sj: sj, plan: plannerDecide(in), placeErr: placeErr}, nil
 }
 

@@ -63,6 +63,9 @@ type Standby struct {
 	leader  Leader
 	// memory is what the standby remembers between reconciles.
 	memory memory
+	// judgements keep each ScheduledJob's spec judged once per generation
+	// and placement.
+	judgements planner.Judgements
 }
 
 // memory is what the standby remembers between reconciles, all of it
@@ -135,6 +138,7 @@ func (s *Standby) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	sj, err := s.cluster.ScheduledJob(ctx, req.NamespacedName, live)
 	if apierrors.IsNotFound(err) {
 		s.memory.forgetReported(req.NamespacedName) // nothing left to report
+		s.judgements.Forget(req.NamespacedName)
 	}
 	if err != nil || sj.DecodeError != "" {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
@@ -179,7 +183,9 @@ func (s *Standby) plan(ctx context.Context, sj *v1alpha1.ScheduledJob, now time.
 	if err != nil {
 		return planner.Plan{}, err
 	}
-	return planner.Decide(planner.Input{ScheduledJob: sj, Jobs: jobs, Now: now, Placement: sj.RecordedPlacement(), CountFailures: oneRead}), nil
+	placement := sj.RecordedPlacement()
+	return planner.Decide(planner.Input{ScheduledJob: sj, Jobs: jobs, Now: now, Placement: placement, CountFailures: oneRead,
+		Judged: s.judgements.Of(sj, placement, now)}), nil
 }
 
 // start creates the run's Job, if its window has not closed meanwhile,
