@@ -73,9 +73,9 @@ type Input struct {
 	Now  time.Time
 }
 
-// Plan is what to do: write Status (if it changed), then delete and
+// Step is what to do: write Status (if it changed), then delete and
 // create.
-type Plan struct {
+type Step struct {
 	Status  v1alpha1.BackfillStatus
 	Creates []*batchv1.Job
 	// Deletes are Jobs to delete, each with its UID as precondition: a
@@ -95,12 +95,12 @@ type planning struct {
 	runs   cron.Runs
 	loc    *time.Location
 	status *v1alpha1.BackfillStatus
-	plan   *Plan
+	plan   *Step
 }
 
 // Decide plans the Backfill's next step.
-func Decide(in Input) Plan {
-	plan := Plan{Status: *in.Backfill.Status.DeepCopy()}
+func Decide(in Input) Step {
+	plan := Step{Status: *in.Backfill.Status.DeepCopy()}
 	p := &planning{in: in, bf: in.Backfill, sj: in.ScheduledJob, status: &plan.Status, plan: &plan}
 	if meta.IsStatusConditionTrue(p.status.Conditions, v1alpha1.BackfillComplete) {
 		if p.sj != nil {

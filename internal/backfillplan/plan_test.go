@@ -68,7 +68,7 @@ type world struct {
 	deleted []string // the backfill's own Jobs, for history
 	// deletedLive are the live schedule's Jobs deleted, for redo.
 	deletedLive []string
-	lastPlan    Plan
+	lastPlan    Step
 }
 
 func newWorld(t *testing.T, bf *v1alpha1.Backfill, sj *v1alpha1.ScheduledJob, jobs ...*batchv1.Job) *world {
@@ -79,7 +79,7 @@ func newWorld(t *testing.T, bf *v1alpha1.Backfill, sj *v1alpha1.ScheduledJob, jo
 	return w
 }
 
-func (w *world) step() Plan {
+func (w *world) step() Step {
 	plan := Decide(Input{Backfill: w.bf.DeepCopy(), ScheduledJob: w.sj, Jobs: w.jobs, Now: now})
 	w.lastPlan = plan
 	w.bf.Status = plan.Status

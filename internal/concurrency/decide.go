@@ -72,9 +72,9 @@ type Upcoming struct {
 	Priority           int32
 }
 
-// Plan is what the controller does: write Status (if it changed), then
+// Dispatch is what the controller does: write Status (if it changed), then
 // release, mark and delete.
-type Plan struct {
+type Dispatch struct {
 	Status v1alpha1.ConcurrencyGroupStatus
 	// Release are the admitted runs' Jobs still suspended: each is listed
 	// in Status.Active.
@@ -108,12 +108,12 @@ type Admission struct {
 }
 
 // Decide plans the group's next step.
-func Decide(in Input) Plan {
+func Decide(in Input) Dispatch {
 	jobs := map[types.NamespacedName]*batchv1.Job{}
 	for _, job := range in.Jobs {
 		jobs[types.NamespacedName{Namespace: job.Namespace, Name: job.Name}] = job
 	}
-	plan := Plan{Status: *in.Status.DeepCopy()}
+	plan := Dispatch{Status: *in.Status.DeepCopy()}
 	entries, listed, unreleased := plan.keepActive(in.Spec, in.Status.Active, jobs)
 	count := newCounter(in.Spec)
 	for _, entry := range entries {
@@ -143,7 +143,7 @@ func selected(upcoming []Upcoming, excluded map[string]bool) []Upcoming {
 // unless from excluded namespaces, the waiting ones from excluded
 // namespaces refused, and the other waiting ones returned in queue
 // order.
-func (p *Plan) sortOut(in Input, listed map[types.UID]bool, count *counter) (waiting, unlisted []*batchv1.Job) {
+func (p *Dispatch) sortOut(in Input, listed map[types.UID]bool, count *counter) (waiting, unlisted []*batchv1.Job) {
 	for _, job := range in.Jobs {
 		switch {
 		case listed[job.UID] || job.DeletionTimestamp != nil:
@@ -176,7 +176,7 @@ func (p *Plan) sortOut(in Input, listed map[types.UID]bool, count *counter) (wai
 // admit goes down the queue: a run past its start-by is missed, one with
 // room is admitted (listed, released), the others wait; Wake is when the
 // first of those is missed.
-func (p *Plan) admit(in Input, entries []v1alpha1.GroupRun, waiting []*batchv1.Job, count *counter) (admitted []v1alpha1.GroupRun, stillWaiting []*batchv1.Job) {
+func (p *Dispatch) admit(in Input, entries []v1alpha1.GroupRun, waiting []*batchv1.Job, count *counter) (admitted []v1alpha1.GroupRun, stillWaiting []*batchv1.Job) {
 	for _, job := range waiting {
 		value := labelValue(in.Spec, job)
 		switch startBy, ok := startByOf(job); {
@@ -204,7 +204,7 @@ func (p *Plan) admit(in Input, entries []v1alpha1.GroupRun, waiting []*batchv1.J
 // An entry goes when its Job finished, is gone (or is another Job of the
 // same name), or was marked missed before it could be released. Its label
 // value is read again from its Job, as the spec's key says now.
-func (p *Plan) keepActive(spec v1alpha1.ConcurrencyGroupSpec, active []v1alpha1.GroupRun, jobs map[types.NamespacedName]*batchv1.Job) (kept []v1alpha1.GroupRun, listed map[types.UID]bool, unreleased []*batchv1.Job) {
+func (p *Dispatch) keepActive(spec v1alpha1.ConcurrencyGroupSpec, active []v1alpha1.GroupRun, jobs map[types.NamespacedName]*batchv1.Job) (kept []v1alpha1.GroupRun, listed map[types.UID]bool, unreleased []*batchv1.Job) {
 	listed = map[types.UID]bool{}
 	for _, entry := range active {
 		job := jobs[types.NamespacedName{Namespace: entry.Namespace, Name: entry.Name}]
@@ -229,7 +229,7 @@ func (p *Plan) keepActive(spec v1alpha1.ConcurrencyGroupSpec, active []v1alpha1.
 // CronJob's Job created while the Job webhook was not served) may have
 // appeared after they were admitted. They keep their slots, and are
 // released once the runs over the limit have finished.
-func (p *Plan) releaseAdmitted(spec v1alpha1.ConcurrencyGroupSpec, unreleased []*batchv1.Job, count *counter) {
+func (p *Dispatch) releaseAdmitted(spec v1alpha1.ConcurrencyGroupSpec, unreleased []*batchv1.Job, count *counter) {
 	for _, job := range unreleased {
 		if count.withinLimits(labelValue(spec, job)) {
 			p.Release = append(p.Release, job)
@@ -253,7 +253,7 @@ func overLimit(over string, unlisted []*batchv1.Job) string {
 
 // record writes the status: the entries sorted, the counts, the oldest
 // wait and the Saturated condition.
-func (p *Plan) record(in Input, entries []v1alpha1.GroupRun, active int, waiting []*batchv1.Job) {
+func (p *Dispatch) record(in Input, entries []v1alpha1.GroupRun, active int, waiting []*batchv1.Job) {
 	slices.SortFunc(entries, func(a, b v1alpha1.GroupRun) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})

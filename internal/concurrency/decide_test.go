@@ -192,7 +192,7 @@ func TestDecide(t *testing.T) {
 
 // checkOverLimit: OverLimit is said when want, and names every run of
 // unlisted that started without an admission.
-func checkOverLimit(t *testing.T, plan Plan, want bool, unlisted []*batchv1.Job) {
+func checkOverLimit(t *testing.T, plan Dispatch, want bool, unlisted []*batchv1.Job) {
 	t.Helper()
 	if (plan.OverLimit != "") != want {
 		t.Errorf("over limit %q, want %v", plan.OverLimit, want)
@@ -206,7 +206,7 @@ func checkOverLimit(t *testing.T, plan Plan, want bool, unlisted []*batchv1.Job)
 
 // checkReleasesListed: every release is listed in active, and active never
 // holds more than maxActive.
-func checkReleasesListed(t *testing.T, plan Plan, maxActive int32) {
+func checkReleasesListed(t *testing.T, plan Dispatch, maxActive int32) {
 	t.Helper()
 	listed := map[types.UID]bool{}
 	for _, e := range plan.Status.Active {

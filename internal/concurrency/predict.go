@@ -23,7 +23,7 @@ import (
 
 // learnDuration moves status.typicalRunDuration a quarter of the way to
 // the duration of the entry's run, whose Job is seen finished.
-func (p *Plan) learnDuration(entry v1alpha1.GroupRun, job *batchv1.Job) {
+func (p *Dispatch) learnDuration(entry v1alpha1.GroupRun, job *batchv1.Job) {
 	at, ok := finishedAt(job)
 	if !ok {
 		return

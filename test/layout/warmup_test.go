@@ -40,7 +40,7 @@ func TestWarmUpIsCarriedOutInOnePlace(t *testing.T) {
 			continue
 		}
 		for _, at := range calls {
-			t.Errorf("%s:%s carries out warm-up itself; return the changes in the kind's plan (owners.Plan.WarmUp) and let owners.Reconciler carry them out", file, at)
+			t.Errorf("%s:%s carries out warm-up itself; return the changes in the kind's plan (owners.Decision.WarmUp) and let owners.Reconciler carry them out", file, at)
 		}
 	}
 	if len(found[warmUpCarriedOut]) != 1 {

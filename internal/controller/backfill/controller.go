@@ -143,7 +143,7 @@ func (c *Controller) gather(ctx context.Context, bf *v1alpha1.Backfill) (backfil
 
 // carryOut deletes, then creates. A Job being replaced (redo) is created
 // in a later pass, once its predecessor is gone.
-func (c *Controller) carryOut(ctx context.Context, bf *v1alpha1.Backfill, plan backfillplan.Plan) error {
+func (c *Controller) carryOut(ctx context.Context, bf *v1alpha1.Backfill, plan backfillplan.Step) error {
 	for _, job := range plan.Deletes {
 		if _, err := c.jobs.Delete(ctx, job); err != nil {
 			return err

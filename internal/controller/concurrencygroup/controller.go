@@ -222,7 +222,7 @@ func (c *Controller) pastTheWebhook(ctx context.Context, cronJobs []batchv1.Cron
 
 // carryOut releases the admitted runs, then marks the missed ones and
 // deletes the missed CronJobs' Jobs.
-func (c *Controller) carryOut(ctx context.Context, group client.Object, plan concurrency.Plan) error {
+func (c *Controller) carryOut(ctx context.Context, group client.Object, plan concurrency.Dispatch) error {
 	waited := map[types.UID]time.Duration{}
 	for _, admission := range plan.Admitted {
 		waited[admission.Job.UID] = admission.Waited

@@ -48,7 +48,7 @@ func NewMetrics(registry prometheus.Registerer) (*Metrics, error) {
 	return m, err
 }
 
-func (m *Metrics) observe(kind string, group client.Object, plan concurrency.Plan) {
+func (m *Metrics) observe(kind string, group client.Object, plan concurrency.Dispatch) {
 	if m == nil {
 		return
 	}

@@ -11,10 +11,10 @@ import (
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
-// warmUpPlan is what to do about a CronJob's warm-up now: the warm-up
+// warmUpActions is what to do about a CronJob's warm-up now: the warm-up
 // objects to create and delete, the state to record, the events, when to
 // look again, and what the metrics observe.
-type warmUpPlan struct {
+type warmUpActions struct {
 	changes warmup.Changes
 	state   v1alpha1.CronJobWarmUpState
 	events  []warmup.Event
@@ -30,8 +30,8 @@ type warmUpPlan struct {
 // warm-up (no annotation, one that cannot be followed, the CronJob being
 // deleted) every placeholder and CapacityBuffer goes; the state is kept
 // while a buffer remains, so that the next reconcile looks for it again.
-func decide(in gathered) warmUpPlan {
-	d := warmUpPlan{state: *in.state.DeepCopy()}
+func decide(in gathered) warmUpActions {
+	d := warmUpActions{state: *in.state.DeepCopy()}
 	d.report(in.meaning.err, groupProblem(in.cj))
 	settings := in.meaning.warmUp
 	if settings == nil || in.cj.DeletionTimestamp != nil {
@@ -59,7 +59,7 @@ func decide(in gathered) warmUpPlan {
 // is why warm-up cannot be followed, groupErr why the group annotations
 // cannot (what the CronJob webhook refuses, stored while it did not
 // answer).
-func (d *warmUpPlan) report(warmUpErr, groupErr error) {
+func (d *warmUpActions) report(warmUpErr, groupErr error) {
 	problem := errors.Join(warmUpErr, groupErr)
 	if problem == nil {
 		d.state.Problem = ""
@@ -99,7 +99,7 @@ func warmUpInput(in gathered, settings v1alpha1.WarmUpSettings) warmup.Input {
 
 // observe records what the plan measured, once its state is written:
 // the same metrics as a ScheduledJob's, labeled kind="CronJob".
-func (d warmUpPlan) observe() {
+func (d warmUpActions) observe() {
 	runmetrics.Observe(runmetrics.Observation{Kind: kind, Strategy: d.strategy,
 		CapacityReadyAfter: d.readyAfter, Late: d.late, Started: d.started})
 }

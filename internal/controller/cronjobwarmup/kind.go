@@ -26,28 +26,28 @@ func (k cronJobs) Forget(_ context.Context, key types.NamespacedName) error {
 }
 
 // Plan gathers and decides.
-func (k cronJobs) Plan(ctx context.Context, cj *batchv1.CronJob, now time.Time) (owners.Plan, error) {
+func (k cronJobs) Decide(ctx context.Context, cj *batchv1.CronJob, now time.Time) (owners.Decision, error) {
 	in, err := k.gather(ctx, cj, now)
 	if err != nil {
 		return nil, err
 	}
-	return &cronJobPlan{c: k.Controller, in: in, decided: decide(in)}, nil
+	return &cronJobDecision{c: k.Controller, in: in, decided: decide(in)}, nil
 }
 
-// cronJobPlan is a CronJob's warm-up plan as the loop carries it out.
-type cronJobPlan struct {
+// cronJobDecision is a CronJob's warm-up plan as the loop carries it out.
+type cronJobDecision struct {
 	c       *Controller
 	in      gathered
-	decided warmUpPlan
+	decided warmUpActions
 }
 
-func (p *cronJobPlan) WarmUp() warmup.Changes { return p.decided.changes }
+func (p *cronJobDecision) WarmUp() warmup.Changes { return p.decided.changes }
 
-func (p *cronJobPlan) Wake() time.Duration { return wakeup.Delay(p.in.now, p.decided.wake...) }
+func (p *cronJobDecision) Wake() time.Duration { return wakeup.Delay(p.in.now, p.decided.wake...) }
 
 // Record writes the state annotation if it changed, then emits the events
 // and observes the metrics; failed, warm-up's error, is the reconcile's.
-func (p *cronJobPlan) Record(ctx context.Context, warm warmup.Applied, failed error) error {
+func (p *cronJobDecision) Record(ctx context.Context, warm warmup.Applied, failed error) error {
 	if err := p.c.writeState(ctx, p.in.cj, p.in.state, p.decided.state); err != nil {
 		// What the plan found is found again by the retry; only what was
 		// done is reported now.

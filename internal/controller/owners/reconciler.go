@@ -7,14 +7,14 @@
 // One reconcile, for any owner:
 //
 //  1. read the owner from the cache; one that is gone is forgotten;
-//  2. Kind.Plan: gather what deciding reads (its warm-up objects with
+//  2. Kind.Decide: gather what deciding reads (its warm-up objects with
 //     warmupobjects.Executor.Gather, as every kind does, and the kind's
 //     own: Jobs, state), and decide, a pure function of that and now;
 //  3. if the plan starts runs (RunStarter, a ScheduledJob's), start them
 //     first: a run never waits for warm-up's requests;
 //  4. carry out the warm-up changes with the process's one executor
 //     (warmupobjects.Executor);
-//  5. Plan.Record: write the owner's status, or state, once, with what was
+//  5. Decision.Record: write the owner's status, or state, once, with what was
 //     decided and done, and emit the events;
 //  6. wake up when the plan says, counted from when it was planned, or
 //     soon after a refused warm-up.
@@ -44,15 +44,15 @@ type Kind[O client.Object] interface {
 	New() O
 	// Forget drops what the kind remembers of an owner that is gone.
 	Forget(ctx context.Context, key types.NamespacedName) error
-	// Plan reads what deciding about owner needs (its warm-up objects with
+	// Decide reads what deciding about owner needs (its warm-up objects with
 	// warmupobjects.Executor.Gather) and decides what to do at now, purely
-	// from what it read. A nil Plan, with a nil error, is nothing to do:
+	// from what it read. A nil Decide, with a nil error, is nothing to do:
 	// the owner went or was replaced meanwhile, or cannot be decided about.
-	Plan(ctx context.Context, owner O, now time.Time) (Plan, error)
+	Decide(ctx context.Context, owner O, now time.Time) (Decision, error)
 }
 
-// Plan is what a kind decided about one owner, and how to record it.
-type Plan interface {
+// Decision is what a kind decided about one owner, and how to record it.
+type Decision interface {
 	// WarmUp are the warm-up objects to create and delete.
 	WarmUp() warmup.Changes
 	// Record writes, once, what was decided and done in the owner's
@@ -65,7 +65,7 @@ type Plan interface {
 	Wake() time.Duration
 }
 
-// RunStarter is a Plan that starts runs (a ScheduledJob's): the reconciler
+// RunStarter is a Decision that starts runs (a ScheduledJob's): the reconciler
 // starts them before anything else.
 type RunStarter interface {
 	// StartRuns carries out what must not wait: claims, then the runs'
@@ -107,7 +107,7 @@ func (r *Reconciler[O]) Reconcile(ctx context.Context, req reconcile.Request) (r
 	}
 	// 2. Decide, as of now.
 	now := r.clock.Now()
-	plan, err := r.kind.Plan(ctx, owner, now)
+	plan, err := r.kind.Decide(ctx, owner, now)
 	if err != nil || plan == nil {
 		return reconcile.Result{}, err
 	}
@@ -122,7 +122,7 @@ func (r *Reconciler[O]) Reconcile(ctx context.Context, req reconcile.Request) (r
 // carryOut carries the plan out: runs, warm-up, then the record. The
 // runs come first so that nothing else delays them; the record comes last
 // so that it records what the runs and the warm-up came to.
-func (r *Reconciler[O]) carryOut(ctx context.Context, plan Plan, now time.Time) (reconcile.Result, error) {
+func (r *Reconciler[O]) carryOut(ctx context.Context, plan Decision, now time.Time) (reconcile.Result, error) {
 	// 3a. Start the runs (a plan that starts runs may stop here: it
 	// records them at the next reconcile, which their Jobs' events queue).
 	var runErr error

@@ -27,8 +27,8 @@ import (
 type loopCase struct {
 	name       string
 	noOwner    bool
-	plan       *fakePlan
-	runs       *runningPlan
+	plan       *fakeDecision
+	runs       *runningDecision
 	refuse     bool
 	wantSteps  []string
 	wantPods   []string
@@ -45,7 +45,7 @@ var key = types.NamespacedName{Namespace: "ns", Name: "owner"}
 // fakeKind records, in steps, what the loop asked of it and of its plan.
 type fakeKind struct {
 	steps   *[]string
-	plan    *fakePlan // nil: nothing to do
+	plan    *fakeDecision // nil: nothing to do
 	planErr error
 }
 
@@ -56,7 +56,7 @@ func (k fakeKind) Forget(_ context.Context, forgotten types.NamespacedName) erro
 	return nil
 }
 
-func (k fakeKind) Plan(_ context.Context, owner *corev1.ConfigMap, _ time.Time) (Plan, error) {
+func (k fakeKind) Decide(_ context.Context, owner *corev1.ConfigMap, _ time.Time) (Decision, error) {
 	*k.steps = append(*k.steps, "plan "+owner.Name)
 	if k.plan == nil {
 		return nil, k.planErr
@@ -65,7 +65,7 @@ func (k fakeKind) Plan(_ context.Context, owner *corev1.ConfigMap, _ time.Time) 
 	return k.plan, k.planErr
 }
 
-type fakePlan struct {
+type fakeDecision struct {
 	steps   *[]string
 	changes warmup.Changes
 	wake    time.Duration
@@ -75,9 +75,9 @@ type fakePlan struct {
 	refused   bool
 }
 
-func (p *fakePlan) WarmUp() warmup.Changes { return p.changes }
-func (p *fakePlan) Wake() time.Duration    { return p.wake }
-func (p *fakePlan) Record(_ context.Context, warm warmup.Applied, failed error) error {
+func (p *fakeDecision) WarmUp() warmup.Changes { return p.changes }
+func (p *fakeDecision) Wake() time.Duration    { return p.wake }
+func (p *fakeDecision) Record(_ context.Context, warm warmup.Applied, failed error) error {
 	*p.steps = append(*p.steps, "record")
 	p.failed, p.refused = failed, warm.Refused
 	if p.recordErr != nil {
@@ -86,27 +86,27 @@ func (p *fakePlan) Record(_ context.Context, warm warmup.Applied, failed error) 
 	return failed
 }
 
-// runningPlan is a plan that starts runs.
-type runningPlan struct {
-	*fakePlan
+// runningDecision is a plan that starts runs.
+type runningDecision struct {
+	*fakeDecision
 	stop   bool
 	runErr error
 }
 
-func (p *runningPlan) StartRuns(context.Context) (bool, error) {
+func (p *runningDecision) StartRuns(context.Context) (bool, error) {
 	*p.steps = append(*p.steps, "start runs")
 	return p.stop, p.runErr
 }
 
-// runningKind plans a runningPlan.
+// runningKind plans a runningDecision.
 type runningKind struct {
 	fakeKind
-	plan *runningPlan
+	plan *runningDecision
 }
 
-func (k runningKind) Plan(ctx context.Context, owner *corev1.ConfigMap, now time.Time) (Plan, error) {
-	k.fakeKind.plan = k.plan.fakePlan
-	if _, err := k.fakeKind.Plan(ctx, owner, now); err != nil {
+func (k runningKind) Decide(ctx context.Context, owner *corev1.ConfigMap, now time.Time) (Decision, error) {
+	k.fakeKind.plan = k.plan.fakeDecision
+	if _, err := k.fakeKind.Decide(ctx, owner, now); err != nil {
 		return nil, err
 	}
 	return k.plan, nil
@@ -129,46 +129,46 @@ func TestReconcileCarriesOutInOrder(t *testing.T) {
 		wantSteps: []string{"plan owner"},
 	}, {
 		name:       "warm-up, then the record, then the wake-up",
-		plan:       &fakePlan{changes: warmup.Changes{CreatePods: []*corev1.Pod{placeholder("p1")}}, wake: time.Minute},
+		plan:       &fakeDecision{changes: warmup.Changes{CreatePods: []*corev1.Pod{placeholder("p1")}}, wake: time.Minute},
 		wantSteps:  []string{"plan owner", "create p1", "record"},
 		wantPods:   []string{"p1"},
 		wantWake:   time.Minute,
 		reconciled: true,
 	}, {
 		name:       "runs before warm-up",
-		runs:       &runningPlan{fakePlan: &fakePlan{changes: warmup.Changes{CreatePods: []*corev1.Pod{placeholder("p1")}}, wake: time.Minute}},
+		runs:       &runningDecision{fakeDecision: &fakeDecision{changes: warmup.Changes{CreatePods: []*corev1.Pod{placeholder("p1")}}, wake: time.Minute}},
 		wantSteps:  []string{"plan owner", "start runs", "create p1", "record"},
 		wantPods:   []string{"p1"},
 		wantWake:   time.Minute,
 		reconciled: true,
 	}, {
 		name:       "runs that stop the reconcile: no warm-up, no record",
-		runs:       &runningPlan{fakePlan: &fakePlan{changes: warmup.Changes{CreatePods: []*corev1.Pod{placeholder("p1")}}, wake: time.Second}, stop: true},
+		runs:       &runningDecision{fakeDecision: &fakeDecision{changes: warmup.Changes{CreatePods: []*corev1.Pod{placeholder("p1")}}, wake: time.Second}, stop: true},
 		wantSteps:  []string{"plan owner", "start runs"},
 		wantWake:   time.Second,
 		reconciled: true,
 	}, {
 		name:      "a claim that failed stops it with its error",
-		runs:      &runningPlan{fakePlan: &fakePlan{changes: warmup.Changes{CreatePods: []*corev1.Pod{placeholder("p1")}}}, stop: true, runErr: errRun},
+		runs:      &runningDecision{fakeDecision: &fakeDecision{changes: warmup.Changes{CreatePods: []*corev1.Pod{placeholder("p1")}}}, stop: true, runErr: errRun},
 		wantSteps: []string{"plan owner", "start runs"},
 		wantErr:   errRun,
 	}, {
 		name:       "a run that failed: warm-up and the record still, then its error",
-		runs:       &runningPlan{fakePlan: &fakePlan{changes: warmup.Changes{CreatePods: []*corev1.Pod{placeholder("p1")}}, wake: time.Minute}, runErr: errRun},
+		runs:       &runningDecision{fakeDecision: &fakeDecision{changes: warmup.Changes{CreatePods: []*corev1.Pod{placeholder("p1")}}, wake: time.Minute}, runErr: errRun},
 		wantSteps:  []string{"plan owner", "start runs", "create p1", "record"},
 		wantPods:   []string{"p1"},
 		wantErr:    errRun,
 		wantFailed: errRun,
 	}, {
 		name:       "refused warm-up: recorded, and tried again at RefusedRetry",
-		plan:       &fakePlan{changes: warmup.Changes{CreatePods: []*corev1.Pod{placeholder("p1")}}, wake: time.Hour},
+		plan:       &fakeDecision{changes: warmup.Changes{CreatePods: []*corev1.Pod{placeholder("p1")}}, wake: time.Hour},
 		refuse:     true,
 		wantSteps:  []string{"plan owner", "create p1", "record"},
 		wantWake:   warmup.RefusedRetry,
 		reconciled: true,
 	}, {
 		name:      "a record that failed is the reconcile's error",
-		plan:      &fakePlan{wake: time.Minute, recordErr: apierrors.NewConflict(schema.GroupResource{Resource: "scheduledjobs"}, "owner", errors.New("changed"))},
+		plan:      &fakeDecision{wake: time.Minute, recordErr: apierrors.NewConflict(schema.GroupResource{Resource: "scheduledjobs"}, "owner", errors.New("changed"))},
 		wantSteps: []string{"plan owner", "record"},
 		wantErr:   apierrors.NewConflict(schema.GroupResource{Resource: "scheduledjobs"}, "owner", errors.New("changed")),
 	}}
@@ -192,7 +192,7 @@ func TestReconcileCarriesOutInOrder(t *testing.T) {
 			var kind Kind[*corev1.ConfigMap] = fakeKind{steps: &steps, plan: tt.plan}
 			plan := tt.plan
 			if tt.runs != nil {
-				kind, plan = runningKind{fakeKind: fakeKind{steps: &steps}, plan: tt.runs}, tt.runs.fakePlan
+				kind, plan = runningKind{fakeKind: fakeKind{steps: &steps}, plan: tt.runs}, tt.runs.fakeDecision
 			}
 			clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 27, 2, 0, 0, 0, time.UTC))
 			r := NewReconciler(kind, c, clk, warmupobjects.NewExecutor(c, nil))
@@ -230,7 +230,7 @@ func TestReconciledIsForgottenWithTheOwner(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(owner).Build()
 	var steps []string
 	clk := clocktesting.NewFakePassiveClock(time.Now())
-	r := NewReconciler[*corev1.ConfigMap](fakeKind{steps: &steps, plan: &fakePlan{}}, c, clk, warmupobjects.NewExecutor(c, nil))
+	r := NewReconciler[*corev1.ConfigMap](fakeKind{steps: &steps, plan: &fakeDecision{}}, c, clk, warmupobjects.NewExecutor(c, nil))
 	if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key}); err != nil || !r.Reconciled(key) {
 		t.Fatalf("first reconcile: err %v, reconciled %v", err, r.Reconciled(key))
 	}
@@ -246,7 +246,7 @@ func TestReconciledIsForgottenWithTheOwner(t *testing.T) {
 }
 
 // check compares what a reconcile did with what the case wants.
-func (tt loopCase) check(t *testing.T, r *Reconciler[*corev1.ConfigMap], c client.Client, steps []string, plan *fakePlan, result reconcile.Result, err error) {
+func (tt loopCase) check(t *testing.T, r *Reconciler[*corev1.ConfigMap], c client.Client, steps []string, plan *fakeDecision, result reconcile.Result, err error) {
 	t.Helper()
 	if !slices.Equal(steps, tt.wantSteps) {
 		t.Errorf("steps %q, want %q", steps, tt.wantSteps)

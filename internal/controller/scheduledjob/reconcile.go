@@ -151,7 +151,7 @@ func (k kind) Forget(ctx context.Context, key types.NamespacedName) error {
 //     server since this controller started; or a limit (Forbid,
 //     maxActive) holds a due run back for Jobs the cache shows running
 //     while the cache may be behind after an outage.
-func (k kind) Plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time) (owners.Plan, error) {
+func (k kind) Decide(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time) (owners.Decision, error) {
 	key := client.ObjectKeyFromObject(cached)
 	if cached.DecodeError != "" {
 		k.undecodable.report(ctx, k.Controller, cached)
@@ -171,7 +171,7 @@ func (k kind) Plan(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.
 	if err != nil || p.sj == nil {
 		return nil, err
 	}
-	return &runPlan{c: k.Controller, key: key, decision: p, recheckHeld: !p.plan.Held.IsZero() && behind}, nil
+	return &scheduledJobDecision{c: k.Controller, key: key, planned: p, recheckHeld: !p.plan.Held.IsZero() && behind}, nil
 }
 
 // secondRead says what a first decision must be made again from, if
@@ -195,32 +195,32 @@ func needsConfirmation(plan planner.Plan) bool {
 	return plan.Create != nil || plan.Early != nil || plan.Trigger != nil || plan.Reports(v1alpha1.ReasonMissingJob)
 }
 
-// decision is a plan and what it was made from: the ScheduledJob as the API
+// planned is a plan and what it was made from: the ScheduledJob as the API
 // server has it as far as this controller knows (stored), the same with
 // the status not written yet (sj), and why its spread placement could not
 // be read, if it could not.
-type decision struct {
+type planned struct {
 	stored, sj *v1alpha1.ScheduledJob
 	plan       planner.Plan
 	placeErr   error
 }
 
 // plannerDecide is the planner's decision. A variable so that a test counts the
-// decisions one reconcile makes: at most two (kind.Plan).
+// decisions one reconcile makes: at most two (kind.Decide).
 var plannerDecide = planner.Decide
 
 // decide gathers what the planner reads and has it decide. It reads the
 // ScheduledJob from the cache again: the copy the reconcile began with may
 // be older than one the controller has since forgotten because the cache
 // caught up.
-func (c *Controller) decide(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time, read jobsRead) (decision, error) {
+func (c *Controller) decide(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time, read jobsRead) (planned, error) {
 	stored, sj, err := c.view(ctx, client.ObjectKeyFromObject(cached))
 	if err != nil || sj.UID != cached.UID || sj.DecodeError != "" {
-		return decision{}, client.IgnoreNotFound(err) // gone or replaced: the next reconcile
+		return planned{}, client.IgnoreNotFound(err) // gone or replaced: the next reconcile
 	}
 	in, err := c.gather(ctx, sj, now, read)
 	if err != nil {
-		return decision{}, err
+		return planned{}, err
 	}
 	// While its group's ledger cannot be read or written, a Balanced
 	// ScheduledJob keeps the placement its status recorded, so runs go on;
@@ -232,7 +232,7 @@ func (c *Controller) decide(ctx context.Context, cached *v1alpha1.ScheduledJob, 
 		in.Placement = sj.RecordedPlacement()
 	}
 	in.Judged = c.judgements.Of(sj, in.Placement, now)
-	return decision{stored: stored, sj: sj, plan: plannerDecide(in), placeErr: placeErr}, nil
+	return planned{stored: stored, sj: sj, plan: plannerDecide(in), placeErr: placeErr}, nil
 }
 
 // view reads the ScheduledJob from the cache and lays over it what the
@@ -256,12 +256,12 @@ func (c *Controller) cacheMayBeBehind(now time.Time) bool {
 	return c.unanswered.Within(now, recovery.CacheCatchUp)
 }
 
-// runPlan is a ScheduledJob's plan as the loop carries it out: its runs
+// scheduledJobDecision is a ScheduledJob's plan as the loop carries it out: its runs
 // first (StartRuns), then warm-up, then Record.
-type runPlan struct {
+type scheduledJobDecision struct {
 	c   *Controller
 	key types.NamespacedName
-	decision
+	planned
 	// results are what became of the claims and runs.
 	results []planner.Result
 	// deferred is set when the runs were started and the status left to
@@ -272,11 +272,11 @@ type runPlan struct {
 	recheckHeld bool
 }
 
-func (p *runPlan) WarmUp() warmup.Changes { return p.plan.WarmUp }
+func (p *scheduledJobDecision) WarmUp() warmup.Changes { return p.plan.WarmUp }
 
 // Wake is the plan's requeue, bounded by statusDeferral when the status
 // was deferred, and by heldRecheck when a held run is looked at again.
-func (p *runPlan) Wake() time.Duration {
+func (p *scheduledJobDecision) Wake() time.Duration {
 	wake := p.plan.RequeueAfter
 	if p.deferred {
 		wake = atMost(wake, statusDeferral)
@@ -304,20 +304,20 @@ func atMost(wake, bound time.Duration) time.Duration {
 // sj: it is gone). read says where the Jobs are read from, as for the plan
 // being confirmed. The first time, it lists the whole namespace instead:
 // a new leader confirms all its ScheduledJobs with one request.
-func (c *Controller) confirm(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time, read jobsRead) (decision, error) {
+func (c *Controller) confirm(ctx context.Context, cached *v1alpha1.ScheduledJob, now time.Time, read jobsRead) (planned, error) {
 	key := client.ObjectKeyFromObject(cached)
 	if err := c.confirmNamespace(ctx, cached.Namespace); err != nil {
-		return decision{}, err
+		return planned{}, err
 	}
 	if !c.known.isConfirmed(key) {
 		live := &v1alpha1.ScheduledJob{}
 		if err := c.apiReader.Get(ctx, key, live); err != nil {
-			return decision{}, client.IgnoreNotFound(err)
+			return planned{}, client.IgnoreNotFound(err)
 		}
 		c.confirmWith(ctx, live)
 	}
 	if !c.known.isConfirmed(key) {
-		return decision{}, nil // gone, or re-created: the next reconcile sees it
+		return planned{}, nil // gone, or re-created: the next reconcile sees it
 	}
 	return c.decide(ctx, cached, now, read)
 }
@@ -371,8 +371,8 @@ func (c *Controller) confirmWith(ctx context.Context, live *v1alpha1.ScheduledJo
 // (Forbid, maxActive), then creates the
 // runs' Jobs. When it started a scheduled run it stops there and leaves
 // the rest to the next reconcile (deferStatus).
-func (p *runPlan) StartRuns(ctx context.Context) (stop bool, err error) {
-	claims, err := p.c.claim(ctx, p.key, &p.decision)
+func (p *scheduledJobDecision) StartRuns(ctx context.Context) (stop bool, err error) {
+	claims, err := p.c.claim(ctx, p.key, &p.planned)
 	if err != nil {
 		return true, err
 	}
@@ -390,7 +390,7 @@ func (p *runPlan) StartRuns(ctx context.Context) (stop bool, err error) {
 
 // claim writes the status that claims the plan's limited runs, if any, and
 // returns the claims' results.
-func (c *Controller) claim(ctx context.Context, key types.NamespacedName, p *decision) ([]planner.Result, error) {
+func (c *Controller) claim(ctx context.Context, key types.NamespacedName, p *planned) ([]planner.Result, error) {
 	claims := p.plan.Claims()
 	if len(claims) == 0 {
 		return nil, nil
@@ -405,13 +405,13 @@ func (c *Controller) claim(ctx context.Context, key types.NamespacedName, p *dec
 // the trigger's removal, the status, then the history cleanup. failed is
 // the runs' or warm-up's error: a trigger is removed only when its run
 // started and nothing failed.
-func (p *runPlan) Record(ctx context.Context, warm warmup.Applied, failed error) error {
+func (p *scheduledJobDecision) Record(ctx context.Context, warm warmup.Applied, failed error) error {
 	c, plan := p.c, p.plan
 	results := append(p.results, planner.WarmUpApplied(warm))
 	var consumeErr error
 	if failed == nil && plan.ConsumeTrigger {
 		consumeErr = c.consumeTrigger(ctx, p.sj)
-		if err := c.refresh(ctx, p.key, &p.decision); err != nil {
+		if err := c.refresh(ctx, p.key, &p.planned); err != nil {
 			return err
 		}
 	}
@@ -421,7 +421,7 @@ func (p *runPlan) Record(ctx context.Context, warm warmup.Applied, failed error)
 		if err := c.suspend(ctx, p.stored); err != nil {
 			return err
 		}
-		if err := c.refresh(ctx, p.key, &p.decision); err != nil {
+		if err := c.refresh(ctx, p.key, &p.planned); err != nil {
 			return err
 		}
 	}
@@ -448,7 +448,7 @@ func (p *runPlan) Record(ctx context.Context, warm warmup.Applied, failed error)
 
 // refresh views the ScheduledJob again after the reconcile wrote to it:
 // the next write goes over what the last one produced.
-func (c *Controller) refresh(ctx context.Context, key types.NamespacedName, p *decision) error {
+func (c *Controller) refresh(ctx context.Context, key types.NamespacedName, p *planned) error {
 	stored, sj, err := c.view(ctx, key)
 	if err == nil {
 		p.stored, p.sj = stored, sj
