@@ -95,6 +95,53 @@ func TestTriggeredJobKeptWhileItsRequestIsPending(t *testing.T) {
 	}
 }
 
+// TestTriggeredJobNotReplacedWhileItsRequestIsPending (make chaos, a
+// request's run created twice): a leader died between creating a
+// requested run's Job and removing the annotation; the next scheduled run
+// of a Replace ScheduledJob deleted that Job and the plan after it,
+// finding the annotation and no Job, started the request again. The
+// annotation is now removed while the scheduled run starts, and the
+// requested run's Job is replaced only once it is.
+func TestTriggeredJobNotReplacedWhileItsRequestIsPending(t *testing.T) {
+	sj := everyMinute(v1alpha1.ReplaceConcurrent)
+	request := "2016-05-19T09:59:20Z"
+	sj.Annotations = map[string]string{v1alpha1.TriggerAnnotation: request}
+	sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour.Add(-time.Minute)}
+	requested := buildJob(sj, sj.TriggeredJobName(request), topOfTheHour.Add(-40*time.Second), time.UTC)
+	requested.Annotations[v1alpha1.TriggeredAnnotation] = request
+	requested.UID = "requested"
+	requested.CreationTimestamp = metav1.NewTime(topOfTheHour.Add(-40 * time.Second))
+
+	// The scheduled run is due: it starts, the request is removed, and
+	// the requested run's Job stays.
+	due := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{requested}, Now: topOfTheHour})
+	if due.Create == nil || due.Trigger != nil || !due.ConsumeTrigger {
+		t.Fatalf("scheduled run %v, requested run again %v, request removed %v: want true, false, true", due.Create != nil, due.Trigger != nil, due.ConsumeTrigger)
+	}
+	for _, d := range due.Deletes {
+		if d.Job.UID == requested.UID {
+			t.Errorf("the requested run's Job deleted (%s) while its request is on the ScheduledJob", d.Reason)
+		}
+	}
+
+	// The status is left to the next plan (deferStatus): the annotation is
+	// still there, beside both Jobs.
+	scheduled := due.Create.Job.DeepCopy()
+	scheduled.UID, scheduled.CreationTimestamp = "scheduled", metav1.NewTime(topOfTheHour)
+	sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour}
+	next := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{requested, scheduled}, Now: topOfTheHour.Add(time.Second)})
+	if next.Trigger != nil || !next.ConsumeTrigger || len(next.Deletes) != 0 {
+		t.Errorf("with the request still on: trigger %v, consume %v, %d deletions; want no run, the request removed, no deletion", next.Trigger, next.ConsumeTrigger, len(next.Deletes))
+	}
+
+	// Once the request is removed, the newer scheduled run replaces it.
+	delete(sj.Annotations, v1alpha1.TriggerAnnotation)
+	after := Decide(Input{ScheduledJob: sj, Jobs: []*batchv1.Job{requested, scheduled}, Now: topOfTheHour.Add(2 * time.Second)})
+	if len(after.Deletes) != 1 || after.Deletes[0].Job.UID != requested.UID || after.Deletes[0].Reason != DeleteForReplace {
+		t.Errorf("request removed: deletions %+v, want the requested run's Job, replaced", after.Deletes)
+	}
+}
+
 // TestForbidRunsAreClaimed: a Forbid run is claimed before its Job is
 // created; the claim lists it in status.active by name without a UID,
 // keeps the run announced until its Job exists, blocks other runs and

@@ -258,7 +258,7 @@ func Decide(in Input) Plan {
 	if plan.Create != nil {
 		plan.StandbyUntil = standbyUntil(spec.schedule, plan.Create.Scheduled)
 	}
-	plan.Deletes = append(plan.Deletes, replacements(runDecision.replace)...)
+	plan.Deletes = append(plan.Deletes, replacements(sj, runDecision.replace)...)
 	events = append(events, runDecision.events...)
 	wake, missed, runs := append(runDecision.wake, heldUntil...), runDecision.missed, runDecision.runs
 
@@ -414,7 +414,7 @@ func replacedByNewer(sj *v1alpha1.ScheduledJob, sched schedule, active []*batchv
 		}
 	}
 	for _, job := range active {
-		if (!triggered && job == newest) || slices.ContainsFunc(planned, func(d Deletion) bool { return d.Job.UID == job.UID }) {
+		if (!triggered && job == newest) || isRequestedRun(sj, job) || slices.ContainsFunc(planned, func(d Deletion) bool { return d.Job.UID == job.UID }) {
 			continue
 		}
 		if fence := historyFence(sched, job); fence.After(now) {
@@ -426,11 +426,15 @@ func replacedByNewer(sj *v1alpha1.ScheduledJob, sched schedule, active []*batchv
 	return deletes, replaceAt
 }
 
-// replacements are the deletions a Replace run needs.
-func replacements(active []*batchv1.Job) []Deletion {
+// replacements are the deletions a Replace run of sj needs: every active
+// Job but the run asked for by an annotation not removed yet
+// (isRequestedRun), which is replaced once it is (replacedByNewer).
+func replacements(sj *v1alpha1.ScheduledJob, active []*batchv1.Job) []Deletion {
 	deletes := make([]Deletion, 0, len(active))
 	for _, job := range active {
-		deletes = append(deletes, Deletion{Job: job, Reason: DeleteForReplace})
+		if !isRequestedRun(sj, job) {
+			deletes = append(deletes, Deletion{Job: job, Reason: DeleteForReplace})
+		}
 	}
 	return deletes
 }
@@ -647,7 +651,6 @@ func historyDeletions(sj *v1alpha1.ScheduledJob, sched schedule, finished, misse
 			failed = append(failed, job)
 		}
 	}
-	request := sj.Annotations[v1alpha1.TriggerAnnotation]
 	beyond := append(oldestBeyond(succeeded, sj.Spec.SuccessfulJobsHistoryLimit), oldestBeyond(failed, sj.Spec.FailedJobsHistoryLimit)...)
 	for _, job := range missed {
 		if job.DeletionTimestamp == nil {
@@ -664,7 +667,7 @@ func historyDeletions(sj *v1alpha1.ScheduledJob, sched schedule, finished, misse
 			wake = append(wake, fence)
 			continue
 		}
-		if value, ok := job.Annotations[v1alpha1.TriggeredAnnotation]; ok && value == request {
+		if isRequestedRun(sj, job) {
 			continue
 		}
 		deletions = append(deletions, deletion)

@@ -30,13 +30,16 @@ func decideTrigger(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, observed obse
 	switch {
 	case !ok || sj.DeletionTimestamp != nil:
 		return triggerDecision{}
-	case scheduledRunPending:
-		return triggerDecision{wake: []time.Time{now.Add(time.Second)}}
 	}
 	name := sj.TriggeredJobName(value)
-	if hasJobNamed(jobs, name) {
-		// Handled before a crash kept the annotation from being removed.
+	switch {
+	case hasJobNamed(jobs, name):
+		// Handled before a crash kept the annotation from being removed:
+		// removed now, even while a scheduled run starts, since its Job is
+		// kept until then (isRequestedRun).
 		return triggerDecision{consume: true}
+	case scheduledRunPending:
+		return triggerDecision{wake: []time.Time{now.Add(time.Second)}}
 	}
 	trigger := triggerDecision{consume: true}
 	limit, limited := sj.ActiveLimit()
@@ -53,4 +56,15 @@ func decideTrigger(sj *v1alpha1.ScheduledJob, jobs []*batchv1.Job, observed obse
 	job.Annotations[v1alpha1.TriggeredAnnotation] = value
 	trigger.run = &Run{Job: job, Scheduled: scheduled, Claim: limited && !slices.Contains(observed.claims, name)}
 	return trigger
+}
+
+// isRequestedRun reports whether job is the run asked for by the trigger
+// annotation still on sj. No plan deletes it (history limits, Replace)
+// until the annotation is removed: a leader that dies between creating
+// the run's Job and removing the annotation leaves both, and a plan that
+// found the Job gone under the annotation would start the run again.
+func isRequestedRun(sj *v1alpha1.ScheduledJob, job *batchv1.Job) bool {
+	request, requested := sj.Annotations[v1alpha1.TriggerAnnotation]
+	value, triggered := job.Annotations[v1alpha1.TriggeredAnnotation]
+	return requested && triggered && value == request
 }
