@@ -13,34 +13,43 @@ import (
 	"github.com/ontime-dev/ontime/internal/deadline"
 )
 
+// deadlineDecision is what watching spec.deadline decided: the verdict
+// status.deadline and DeadlineAtRisk say, its events, whether the latest
+// run was first reported at risk, how many runs were reported past their
+// deadline, and when to look again (zero: nothing ahead).
+type deadlineDecision struct {
+	verdict deadline.Verdict
+	events  []Event
+	atRisk  bool
+	missed  int
+	wake    time.Time
+}
+
 // decideDeadline watches the latest run against spec.deadline
-// (internal/deadline): it writes status.deadline and the DeadlineAtRisk
-// condition, reports a run at risk, and each run past its deadline, once
-// with an event, and returns when to look again (zero: nothing ahead). A
-// due run the active limit holds back (plan.Held) is the latest run,
-// without a Job. It also judges the next run before it exists
-// (DeadlineInfeasible, with an event when it becomes so). It only reads
-// what the plan decided about runs.
-func decideDeadline(plan *Plan, in Input, spec specSchedule, runs timeline) time.Time {
-	sj, out := in.ScheduledJob, &plan.beforeActions
+// (internal/deadline): status.deadline and the DeadlineAtRisk condition,
+// a run at risk, and each run past its deadline, once with an event. A due
+// run the active limit holds back (held) is the latest run, without a
+// Job. It also judges the next run before it exists (DeadlineInfeasible,
+// with an event when it becomes so). starts are the recent run starts,
+// with the one just measured; runs are the runs decided.
+func decideDeadline(in Input, spec specSchedule, runs timeline, held time.Time, starts []v1alpha1.RunStart) deadlineDecision {
+	sj := in.ScheduledJob
 	if sj.Spec.Deadline == nil {
-		setDeadline(&out.Status, deadline.Verdict{}, sj.Generation, in.Now)
-		return time.Time{}
+		return deadlineDecision{}
 	}
-	v := deadline.Watch(deadline.Input{Deadline: sj.Spec.Deadline, Stored: sj.Status.Deadline, Jobs: in.Jobs, Held: plan.Held,
-		Starts: out.Status.RecentRunStarts, Group: in.Group.Status, Ahead: outlook(in, spec, runs), Location: spec.loc, Now: in.Now})
+	v := deadline.Watch(deadline.Input{Deadline: sj.Spec.Deadline, Stored: sj.Status.Deadline, Jobs: in.Jobs, Held: held,
+		Starts: starts, Group: in.Group.Status, Ahead: outlook(in, spec, runs), Location: spec.loc, Now: in.Now})
+	d := deadlineDecision{verdict: v, atRisk: v.AtRisk, missed: len(v.Missed), wake: v.Wake}
 	if becameInfeasible(sj.Status, v.Condition) {
-		out.Events = append(out.Events, newEvent(corev1.EventTypeWarning, v1alpha1.ReasonDeadlineInfeasible, v.Condition.Message))
+		d.events = append(d.events, newEvent(corev1.EventTypeWarning, v1alpha1.ReasonDeadlineInfeasible, v.Condition.Message))
 	}
-	setDeadline(&out.Status, v, sj.Generation, in.Now)
 	if v.AtRisk {
-		out.Events = append(out.Events, newEvent(corev1.EventTypeWarning, v1alpha1.ReasonDeadlineAtRisk, v.Condition.Message))
+		d.events = append(d.events, newEvent(corev1.EventTypeWarning, v1alpha1.ReasonDeadlineAtRisk, v.Condition.Message))
 	}
 	for _, miss := range v.Missed {
-		out.Events = append(out.Events, newEvent(corev1.EventTypeWarning, v1alpha1.ReasonDeadlineMissed, miss.Message))
+		d.events = append(d.events, newEvent(corev1.EventTypeWarning, v1alpha1.ReasonDeadlineMissed, miss.Message))
 	}
-	out.DeadlineAtRisk, out.DeadlinesMissed = v.AtRisk, len(v.Missed)
-	return v.Wake
+	return d
 }
 
 // setDeadline writes status.deadline and the DeadlineAtRisk condition,

@@ -5,21 +5,24 @@
 // which says what status to write and which events to emit; nothing here
 // does I/O or reads a clock.
 //
-// Decide runs small steps, each taking what it reads and returning what it
-// decided: Judge (what the spec means and what the webhook's rules find
-// wrong with it; a controller keeps it per generation in Judgements),
-// observeJobs (what the Jobs say), historyDeletions, scheduleOf
-// (the schedule in effect: v1alpha1.ScheduledJob.Meaning, with a Balanced
-// spread's placement as the values of its H fields), decideDueRun (the run
-// that is due, if any; under spec.catchUp the oldest run owed, catchup.go), announce (the next run and the readiness),
-// decideEarlyStart and decideWarmUp (warm-up before the next run, decided
-// by internal/warmup from the runs around now) and decideTrigger (a run
-// asked for by hand). Finish writes the readiness, the Ready condition and
-// status.nextScheduleTime, once the actions' results are known.
+// Decide is a chain of steps, one per feature, in a stated order
+// (decide.go): judge (what the spec means and what the webhook's rules
+// find wrong with it; a controller keeps it per generation in Judgements),
+// observeJobs (what the Jobs say), decideFailures (suspendAfterFailures),
+// scheduleOf (the schedule in effect: v1alpha1.ScheduledJob.Meaning, with
+// a Balanced spread's placement as the values of its H fields), the
+// history limits, decideRuns (the run due, if any, under spec.catchUp the
+// oldest run owed, catchup.go; the next run and the readiness; an early
+// one), decideWarmUp (warm-up before the next run, decided by
+// internal/warmup from the runs around now), decideTrigger (a run asked
+// for by hand), Replace's older runs, the run start measured,
+// startObjective and spec.deadline. Each returns its own result from the
+// input and the results before it; decision.plan assembles them. Finish
+// writes the readiness, the Ready condition and status.nextScheduleTime,
+// once the actions' results are known.
 package planner
 
 import (
-	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -31,7 +34,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/ontime-dev/ontime/api/v1alpha1"
-	"github.com/ontime-dev/ontime/internal/wakeup"
 	"github.com/ontime-dev/ontime/internal/warmup"
 )
 
@@ -213,96 +215,6 @@ const (
 // reconcile then finds nothing due and requeues for the rest. A
 // millisecond covers rounding.
 const nextScheduleDelta = time.Millisecond
-
-// Decide builds the plan.
-func Decide(in Input) Plan {
-	judged := in.Judged
-	if judged == nil {
-		judgement := Judge(in.ScheduledJob, in.Placement, in.Now)
-		judged = &judgement
-	}
-	invalid := judged.invalid
-	if len(invalid.warmUp) > 0 {
-		// Planned as without warm-up: its objects go, runs start on time.
-		in.ScheduledJob = in.ScheduledJob.DeepCopy()
-		in.ScheduledJob.Spec.WarmUp = nil
-	}
-	sj := in.ScheduledJob
-	status := *sj.Status.DeepCopy()
-	observed := observeJobs(sj, in.Jobs, in.Deleted, in.Now)
-	observed.record(&status)
-	setWaiting(&status, sj, observed.active, in.Now)
-	plan := Plan{now: in.Now, generation: sj.Generation}
-	failures := decideFailures(in, observed.claims)
-	plan.SuspendAfterFailures, plan.FailuresUncounted = failures.suspend, failures.uncounted
-	observed.events = append(observed.events, failures.events...)
-	setFailures(&status, failures.streak)
-	streak, suspending := failures.streak, failures.suspending
-	spec := scheduleOf(sj, judged, timeOf(status.LastScheduleTime))
-	var heldUntil []time.Time
-	plan.Deletes, heldUntil = historyDeletions(sj, spec.schedule, observed.finished, observed.missed, streak, in.Now)
-	recordMissed(&status, observed.lastMissed)
-	setObserved(&status, sj.Generation, spec.effective, in.Placement)
-	events := observed.events
-	if sj.DeletionTimestamp == nil {
-		events = append(events, spec.warnings...)
-	}
-	runDecision := decideRuns(in, spec, invalid.spec, observed, status)
-	if plan.FailuresUncounted {
-		runDecision.create, runDecision.early = nil, nil
-		runDecision.wake = append(runDecision.wake, in.Now.Add(uncountedRecheck))
-	}
-	setActive(&status, withoutClaims(status.Active, runDecision.droppedClaims...))
-	recordMissed(&status, runDecision.lastMissed)
-	plan.Create, plan.Early, plan.Held, plan.readiness = runDecision.create, runDecision.early, runDecision.held, runDecision.readiness
-	if plan.Create != nil {
-		plan.StandbyUntil = standbyUntil(spec.schedule, plan.Create.Scheduled)
-	}
-	plan.Deletes = append(plan.Deletes, replacements(sj, runDecision.replace)...)
-	events = append(events, runDecision.events...)
-	wake, missed, runs := append(runDecision.wake, heldUntil...), runDecision.missed, runDecision.runs
-
-	warm := decideWarmUp(sj, in, runs)
-	setWarmUp(&status, warm.State, cmp.Or(warm.WaitingStart, warm.NextStart))
-	plan.capacity = warm.capacity
-	if len(invalid.warmUp) > 0 {
-		plan.capacity = invalidWarmUp(invalid.warmUp)
-		if plan.capacity.changes(&sj.Status) {
-			events = append(events, newEvent(corev1.EventTypeWarning, v1alpha1.ReasonInvalidWarmUp, plan.capacity.message))
-		}
-	}
-	plan.WarmUp = warm.Changes
-	events = append(events, warm.Events...)
-	wake = append(wake, warm.Wake...)
-	// A run asked for by hand starts even while the schedule is suspended
-	// or invalid, as kubectl create job --from=cronjob/… does.
-	trigger := decideTrigger(sj, in.Jobs, observed, spec, in.Now, plan.Create != nil || plan.Early != nil)
-	plan.Trigger, plan.ConsumeTrigger = trigger.run, trigger.consume
-	replaced, replaceLater := replacedByNewer(sj, spec.schedule, observed.active, trigger.replace, plan.Deletes, in.Now)
-	plan.Deletes = append(plan.Deletes, replaced...)
-	wake = append(wake, trigger.wake...)
-	wake = append(wake, replaceLater...)
-	events = append(events, trigger.events...)
-	if sj.Spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent && (plan.Create != nil || plan.Trigger != nil) {
-		// A run that replaces the active ones is starting: an active Job
-		// gone was replaced by it (a leader that deleted it may have died
-		// before creating the new run), or would be now.
-		events = slices.DeleteFunc(events, func(e Event) bool { return e.Reason == v1alpha1.ReasonMissingJob })
-	}
-
-	plan.beforeActions = Outcome{Status: status, Events: events, Missed: missed, WarmUp: warm.strategy,
-		CapacityReadyAfter: warm.ReadyAfter, WarmUpLate: warm.Late, SuspendedAfterFailures: suspending}
-	measuring := RunToMeasure(sj, in.Jobs, in.Now)
-	if start, ok := warmup.MeasureStart(measuring, in.RunPods, in.RunNode); ok {
-		setLastRunStart(&plan.beforeActions.Status, start)
-		plan.beforeActions.Started = start
-	}
-	var objectiveWake time.Time
-	plan.objective, objectiveWake = decideObjective(sj, in, measuring, plan.beforeActions.Started)
-	deadlineWake := decideDeadline(&plan, in, spec, runs)
-	plan.RequeueAfter = wakeup.Delay(in.Now, append(wake, objectiveWake, deadlineWake)...)
-	return plan
-}
 
 // runsDecision is what Decide decided about scheduled runs.
 type runsDecision struct {
