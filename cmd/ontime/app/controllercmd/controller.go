@@ -99,10 +99,7 @@ service account, then ~/.kube/config.`,
 	}
 	flags := cmd.Flags()
 	opts.cluster.Bind(cmd, "", "")
-	// A burst of runs due at one instant waits on the API server's
-	// answers, one create in flight per worker: 100 halve the creation p99
-	// of 1,000 and 5,000 runs against 20 (docs/performance.md, "Burst").
-	flags.IntVar(&opts.workers, "workers", 100, "ScheduledJobs reconciled at once")
+	flags.IntVar(&opts.workers, "workers", 20, "ScheduledJobs reconciled at once")
 	// client-go's default (QPS 5, controller-runtime 20) makes a thousand
 	// minutely runs queue behind each other for a minute; each run costs
 	// about three requests (create, status, history cleanup).
