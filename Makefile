@@ -488,7 +488,7 @@ e2e-real-node: kube-binaries node-binaries $(HELM) $(HELM4) $(CRANE) ## Only the
 	$(GO) test -tags realnode -count=1 -timeout 20m -v ./test/realnode/
 
 .PHONY: dev
-dev: ## Run ontime on a local kwok cluster (ontime-dev) with the samples applied; IN_CLUSTER=1 runs it from its image on a real node (root).
+dev: ## Run ontime on a local kwok cluster (ontime-dev) with the samples applied; IN_CLUSTER=1 runs it from its image on a real node (root); KUEUE=1 also starts Kueue.
 	@hack/dev.sh up
 
 .PHONY: dev-down

@@ -9,8 +9,11 @@
 #               make image, a real node (hack/real-node.sh) beside the fake
 #               ones, the image imported there and the Helm chart installed
 #               with its pods on that node. Needs root.
-# make dev-down stop the controller, Karpenter, the real node and the
-#               cluster; nothing is left running.
+# make dev KUEUE=1
+#               also start Kueue (hack/kueue.sh): Jobs labelled
+#               kueue.x-k8s.io/queue-name: batch wait in its ClusterQueue.
+# make dev-down stop the controller, Karpenter, Kueue, the real node and
+#               the cluster; nothing is left running.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -84,6 +87,10 @@ up() {
   fi
   step "starting Karpenter (NodePool batch, nodes take ${ONTIME_DEV_NODE_DELAY:-60s} to register)"
   "$root/hack/karpenter.sh" up "$kubeconfig" "$state" "${ONTIME_DEV_NODE_DELAY:-60s}"
+  if [[ -n ${KUEUE:-} ]]; then
+    step "starting Kueue (ClusterQueue batch, LocalQueue batch in default; log: .dev/kueue.log)"
+    "$root/hack/kueue.sh" up "$kubeconfig" "$state"
+  fi
   if [[ -n ${IN_CLUSTER:-} ]]; then
     install_in_cluster
   else
@@ -119,9 +126,10 @@ MSG
 }
 
 down() {
-  step "stopping ontime controller and Karpenter"
+  step "stopping ontime controller, Karpenter and Kueue"
   stop_controller
   "$root/hack/karpenter.sh" down "$state"
+  "$root/hack/kueue.sh" down "$state"
   "$root/hack/real-node.sh" down
   "$root/hack/cluster.sh" down "$cluster"
   rm -rf "$state"
