@@ -27,24 +27,9 @@ source "$root/hack/lib.sh"
 cache=${ONTIME_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ontime}
 bin=$cache/karpenter-kwok-$version/karpenter-kwok
 
-build() {
-  if [[ -x $bin ]]; then
-    echo "$bin"
-    return
-  fi
-  echo "building Karpenter's kwok provider $version (first time only, about 2 minutes; cached in $(dirname "$bin"))" >&2
-  local tmp
-  # On a fresh machine nothing may have made the cache yet (make -j3 runs
-  # this beside the control plane's build, which makes it too).
-  mkdir -p "$cache"
-  tmp=$(mktemp -d "$cache/.karpenter-build.XXXXXX")
-  # The package's binary is called kwok, like kwok's own: rename it.
-  GOBIN=$tmp go install "${tool_build_flags[@]}" -ldflags "-s -w" "sigs.k8s.io/karpenter/kwok@$version"
-  mkdir -p "$(dirname "$bin")"
-  mv "$tmp/kwok" "$bin"
-  rmdir "$tmp"
-  echo "$bin"
-}
+# build builds it once. The package's binary is called kwok, like kwok's
+# own: it is renamed.
+build() { install_cached "$bin" "sigs.k8s.io/karpenter/kwok@$version" "Karpenter's kwok provider $version" "about 2 minutes" kwok; }
 
 module_dir() { go mod download -json "sigs.k8s.io/karpenter@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'; }
 
@@ -65,15 +50,7 @@ up() {
   FEATURE_GATES=NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=true \
     nohup "$bin" --disable-leader-election "${ports[@]}" >"$state/karpenter.log" 2>&1 &
   echo $! >"$state/karpenter.pid"
-  for _ in $(seq 120); do
-    if curl -fsS "http://127.0.0.1:${KARPENTER_PROBE_PORT:-18081}/healthz" >/dev/null 2>&1; then break; fi
-    if ! kill -0 "$(cat "$state/karpenter.pid")" 2>/dev/null; then
-      tail -n 20 "$state/karpenter.log" >&2
-      echo "Karpenter exited" >&2
-      exit 1
-    fi
-    sleep 0.5
-  done
+  wait_serving Karpenter "http://127.0.0.1:${KARPENTER_PROBE_PORT:-18081}/healthz" "$state/karpenter.pid" "$state/karpenter.log"
   kubectl apply -f - >/dev/null <<MANIFEST
 apiVersion: karpenter.kwok.sh/v1alpha1
 kind: KWOKNodeClass

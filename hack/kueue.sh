@@ -32,21 +32,7 @@ webhook_port=${KUEUE_WEBHOOK_PORT:-19443}
 probe_port=${KUEUE_PROBE_PORT:-18091}
 metrics_port=${KUEUE_METRICS_PORT:-18092}
 
-build() {
-  if [[ -x $bin ]]; then
-    echo "$bin"
-    return
-  fi
-  echo "building Kueue $version (first time only, a few minutes; cached in $(dirname "$bin"))" >&2
-  local tmp
-  mkdir -p "$cache"
-  tmp=$(mktemp -d "$cache/.kueue-build.XXXXXX")
-  GOBIN=$tmp go install "${tool_build_flags[@]}" -ldflags "-s -w" "sigs.k8s.io/kueue/cmd/kueue@$version"
-  mkdir -p "$(dirname "$bin")"
-  mv "$tmp/kueue" "$bin"
-  rmdir "$tmp"
-  echo "$bin"
-}
+build() { install_cached "$bin" "sigs.k8s.io/kueue/cmd/kueue@$version" "Kueue $version" "about 7 minutes on 2 cores"; }
 
 module_dir() { go mod download -json "sigs.k8s.io/kueue@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'; }
 
@@ -121,15 +107,7 @@ up() {
   # the cluster, not a process on the host.
   nohup "$bin" --config "$state/kueue-config.yaml" --feature-gates VisibilityOnDemand=false >"$state/kueue.log" 2>&1 &
   echo $! >"$state/kueue.pid"
-  for _ in $(seq 120); do
-    if curl -fsS "http://127.0.0.1:$probe_port/readyz" >/dev/null 2>&1; then break; fi
-    if ! kill -0 "$(cat "$state/kueue.pid")" 2>/dev/null; then
-      tail -n 20 "$state/kueue.log" >&2
-      echo "Kueue exited" >&2
-      exit 1
-    fi
-    sleep 0.5
-  done
+  wait_serving Kueue "http://127.0.0.1:$probe_port/readyz" "$state/kueue.pid" "$state/kueue.log"
   (cd "$root" && go run ./hack/kueuewebhooks "$dir/config/components/webhook/manifests.yaml" "$webhook_port" "$state/kueue-certs/ca.crt") >"$state/kueue-webhooks.yaml"
   kubectl apply -f "$state/kueue-webhooks.yaml" >/dev/null
   queues

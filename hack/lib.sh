@@ -17,6 +17,49 @@ kwok_version=v0.8.0
 # packages, and any dependency they pin at the same version.
 tool_build_flags=(-trimpath -gcflags=all=-dwarf=false)
 
+# install_cached BIN PACKAGE@VERSION WHAT TOOK [NAME] builds a Go command
+# from the module proxy into BIN, once, and prints BIN's path: go install
+# with tool_build_flags into a directory of its own under BIN's cache
+# directory, then NAME (the command's binary; default the package's last
+# element) moved to BIN. WHAT and TOOK say what is built and how long it
+# takes, in the one progress line.
+install_cached() {
+  local bin=$1 package=$2 what=$3 took=$4 name=${5:-}
+  if [[ -x $bin ]]; then
+    echo "$bin"
+    return
+  fi
+  name=${name:-$(basename "${package%@*}")}
+  echo "building $what (first time only, $took; cached in $(dirname "$bin"))" >&2
+  local cache_dir tmp
+  cache_dir=$(dirname "$(dirname "$bin")")
+  # On a fresh machine nothing may have made the cache yet (make -j3 runs
+  # the tools' builds beside the control plane's, which makes it too).
+  mkdir -p "$cache_dir"
+  tmp=$(mktemp -d "$cache_dir/.build.XXXXXX")
+  GOBIN=$tmp go install "${tool_build_flags[@]}" -ldflags "-s -w" "$package"
+  mkdir -p "$(dirname "$bin")"
+  mv "$tmp/$name" "$bin"
+  rmdir "$tmp"
+  echo "$bin"
+}
+
+# wait_serving NAME URL PIDFILE LOG waits up to a minute for the process
+# PIDFILE names to answer URL; if it exits first, it shows LOG's last lines
+# and fails.
+wait_serving() {
+  local name=$1 url=$2 pidfile=$3 log=$4
+  for _ in $(seq 120); do
+    if curl -fsS "$url" >/dev/null 2>&1; then return 0; fi
+    if ! kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+      tail -n 20 "$log" >&2
+      echo "$name exited" >&2
+      exit 1
+    fi
+    sleep 0.5
+  done
+}
+
 # stop_pidfile FILE stops the process whose pid FILE holds (SIGTERM, then
 # SIGKILL after 10 s) and removes FILE. No file, or no process, is fine.
 stop_pidfile() {
