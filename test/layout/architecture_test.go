@@ -146,7 +146,7 @@ func (c code) declare(pkg string, decl ast.Decl) {
 	case *ast.FuncDecl:
 		c.add(decl.Name.Name, pkg+"."+decl.Name.Name)
 		if decl.Recv != nil && len(decl.Recv.List) == 1 {
-			c.add(receiverType(decl.Recv.List[0].Type) + "." + decl.Name.Name)
+			c.add(framework.FuncName(decl))
 		}
 	case *ast.GenDecl:
 		for _, spec := range decl.Specs {
@@ -190,22 +190,6 @@ func (c code) declareValues(pkg string, spec *ast.ValueSpec) {
 		}
 		return true
 	})
-}
-
-// receiverType is a method receiver's type name, without * or type
-// parameters.
-func receiverType(expr ast.Expr) string {
-	switch e := expr.(type) {
-	case *ast.StarExpr:
-		return receiverType(e.X)
-	case *ast.IndexExpr:
-		return receiverType(e.X)
-	case *ast.IndexListExpr:
-		return receiverType(e.X)
-	case *ast.Ident:
-		return e.Name
-	}
-	return ""
 }
 
 // TestOneRunsPathIsTrue reads docs/architecture.md's list of the files one
@@ -272,22 +256,9 @@ func declaredIn(t *testing.T, path string) map[string]bool {
 	}
 	declared := map[string]bool{}
 	for _, decl := range file.Decls {
-		fn, ok := decl.(*ast.FuncDecl)
-		if !ok {
-			continue
-		}
-		declared[fn.Name.Name] = true
-		if fn.Recv != nil && len(fn.Recv.List) > 0 {
-			recv := fn.Recv.List[0].Type
-			if star, ok := recv.(*ast.StarExpr); ok {
-				recv = star.X
-			}
-			if index, ok := recv.(*ast.IndexExpr); ok { // a generic type's methods
-				recv = index.X
-			}
-			if ident, ok := recv.(*ast.Ident); ok {
-				declared[ident.Name+"."+fn.Name.Name] = true
-			}
+		if fn, ok := decl.(*ast.FuncDecl); ok {
+			declared[fn.Name.Name] = true
+			declared[framework.FuncName(fn)] = true
 		}
 	}
 	return declared

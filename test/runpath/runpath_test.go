@@ -130,32 +130,11 @@ func functionsAt(t *testing.T, path string, lines []int) []string {
 		}
 		from, to := fset.Position(fn.Pos()).Line, fset.Position(fn.End()).Line
 		if slices.ContainsFunc(lines, func(l int) bool { return l >= from && l <= to }) {
-			names = append(names, funcName(fn))
+			names = append(names, framework.FuncName(fn))
 		}
 	}
 	slices.Sort(names)
 	return names
-}
-
-// funcName is a function's name, a method's Type.Method.
-func funcName(fn *ast.FuncDecl) string {
-	if fn.Recv == nil || len(fn.Recv.List) == 0 {
-		return fn.Name.Name
-	}
-	recv := fn.Recv.List[0].Type
-	if star, ok := recv.(*ast.StarExpr); ok {
-		recv = star.X
-	}
-	switch r := recv.(type) {
-	case *ast.IndexExpr:
-		recv = r.X
-	case *ast.IndexListExpr:
-		recv = r.X
-	}
-	if ident, ok := recv.(*ast.Ident); ok {
-		return ident.Name + "." + fn.Name.Name
-	}
-	return fn.Name.Name
 }
 
 // pathTable is the generated part of the page: the counts, then one row
