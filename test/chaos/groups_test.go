@@ -225,10 +225,17 @@ func (s *groupSampler) account(seen map[string]int, released, marked map[string]
 	defer s.mu.Unlock()
 	for name := range seen {
 		var startBy time.Time
-		if job := s.seen[name]; job != nil {
+		job := s.seen[name]
+		if job != nil {
 			startBy, _ = time.Parse(time.RFC3339, job.Annotations[v1alpha1.StartByAnnotation])
 		}
 		switch {
+		case job == nil && !released[name] && !marked[name]:
+			// Created after the last sample (every 200 ms) but before the
+			// watcher's last look: a run that came due as sampling ended,
+			// still waiting (make chaos, 2026-12-07: a run of 23:02:00 when
+			// sampling stopped at 23:02:00).
+			waiting++
 		case released[name] && marked[name]:
 			unaccounted = append(unaccounted, name+" (ran and missed)")
 		case released[name]:
