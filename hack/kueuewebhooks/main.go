@@ -76,10 +76,9 @@ func rewrite(object map[string]any, base string, ca []byte) ([]byte, error) {
 			return nil, err
 		}
 		c.Name = "kueue-" + c.Name
-		c.Webhooks = slices.DeleteFunc(c.Webhooks, func(w admissionv1.MutatingWebhook) bool { return !served(w.Rules) })
-		for i := range c.Webhooks {
-			c.Webhooks[i].ClientConfig = clientConfig(base, c.Webhooks[i].ClientConfig, ca)
-		}
+		c.Webhooks = keepServed(c.Webhooks, func(w *admissionv1.MutatingWebhook) ([]admissionv1.RuleWithOperations, *admissionv1.WebhookClientConfig) {
+			return w.Rules, &w.ClientConfig
+		}, base, ca)
 		return sigsyaml.Marshal(c)
 	case "ValidatingWebhookConfiguration":
 		var c admissionv1.ValidatingWebhookConfiguration
@@ -87,13 +86,26 @@ func rewrite(object map[string]any, base string, ca []byte) ([]byte, error) {
 			return nil, err
 		}
 		c.Name = "kueue-" + c.Name
-		c.Webhooks = slices.DeleteFunc(c.Webhooks, func(w admissionv1.ValidatingWebhook) bool { return !served(w.Rules) })
-		for i := range c.Webhooks {
-			c.Webhooks[i].ClientConfig = clientConfig(base, c.Webhooks[i].ClientConfig, ca)
-		}
+		c.Webhooks = keepServed(c.Webhooks, func(w *admissionv1.ValidatingWebhook) ([]admissionv1.RuleWithOperations, *admissionv1.WebhookClientConfig) {
+			return w.Rules, &w.ClientConfig
+		}, base, ca)
 		return sigsyaml.Marshal(c)
 	}
 	return nil, fmt.Errorf("unexpected kind %v", object["kind"])
+}
+
+// keepServed keeps the webhooks whose rules are served, each called at
+// base with ca; parts gives a webhook's rules and its client config.
+func keepServed[W any](webhooks []W, parts func(*W) ([]admissionv1.RuleWithOperations, *admissionv1.WebhookClientConfig), base string, ca []byte) []W {
+	kept := webhooks[:0]
+	for i := range webhooks {
+		rules, config := parts(&webhooks[i])
+		if served(rules) {
+			*config = clientConfig(base, *config, ca)
+			kept = append(kept, webhooks[i])
+		}
+	}
+	return kept
 }
 
 // served reports whether a webhook's rules are for what the local Kueue
